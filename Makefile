@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+# ipclab: one non-recursive GNU Makefile. Objects go to $(B) (build/ by default;
+# build-asan/ or build-tsan/ with SAN=asan|tsan). Parts live in mk/*.mk.
+
+SAN	?=
+ifeq ($(SAN),)
+B	?= build
+else
+B	?= build-$(SAN)
+endif
+
+CC	?= cc
+PREFIX	?= /usr/local
+DESTDIR	?=
+VERSION	:= 0.1.0
+GIT_REV	:= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+WARN	:= -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wstrict-prototypes
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Iinclude -MMD -MP \
+	   -DIPCLAB_VERSION='"$(VERSION)"' -DIPCLAB_GIT_REV='"$(GIT_REV)"'
+LDFLAGS	+= -pthread
+LDLIBS	+= -lrt -lm
+
+ifeq ($(SAN),asan)
+CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS	+= -fsanitize=address,undefined
+endif
+ifeq ($(SAN),tsan)
+CFLAGS	+= -fsanitize=thread -fno-omit-frame-pointer -DIPCLAB_TSAN=1
+LDFLAGS	+= -fsanitize=thread
+endif
+ifneq ($(WERROR),)
+CFLAGS	+= -Werror
+endif
+
+PKGS	:= jansson cmocka
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+# Filled by the mk/*.mk fragments.
+ALL_TARGETS :=
+TEST_PROGS :=
+DEPS_FILES :=
+
+.PHONY: all deps run check clean install bench stress
+all: deps-ok
+
+include $(sort $(wildcard mk/*.mk))
+
+deps-ok: $(ALL_TARGETS)
+.PHONY: deps-ok
+
+-include $(DEPS_FILES)
+
+clean:
+	rm -rf build build-asan build-tsan

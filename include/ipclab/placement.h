@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Placement: CPU pinning and scheduling policy, per endpoint. */
+#ifndef IPCLAB_PLACEMENT_H
+#define IPCLAB_PLACEMENT_H
+
+#include "ipclab/pattern.h"
+
+/* "none", "same", "split", "A:B" (server CPU:client CPU). */
+int pin_parse(const char *s, struct pin_spec *out, char *err, size_t errlen);
+/* "other", "fifo:PRIO", "rr:PRIO", "batch", "idle". */
+int sched_parse(const char *s, struct sched_spec *out, char *err, size_t errlen);
+/* In the endpoint itself (process or thread): apply the cell's placement. */
+int placement_apply(const struct cell *c, enum tp_role role, unsigned id, char *err,
+		    size_t errlen);
+/* The CPU an endpoint is pinned to, or -1. */
+int placement_cpu(const struct cell *c, enum tp_role role, unsigned id);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* The runner: runs one cell (fork or threads, start barrier, watchdog,
+ * collect) and turns the sides' records into a result. */
+#ifndef IPCLAB_RUNNER_H
+#define IPCLAB_RUNNER_H
+
+#include <signal.h>
+
+#include "ipclab/pattern.h"
+#include "ipclab/report.h"
+
+/* Set by SIGINT/SIGTERM in the parent: the signal number. */
+extern volatile sig_atomic_t runner_interrupted;
+/* Set when endpoints must stop (spinning transports poll it). */
+extern volatile sig_atomic_t ipclab_stop_requested;
+
+/* Install the parent's signal handlers (once). */
+void runner_init(void);
+
+/* Run one cell. Fills res (status ok / failed / skipped with a reason).
+ * Returns 0, or -EINTR when the run was interrupted by a signal. */
+int run_cell(const struct cell *c, struct result *res);
+
+/* What the runner hands to runner_collect() (src/core/collect.c). */
+struct run_ctl_view {
+	const struct side_stats *sides;
+	unsigned nsides;
+	const struct sys_snap *sys0, *sys1;
+};
+void runner_collect(const struct run_ctl_view *v, struct result *res);
+
+/* Default warm-up for a count. */
+uint64_t runner_default_warmup(uint64_t count);
+
+#endif

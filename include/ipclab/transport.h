@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* A transport moves whole messages between a server and its clients. It
+ * knows nothing about time: it never reads a clock, prints, exits or keeps
+ * static state (endpoints may be threads of one process). */
+#ifndef IPCLAB_TRANSPORT_H
+#define IPCLAB_TRANSPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ipclab/opt.h"
+
+enum tp_caps {
+	TP_STREAM = 1u << 0,	   /* byte stream: messages framed by size */
+	TP_DGRAM = 1u << 1,	   /* message boundaries kept by the kernel */
+	TP_LOSSY = 1u << 2,	   /* may drop, duplicate or reorder (counted, not an error) */
+	TP_MULTI_CLIENT = 1u << 3, /* one server endpoint per client id */
+	TP_POLLABLE = 1u << 4,	   /* pollfd() gives an fd for poll/epoll */
+	TP_NAMED = 1u << 5,	   /* creates named objects (paths, queue names) */
+	TP_ZEROCOPY = 1u << 6,	   /* peek/release receive in place */
+	TP_THREAD_ONLY = 1u << 7,  /* endpoints must be threads of one process */
+	TP_NEEDS_ROOT = 1u << 8,   /* needs privileges to run */
+	TP_IN_PROCESS = 1u << 9,   /* no kernel object: a lab self-test */
+	TP_SPINS = 1u << 10,	   /* waits by spinning: needs its own CPU under SCHED_FIFO */
+};
+
+enum tp_role { TP_SERVER = 0, TP_CLIENT = 1 };
+
+struct tp_config {
+	size_t msg_size;	/* every message of the cell has this size */
+	unsigned clients;	/* number of client endpoints (ids 0..clients-1) */
+	bool threads;		/* endpoints are threads (else forked processes) */
+	const void *opts;	/* the transport's parsed private options */
+	const char *dir;	/* private 0700 directory for named objects */
+};
+
+#define TP_MAX_SETTINGS 16
+
+/* Effective settings, read back from the kernel, reported with the result. */
+struct tp_settings {
+	unsigned n;
+	struct {
+		char key[32];
+		char val[64];
+	} kv[TP_MAX_SETTINGS];
+};
+
+struct tp_channel {
+	const struct transport *tp;
+	const struct tp_config *cfg;
+	struct tp_settings settings;
+	void *priv;		/* the transport's own state */
+};
+
+struct tp_endpoint;		/* defined by each transport */
+
+struct transport {
+	const char *name;	/* what -t takes */
+	const char *summary;	/* one line for `ipclab list` */
+	unsigned caps;
+	const struct opt_desc *options;	/* -O key=value; NULL-name terminated, or NULL */
+	size_t opts_size;
+	/* Largest message this transport can carry here (kernel limits); 0 = no limit. */
+	size_t (*max_msg)(const void *opts);
+	/* Usable here? 0, or -errno with why filled (the cell is skipped). Optional. */
+	int (*probe)(const struct tp_config *cfg, char *why, size_t len);
+	/* In the parent, before endpoints start: make the kernel objects. Fills
+	 * ch->priv and ch->settings. On failure, destroy() is still called. */
+	int (*create)(struct tp_channel *ch, char *err, size_t errlen);
+	/* In the endpoint (child process or thread). In process mode it may close
+	 * what this role does not use. */
+	int (*open)(struct tp_channel *ch, enum tp_role role, unsigned id,
+		    struct tp_endpoint **out, char *err, size_t errlen);
+	/* Server endpoints of multi-client transports are opened once per client
+	 * id; clients open their own id. */
+	ssize_t (*send)(struct tp_endpoint *ep, const void *buf, size_t len);
+	/* Receive one message of at most len bytes; stream transports read
+	 * exactly len. Returns its length, 0 when the peer closed, or -errno
+	 * (-EINTR when interrupted by a stop request). */
+	ssize_t (*recv)(struct tp_endpoint *ep, void *buf, size_t len);
+	/* TP_ZEROCOPY: receive in place, then hand the space back. */
+	ssize_t (*peek)(struct tp_endpoint *ep, const void **msg, size_t len);
+	void (*release)(struct tp_endpoint *ep);
+	int (*pollfd)(const struct tp_endpoint *ep);	/* -1 if none; optional */
+	void (*close)(struct tp_endpoint *ep);
+	/* In the parent, always, once, after partial create too. */
+	void (*destroy)(struct tp_channel *ch);
+};
+
+/* The registry: THE list of transports (src/transport/registry.c). */
+extern const struct transport *const transports[];
+extern const size_t n_transports;
+const struct transport *transport_find(const char *name);
+
+/* Record an effective setting (helper for create). */
+void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Check a transport's ops for missing hooks; -EINVAL with the hook's name. */
+int transport_validate(const struct transport *tp, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+# The ipclab binary and IPCLAB_LIB, an archive of every src/ object except
+# main.c that the test programs link against.
+
+IPCLAB_SRCS := $(sort $(wildcard src/*.c src/*/*.c))
+IPCLAB_OBJS := $(IPCLAB_SRCS:%.c=$(B)/%.o)
+IPCLAB_LIB_OBJS := $(filter-out $(B)/src/main.o,$(IPCLAB_OBJS))
+IPCLAB_LIB := $(B)/libipclab-internal.a
+IPCLAB_BIN := $(B)/ipclab
+IPCLAB_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+HAVE_LIBQB := $(shell pkg-config --exists libqb 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBQB),1)
+CFLAGS += -DHAVE_LIBQB=1
+IPCLAB_LIBS += $(shell pkg-config --libs libqb)
+endif
+
+ALL_TARGETS += $(IPCLAB_BIN) ipclab
+DEPS_FILES += $(IPCLAB_OBJS:.o=.d)
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(IPCLAB_LIB): $(IPCLAB_LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+# ipcring is linked in for the ring transport when its fragment defines it.
+$(IPCLAB_BIN): $(B)/src/main.o $(IPCLAB_LIB) $(IPCRING_A)
+	$(CC) $(LDFLAGS) -o $@ $(B)/src/main.o $(IPCLAB_LIB) $(IPCRING_A) $(IPCLAB_LIBS) $(LDLIBS)
+
+# ./ipclab at the top of the tree, for the README's examples.
+ipclab: $(IPCLAB_BIN)
+	@ln -sf $(IPCLAB_BIN) ipclab
+.PHONY: ipclab
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(IPCLAB_BIN)
+
+check: deps
+	@$(MAKE) --no-print-directory all tests
+	@tests/run-tests.sh $(TEST_PROGS) $(SCRIPT_TESTS)
+
+tests: $(TEST_PROGS)
+.PHONY: tests
+
+install: $(IPCLAB_BIN)
+	install -D -m 0755 $(IPCLAB_BIN) $(DESTDIR)$(PREFIX)/bin/ipclab
+	install -D -m 0644 docs/ipclab.1 $(DESTDIR)$(PREFIX)/share/man/man1/ipclab.1 2>/dev/null || true

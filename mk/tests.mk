@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# The lead's tests: core unit tests and the CLI/conformance scripts.
+
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+$(B)/tests/test_core: $(B)/tests/unit/test_core.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+$(B)/tests/unit/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+TEST_PROGS += $(B)/tests/test_core
+DEPS_FILES += $(B)/tests/unit/test_core.d
+
+# Scripts run against the built binary ($IPCLAB).
+SCRIPT_TESTS := $(sort $(wildcard tests/cli/*.sh tests/conformance/*.sh))
+export IPCLAB := $(abspath $(IPCLAB_BIN))

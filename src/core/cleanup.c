@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/* Register before you create (cleanup.h). A fixed table, so the signal path
+ * never allocates; only the process that registered an entry acts on it. */
+#include <fcntl.h>
+#include <mqueue.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/random.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/util.h"
+
+#define CL_MAX 1024
+#define CL_NAME 256
+
+struct cl_entry {
+	volatile int used;
+	enum cleanup_kind kind;
+	pid_t owner;
+	long id;
+	char name[CL_NAME];
+};
+
+static struct cl_entry cl_table[CL_MAX];
+static pthread_mutex_t cl_lock = PTHREAD_MUTEX_INITIALIZER;
+static char cl_dir[CL_NAME];
+static int cl_dir_handle = -1;
+
+static int cl_alloc(enum cleanup_kind kind, const char *name, long id)
+{
+	int h = -ENOMEM;
+
+	pthread_mutex_lock(&cl_lock);
+	for (int i = 0; i < CL_MAX; i++) {
+		if (!cl_table[i].used) {
+			cl_table[i].kind = kind;
+			cl_table[i].owner = getpid();
+			cl_table[i].id = id;
+			snprintf(cl_table[i].name, CL_NAME, "%s", name ? name : "");
+			__atomic_store_n(&cl_table[i].used, 1, __ATOMIC_RELEASE);
+			h = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cl_lock);
+	return h;
+}
+
+int cleanup_add(enum cleanup_kind kind, const char *name)
+{
+	return cl_alloc(kind, name, -1);
+}
+
+int cleanup_add_id(enum cleanup_kind kind, long id)
+{
+	return cl_alloc(kind, NULL, id);
+}
+
+void cleanup_set_id(int h, long id)
+{
+	if (h >= 0 && h < CL_MAX)
+		cl_table[h].id = id;
+}
+
+static void cl_act(struct cl_entry *e)
+{
+	int status;
+
+	switch (e->kind) {
+	case CL_PATH:
+		unlink(e->name);
+		break;
+	case CL_DIR:
+		rmdir(e->name);
+		break;
+	case CL_POSIX_MQ:
+		mq_unlink(e->name);
+		break;
+	case CL_POSIX_SHM:
+		shm_unlink(e->name);
+		break;
+	case CL_SYSV_MSG:
+		if (e->id >= 0)
+			msgctl((int)e->id, IPC_RMID, NULL);
+		break;
+	case CL_SYSV_SEM:
+		if (e->id >= 0)
+			semctl((int)e->id, 0, IPC_RMID);
+		break;
+	case CL_SYSV_SHM:
+		if (e->id >= 0)
+			shmctl((int)e->id, IPC_RMID, NULL);
+		break;
+	case CL_PID:
+		if (e->id > 0) {
+			kill((pid_t)e->id, SIGKILL);
+			waitpid((pid_t)e->id, &status, 0);
+		}
+		break;
+	}
+}
+
+void cleanup_run_one(int h)
+{
+	if (h < 0 || h >= CL_MAX || !cl_table[h].used || cl_table[h].owner != getpid())
+		return;
+	cl_act(&cl_table[h]);
+	__atomic_store_n(&cl_table[h].used, 0, __ATOMIC_RELEASE);
+}
+
+void cleanup_forget(int h)
+{
+	if (h >= 0 && h < CL_MAX)
+		__atomic_store_n(&cl_table[h].used, 0, __ATOMIC_RELEASE);
+}
+
+void cleanup_all(void)
+{
+	pid_t me = getpid();
+
+	/* children first (they may hold objects open), then newest first */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = CL_MAX - 1; i >= 0; i--) {
+			struct cl_entry *e = &cl_table[i];
+
+			if (!e->used || e->owner != me || (pass == 0) != (e->kind == CL_PID))
+				continue;
+			if (e->kind == CL_DIR)
+				continue;
+			cl_act(e);
+			e->used = 0;
+		}
+	}
+	for (int i = CL_MAX - 1; i >= 0; i--) {
+		struct cl_entry *e = &cl_table[i];
+
+		if (e->used && e->owner == me && e->kind == CL_DIR) {
+			cl_act(e);
+			e->used = 0;
+		}
+	}
+	if (cl_dir_handle >= 0 && cl_table[cl_dir_handle].owner == me)
+		cl_dir[0] = '\0';
+}
+
+void cleanup_unique_name(char *buf, size_t len, const char *prefix)
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = now_ns() ^ ((uint64_t)getpid() << 32);
+	snprintf(buf, len, "%s-%d-%016llx", prefix, (int)getpid(), (unsigned long long)r);
+}
+
+const char *cleanup_private_dir(void)
+{
+	char tmpl[CL_NAME];
+	const char *tmp = getenv("TMPDIR");
+
+	pthread_mutex_lock(&cl_lock);
+	if (cl_dir[0]) {
+		pthread_mutex_unlock(&cl_lock);
+		return cl_dir;
+	}
+	pthread_mutex_unlock(&cl_lock);
+	snprintf(tmpl, sizeof(tmpl), "%s/ipclab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	/* register first: the entry names the template, fixed up below */
+	int h = cleanup_add(CL_DIR, tmpl);
+
+	if (h < 0)
+		return errno = ENOMEM, NULL;
+	if (!mkdtemp(tmpl)) {
+		int e = errno;
+
+		cleanup_forget(h);
+		errno = e;
+		return NULL;
+	}
+	snprintf(cl_table[h].name, CL_NAME, "%s", tmpl);
+	pthread_mutex_lock(&cl_lock);
+	snprintf(cl_dir, sizeof(cl_dir), "%s", tmpl);
+	cl_dir_handle = h;
+	pthread_mutex_unlock(&cl_lock);
+	return cl_dir;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/* Turn the sides' records of one cell into its result: throughput over the
+ * window, merged latency, CPU per side and per message, system view. */
+#include <string.h>
+
+#include "ipclab/runner.h"
+
+static void collect_sides(const struct run_ctl_view *v, struct result *res, uint64_t *cpu_ns)
+{
+	uint64_t start = UINT64_MAX, end = 0;
+
+	res->nsides = v->nsides;
+	*cpu_ns = 0;
+	for (unsigned i = 0; i < v->nsides; i++) {
+		const struct side_stats *st = &v->sides[i];
+		struct side_result *sr = &res->sides[i];
+		uint64_t el = st->win_end_ns > st->win_start_ns ? st->win_end_ns - st->win_start_ns : 0;
+
+		sr->role = st->role;
+		sr->id = st->id;
+		sr->user_ns = st->ru.user_ns;
+		sr->sys_ns = st->ru.sys_ns;
+		sr->vol_cs = st->ru.vol_cs;
+		sr->invol_cs = st->ru.invol_cs;
+		sr->msgs = st->msgs;
+		sr->bytes = st->bytes;
+		sr->elapsed_ns = el;
+		sr->cpu_pct = el ? 100.0 * (double)(st->ru.user_ns + st->ru.sys_ns) / (double)el : 0;
+		*cpu_ns += st->ru.user_ns + st->ru.sys_ns;
+		if (st->win_start_ns && st->win_start_ns < start)
+			start = st->win_start_ns;
+		if (st->win_end_ns > end)
+			end = st->win_end_ns;
+		if (st->role == TP_CLIENT) {
+			res->msgs += st->msgs;
+			res->bytes += st->bytes;
+		}
+		res->lost += st->lost;
+		res->dups += st->dups;
+		res->reorders += st->reorders;
+		if (st->sample_every)
+			res->sample_every = st->sample_every;
+		if (st->zerocopy)
+			res->zerocopy = true;
+		if (st->has_hist)
+			hist_merge(&res->hist, &st->hist);
+	}
+	res->elapsed_ns = end > start ? end - start : 0;
+}
+
+static void collect_latency(struct result *res)
+{
+	const struct hist *h = &res->hist;
+
+	res->lat_samples = h->count;
+	if (!h->count)
+		return;
+	res->lat_min_ns = h->min;
+	res->lat_max_ns = h->max;
+	res->lat_mean_ns = hist_mean(h);
+	res->lat_p50_ns = hist_quantile(h, 0.50);
+	res->lat_p90_ns = hist_quantile(h, 0.90);
+	res->lat_p99_ns = hist_quantile(h, 0.99);
+	res->lat_p99_9_ns = hist_quantile(h, 0.999);
+	res->lat_p99_99_ns = hist_quantile(h, 0.9999);
+}
+
+static void collect_system(const struct run_ctl_view *v, struct result *res)
+{
+	const struct sys_snap *a = v->sys0, *b = v->sys1;
+	double secs = b->t_ns > a->t_ns ? (double)(b->t_ns - a->t_ns) / 1e9 : 0;
+
+	if (!secs || !a->ncpu)
+		return;
+	res->sys_ctx_switches_per_s = (double)(b->ctxt - a->ctxt) / secs;
+	res->sys_intr_per_s = (double)(b->intr - a->intr) / secs;
+	if (b->total[0] > a->total[0])
+		res->sys_busy_pct = 100.0 * (double)(b->busy[0] - a->busy[0]) /
+				    (double)(b->total[0] - a->total[0]);
+	res->ncpu = a->ncpu;
+	for (unsigned c = 0; c < a->ncpu && c < SYS_MAX_CPUS; c++) {
+		uint64_t tot = b->total[c + 1] - a->total[c + 1];
+
+		res->cpu_busy_pct[c] = tot ? 100.0 * (double)(b->busy[c + 1] - a->busy[c + 1]) /
+						     (double)tot : 0;
+	}
+}
+
+void runner_collect(const struct run_ctl_view *v, struct result *res)
+{
+	uint64_t cpu_ns;
+
+	hist_init(&res->hist);
+	collect_sides(v, res, &cpu_ns);
+	collect_latency(res);
+	collect_system(v, res);
+	if (res->elapsed_ns) {
+		double secs = (double)res->elapsed_ns / 1e9;
+
+		res->msgs_per_s = (double)res->msgs / secs;
+		res->bytes_per_s = (double)res->bytes / secs;
+		res->cpu_pct_total = 100.0 * (double)cpu_ns / (double)res->elapsed_ns;
+	}
+	if (res->msgs)
+		res->cpu_ns_per_msg = (double)cpu_ns / (double)res->msgs;
+	res->lat_kind = res->cell.pat ? res->cell.pat->lat_kind : "";
+	res->status = RES_OK;
+}

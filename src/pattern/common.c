@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/* Send and receive one checked message (see common.h). */
+#include <string.h>
+
+#include "common.h"
+
+int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32_t flags,
+	     uint64_t ts_ns)
+{
+	struct msg_hdr *h = p->buf;
+	size_t len = p->cell->size;
+	ssize_t n;
+
+	msg_fill(p->buf, len, seq, p->cell->verify);
+	h->seq = seq;
+	h->len = (uint32_t)len | flags;
+	h->ts_ns = ts_ns;
+	n = p->cell->tp->send(ep, p->buf, len);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n == -EINTR && part_stopping(p))
+		return -EINTR;
+	if (n < 0)
+		return part_fail(p, (int)-n, "send of message %u failed: %s", seq, strerror((int)-n));
+	return part_fail(p, EIO, "send of message %u moved %zd of %zu bytes", seq, n, len);
+}
+
+bool pat_use_zerocopy(const struct participant *p, int recv_mode)
+{
+	return recv_mode != RECV_COPY && (p->cell->tp->caps & TP_ZEROCOPY);
+}
+
+int pat_recv(struct participant *p, struct tp_endpoint *ep, uint32_t want_seq,
+	     const struct msg_hdr **hdr, bool zerocopy)
+{
+	const struct transport *tp = p->cell->tp;
+	const void *msg = p->buf;
+	ssize_t n;
+
+	if (zerocopy)
+		n = tp->peek(ep, &msg, p->cell->size);
+	else
+		n = tp->recv(ep, p->buf, p->cell->size);
+	if (n == -EINTR && part_stopping(p))
+		return -EINTR;
+	*hdr = msg;
+	return part_check_msg(p, msg, n, want_seq);
+}
+
+void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy)
+{
+	if (zerocopy)
+		p->cell->tp->release(ep);
+}

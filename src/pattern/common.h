@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers the patterns share: build and send one message, receive and check
+ * one (copying or in place), the end-of-window bookkeeping. */
+#ifndef IPCLAB_PATTERN_COMMON_H
+#define IPCLAB_PATTERN_COMMON_H
+
+#include "ipclab/msg.h"
+#include "ipclab/pattern.h"
+
+/* Messages in the cell (warm-up + measured), or UINT64_MAX in duration mode. */
+static inline uint64_t pat_total(const struct participant *p)
+{
+	return p->cell->duration_ns ? UINT64_MAX : p->cell->warmup + p->cell->count;
+}
+
+/* Fill p->buf as message seq and send it on ep. flags: MSG_F_END. */
+int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32_t flags,
+	     uint64_t ts_ns);
+
+/* Receive message want_seq on ep and check it. On success *hdr points at
+ * the received header (in p->buf, or in place when zero-copy), valid until
+ * pat_recv_done(). Returns 0 or a part_fail() error. */
+int pat_recv(struct participant *p, struct tp_endpoint *ep, uint32_t want_seq,
+	     const struct msg_hdr **hdr, bool zerocopy);
+void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy);
+
+/* Whether this side should receive in place (the transport can and the
+ * pattern option allows). */
+bool pat_use_zerocopy(const struct participant *p, int recv_mode);
+
+enum { RECV_AUTO, RECV_COPY, RECV_PEEK };
+
+#endif

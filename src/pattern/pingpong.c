@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/* pingpong: the client sends a request of S bytes, the server answers with
+ * a reply of S bytes, one exchange at a time (seed 004's "exchanges").
+ * Reports the round-trip time of every exchange and exchanges/s. */
+#include <stddef.h>
+
+#include "common.h"
+
+struct pingpong_opts {
+	int recv_mode;
+};
+
+static const struct opt_desc pingpong_options[] = {
+	{ .name = "recv", .type = OPT_CHOICE, .offset = offsetof(struct pingpong_opts, recv_mode),
+	  .def = "auto", .choices = "auto|copy|peek",
+	  .help = "receive by copy, or in place where the transport can (auto)" },
+	{ 0 },
+};
+
+static int pingpong_client(struct participant *p)
+{
+	const struct cell *c = p->cell;
+	const struct pingpong_opts *o = c->pat_opts;
+	bool zc = pat_use_zerocopy(p, o->recv_mode);
+	uint64_t total = pat_total(p), deadline = 0, seq;
+	const struct msg_hdr *h;
+	int ret;
+
+	p->st->zerocopy = zc;
+	p->st->has_hist = true;
+	for (seq = 0; seq < total; seq++) {
+		uint32_t flags = seq + 1 == total ? MSG_F_END : 0;
+		uint64_t t0, t1;
+
+		if (seq == c->warmup) {
+			part_window_begin(p);
+			if (c->duration_ns)
+				deadline = p->st->win_start_ns + c->duration_ns;
+		}
+		t0 = now_ns();
+		if (deadline && t0 >= deadline)
+			flags = MSG_F_END;
+		ret = pat_send(p, p->ep, (uint32_t)seq, flags, 0);
+		if (!ret)
+			ret = pat_recv(p, p->ep, (uint32_t)seq, &h, zc);
+		if (ret)
+			return ret;
+		pat_recv_done(p, p->ep, zc);
+		t1 = now_ns();
+		if (seq >= c->warmup)
+			hist_add(&p->st->hist, t1 - t0);
+		part_progress(p, seq + 1);
+		if (flags & MSG_F_END)
+			break;
+		if (part_stopping(p))
+			return -EINTR;
+	}
+	p->st->msgs = seq + 1 > c->warmup ? seq + 1 - c->warmup : 0;
+	p->st->bytes = 2 * p->st->msgs * c->size;
+	part_window_end(p);
+	return 0;
+}
+
+/* Serve every client in turn, one exchange each, until each has sent its
+ * last request. */
+static int pingpong_server(struct participant *p)
+{
+	const struct cell *c = p->cell;
+	const struct pingpong_opts *o = c->pat_opts;
+	bool zc = pat_use_zerocopy(p, o->recv_mode);
+	bool done[MAX_CLIENTS] = { false };
+	unsigned left = c->clients;
+	const struct msg_hdr *h;
+	uint64_t seq;
+	int ret;
+
+	p->st->zerocopy = zc;
+	for (seq = 0; left; seq++) {
+		if (seq == c->warmup)
+			part_window_begin(p);
+		for (unsigned i = 0; i < c->clients; i++) {
+			if (done[i])
+				continue;
+			ret = pat_recv(p, p->eps[i], (uint32_t)seq, &h, zc);
+			if (ret)
+				return ret;
+			uint32_t end = h->len & MSG_F_END;
+
+			pat_recv_done(p, p->eps[i], zc);
+			ret = pat_send(p, p->eps[i], (uint32_t)seq, end, 0);
+			if (ret)
+				return ret;
+			if (end) {
+				done[i] = true;
+				left--;
+			}
+		}
+		part_progress(p, seq + 1);
+	}
+	p->st->msgs = seq > c->warmup ? (seq - c->warmup) * c->clients : 0;
+	p->st->bytes = 2 * p->st->msgs * c->size;
+	part_window_end(p);
+	return 0;
+}
+
+const struct pattern pat_pingpong = {
+	.name = "pingpong",
+	.summary = "request and reply of S bytes, one at a time (round-trip latency, exchanges/s)",
+	.lat_kind = "rtt",
+	.options = pingpong_options,
+	.opts_size = sizeof(struct pingpong_opts),
+	.server = pingpong_server,
+	.client = pingpong_client,
+};

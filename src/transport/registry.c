@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/* THE list of transports: `ipclab list`, -t all, help and the conformance
+ * tests all come from this array. Adding a transport = one line here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+
+extern const struct transport tp_null;
+
+const struct transport *const transports[] = {
+	&tp_null,
+};
+const size_t n_transports = ARRAY_SIZE(transports);
+
+const struct transport *transport_find(const char *name)
+{
+	for (size_t i = 0; i < n_transports; i++)
+		if (strcmp(transports[i]->name, name) == 0)
+			return transports[i];
+	return NULL;
+}
+
+void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ch->settings.n >= TP_MAX_SETTINGS)
+		return;
+	snprintf(ch->settings.kv[ch->settings.n].key, sizeof(ch->settings.kv[0].key), "%s", key);
+	va_start(ap, fmt);
+	vsnprintf(ch->settings.kv[ch->settings.n].val, sizeof(ch->settings.kv[0].val), fmt, ap);
+	va_end(ap);
+	ch->settings.n++;
+}
+
+int transport_validate(const struct transport *tp, char *err, size_t errlen)
+{
+	const char *missing = NULL;
+
+	if (!tp->name || !tp->summary)
+		missing = "name/summary";
+	else if (!tp->create)
+		missing = "create";
+	else if (!tp->open)
+		missing = "open";
+	else if (!tp->send)
+		missing = "send";
+	else if (!tp->recv)
+		missing = "recv";
+	else if (!tp->close)
+		missing = "close";
+	else if (!tp->destroy)
+		missing = "destroy";
+	else if ((tp->caps & TP_ZEROCOPY) && (!tp->peek || !tp->release))
+		missing = "peek/release (TP_ZEROCOPY)";
+	else if (tp->options && !tp->opts_size)
+		missing = "opts_size";
+	if (missing)
+		return errf(err, errlen, EINVAL, "transport %s: missing %s", tp->name ? tp->name : "?",
+			    missing);
+	return 0;
+}
