@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/* null: the lab's own self-test transport, no kernel object on the data
+ * path. Each direction of each client is a small bounded queue of whole
+ * messages in one MAP_SHARED anonymous mapping (so forked endpoints share
+ * it), with waits on a process-shared futex. It has the same semantics as
+ * the real transports: whole messages, EOF after the peer's close, -EINTR
+ * when a signal interrupts a wait. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+
+struct null_opts {
+	uint64_t slots;
+};
+
+static const struct opt_desc null_options[] = {
+	{ .name = "slots", .type = OPT_UINT, .offset = offsetof(struct null_opts, slots),
+	  .def = "8", .min = 1, .max = 4096, .help = "messages each direction holds" },
+	{ .name = NULL },
+};
+
+enum { NB_TX_CLOSED = 1u << 0, NB_RX_CLOSED = 1u << 1 };
+
+/* One direction: a queue of `slots` messages, in the shared mapping. */
+struct null_box {
+	uint32_t head;		/* messages put, written by the producer */
+	uint32_t tail;		/* messages taken, written by the consumer */
+	uint32_t events;	/* futex word, bumped on every change */
+	uint32_t waiters;	/* sides about to sleep on events */
+	uint32_t closed;	/* NB_* */
+} __attribute__((aligned(64)));
+
+struct null_slot {
+	uint32_t len;
+	uint32_t pad;
+	unsigned char data[];
+};
+
+struct null_chan {
+	void *map;
+	size_t map_len;
+	size_t box_stride, slot_stride, slot_size;
+	uint32_t slots;
+};
+
+struct tp_endpoint {
+	struct null_chan nc;	/* a copy, so the hot path need not chase ch->priv */
+	struct null_box *rx, *tx;
+};
+
+static struct null_box *null_box(const struct null_chan *nc, unsigned idx)
+{
+	return (struct null_box *)((char *)nc->map + idx * nc->box_stride);
+}
+
+static struct null_slot *null_slot(const struct null_chan *nc, struct null_box *b, uint32_t seq)
+{
+	return (struct null_slot *)((char *)(b + 1) + (seq % nc->slots) * nc->slot_stride);
+}
+
+static int null_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	const struct null_opts *o = ch->cfg->opts;
+	unsigned clients = ch->cfg->clients ? ch->cfg->clients : 1;
+	struct null_chan *nc = calloc(1, sizeof(*nc));
+
+	if (!nc)
+		return errf(err, errlen, ENOMEM, "null: out of memory");
+	ch->priv = nc;
+	nc->slots = o ? (uint32_t)o->slots : 8;
+	nc->slot_size = ch->cfg->msg_size > 64 ? ch->cfg->msg_size : 64;
+	nc->slot_stride = (sizeof(struct null_slot) + nc->slot_size + 63) & ~(size_t)63;
+	nc->box_stride = sizeof(struct null_box) + nc->slots * nc->slot_stride;
+	nc->map_len = 2 * clients * nc->box_stride;
+	/* MAP_SHARED so forked endpoints see one queue; zeroed by the kernel */
+	nc->map = mmap(NULL, nc->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (nc->map == MAP_FAILED) {
+		nc->map = NULL;
+		return errf(err, errlen, errno, "null: mmap %zu bytes: %s", nc->map_len,
+			    strerror(errno));
+	}
+	tp_setting(ch, "slots", "%u", nc->slots);
+	tp_setting(ch, "slot_bytes", "%zu", nc->slot_size);
+	return 0;
+}
+
+static int null_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+		     struct tp_endpoint **out, char *err, size_t errlen)
+{
+	const struct null_chan *nc = ch->priv;
+	struct tp_endpoint *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return errf(err, errlen, ENOMEM, "null: out of memory");
+	ep->nc = *nc;
+	/* box 2*id carries client -> server, 2*id + 1 server -> client */
+	ep->rx = null_box(nc, 2 * id + (role == TP_CLIENT));
+	ep->tx = null_box(nc, 2 * id + (role == TP_SERVER));
+	*out = ep;
+	return 0;
+}
+
+static uint32_t ld(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* Bump the event count, then wake sleepers if any announced themselves.
+ * Together with null_sleep's order (announce, read count, re-check) no
+ * wakeup is lost; every access is seq_cst for that reason. */
+static void null_wake(struct null_box *b)
+{
+	__atomic_add_fetch(&b->events, 1, __ATOMIC_SEQ_CST);
+	if (ld(&b->waiters))
+		syscall(SYS_futex, &b->events, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep until the box changes. ready() is re-checked after announcing. */
+static int null_sleep(struct null_box *b, bool (*ready)(struct null_box *, uint32_t), uint32_t arg)
+{
+	int ret = 0;
+	uint32_t v;
+
+	__atomic_add_fetch(&b->waiters, 1, __ATOMIC_SEQ_CST);
+	v = ld(&b->events);
+	/* not FUTEX_PRIVATE_FLAG: the word is in a mapping shared across fork */
+	if (!ready(b, arg) && syscall(SYS_futex, &b->events, FUTEX_WAIT, v, NULL, NULL, 0) < 0 &&
+	    errno == EINTR)
+		ret = -EINTR;
+	__atomic_sub_fetch(&b->waiters, 1, __ATOMIC_SEQ_CST);
+	return ret;
+}
+
+static bool null_can_put(struct null_box *b, uint32_t slots)
+{
+	return (ld(&b->closed) & NB_RX_CLOSED) || b->head - ld(&b->tail) < slots;
+}
+
+static bool null_can_take(struct null_box *b, uint32_t unused)
+{
+	return (ld(&b->closed) & NB_TX_CLOSED) || ld(&b->head) != b->tail;
+}
+
+static ssize_t null_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	struct null_box *b = ep->tx;
+	struct null_slot *s;
+	int ret;
+
+	if (len > ep->nc.slot_size)
+		return -EMSGSIZE;
+	while (!null_can_put(b, ep->nc.slots))
+		if ((ret = null_sleep(b, null_can_put, ep->nc.slots)) < 0)
+			return ret;
+	if (ld(&b->closed) & NB_RX_CLOSED)
+		return -EPIPE;
+	s = null_slot(&ep->nc, b, b->head);
+	s->len = (uint32_t)len;
+	memcpy(s->data, buf, len);
+	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_SEQ_CST);
+	null_wake(b);
+	return (ssize_t)len;
+}
+
+static ssize_t null_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	struct null_box *b = ep->rx;
+	struct null_slot *s;
+	ssize_t n;
+	int ret;
+
+	while (!null_can_take(b, 0))
+		if ((ret = null_sleep(b, null_can_take, 0)) < 0)
+			return ret;
+	/* the producer's last put is ordered before its close */
+	if (ld(&b->head) == b->tail)
+		return 0;
+	s = null_slot(&ep->nc, b, b->tail);
+	n = s->len;
+	if ((size_t)n > len)
+		n = -EMSGSIZE;
+	else
+		memcpy(buf, s->data, (size_t)n);
+	__atomic_store_n(&b->tail, b->tail + 1, __ATOMIC_SEQ_CST);
+	null_wake(b);
+	return n;
+}
+
+static void null_close(struct tp_endpoint *ep)
+{
+	if (!ep)
+		return;
+	__atomic_or_fetch(&ep->tx->closed, NB_TX_CLOSED, __ATOMIC_SEQ_CST);
+	null_wake(ep->tx);
+	__atomic_or_fetch(&ep->rx->closed, NB_RX_CLOSED, __ATOMIC_SEQ_CST);
+	null_wake(ep->rx);
+	free(ep);
+}
+
+static void null_destroy(struct tp_channel *ch)
+{
+	struct null_chan *nc = ch->priv;
+
+	if (!nc)
+		return;
+	if (nc->map)
+		munmap(nc->map, nc->map_len);
+	free(nc);
+	ch->priv = NULL;
+}
+
+static size_t null_max_msg(const void *opts)
+{
+	return 0;
+}
+
+const struct transport tp_null = {
+	.name = "null",
+	.summary = "lab self-test: bounded in-memory queue per direction, futex waits (no kernel object)",
+	.caps = TP_IN_PROCESS | TP_DGRAM | TP_MULTI_CLIENT,
+	.options = null_options,
+	.opts_size = sizeof(struct null_opts),
+	.max_msg = null_max_msg,
+	.create = null_create,
+	.open = null_open,
+	.send = null_send,
+	.recv = null_recv,
+	.close = null_close,
+	.destroy = null_destroy,
+};
