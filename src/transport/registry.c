@@ -8,9 +8,15 @@
 #include "ipclab/util.h"
 
 extern const struct transport tp_null;
+extern const struct transport tp_pipe;
+extern const struct transport tp_unix_stream;
+extern const struct transport tp_posix_mq;
 
 const struct transport *const transports[] = {
 	&tp_null,
+	&tp_pipe,
+	&tp_unix_stream,
+	&tp_posix_mq,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
