@@ -11,12 +11,28 @@ extern const struct transport tp_null;
 extern const struct transport tp_pipe;
 extern const struct transport tp_unix_stream;
 extern const struct transport tp_posix_mq;
+extern const struct transport tp_shm_futex;
+extern const struct transport tp_shm_eventfd;
+extern const struct transport tp_shm_pipe;
+extern const struct transport tp_shm_sem;
+extern const struct transport tp_shm_cond;
+extern const struct transport tp_shm_sysv_sem;
+extern const struct transport tp_shm_signal;
+extern const struct transport tp_shm_spin;
 
 const struct transport *const transports[] = {
 	&tp_null,
 	&tp_pipe,
 	&tp_unix_stream,
 	&tp_posix_mq,
+	&tp_shm_futex,
+	&tp_shm_eventfd,
+	&tp_shm_pipe,
+	&tp_shm_sem,
+	&tp_shm_cond,
+	&tp_shm_sysv_sem,
+	&tp_shm_signal,
+	&tp_shm_spin,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 

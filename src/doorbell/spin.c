@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/* Spin doorbell: a shared ring counter that the waiter polls with a pause
+ * instruction between reads. No system call on either side: the floor a
+ * sleeping doorbell is compared with, at the price of a busy CPU. It must
+ * not run with both sides on one CPU under SCHED_FIFO (the runner refuses
+ * transports marked TP_SPINS there). */
+#include <stdatomic.h>
+
+#include "ipclab/doorbell.h"
+
+struct spin_db {
+	_Atomic uint32_t rings;	/* rings so far (wraps) */
+	uint32_t seen;		/* rings consumed; waiter only */
+};
+
+/* Polls between looks at the clock and the stop flag: well under a
+ * microsecond of spinning, so a timeout or a stop is noticed at once. */
+#define SPIN_CHECK_EVERY 256
+
+static int spin_create(void *shm, char *err, size_t errlen)
+{
+	return 0;
+}
+
+static int spin_wait(void *shm, uint64_t timeout_ns)
+{
+	struct spin_db *s = shm;
+	uint64_t deadline = 0;
+	unsigned n = 0;
+
+	while (atomic_load_explicit(&s->rings, memory_order_acquire) == s->seen) {
+		cpu_relax();
+		if (++n % SPIN_CHECK_EVERY)
+			continue;
+		if (ipclab_stop_requested)
+			return -EINTR;
+		if (!deadline)
+			deadline = db_deadline(timeout_ns);
+		else if (now_ns() >= deadline)
+			return -ETIMEDOUT;
+	}
+	s->seen++;
+	return 0;
+}
+
+static int spin_ring(void *shm)
+{
+	struct spin_db *s = shm;
+
+	atomic_fetch_add_explicit(&s->rings, 1, memory_order_release);
+	return 0;
+}
+
+static void spin_destroy(void *shm)
+{
+}
+
+const struct doorbell db_spin = {
+	.name = "spin",
+	.summary = "busy poll of a shared counter with a pause instruction (no syscall)",
+	.flags = DB_SPIN,
+	.shm_size = sizeof(struct spin_db),
+	.create = spin_create,
+	.wait = spin_wait,
+	.ring = spin_ring,
+	.destroy = spin_destroy,
+};
