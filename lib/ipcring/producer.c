@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * producer.c - the producer side: reserve (with the full path), commit with
+ * a release store of the record's commit word after pre-zeroing the next
+ * header, flush with a seq_cst store of tail followed by a waiter check, and
+ * the copying helpers.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Full-path readiness: enough free bytes for r->need, or the consumer gone. */
+static int prod_ready(struct ipcring *r, bool sc)
+{
+	memory_order mo = sc ? memory_order_seq_cst : memory_order_acquire;
+	uint32_t st = atomic_load_explicit(r->peer_state, mo);
+	uint32_t head, used;
+
+	if (st == ST_CLOSED || st == ST_DEAD)
+		return -EPIPE;
+	head = atomic_load_explicit(&r->shm->head, mo);
+	used = r->pos - head;
+	if (used > r->cap || (head & (r->align - 1)))
+		return -EBADMSG;
+	r->head_cache = head;
+	return r->cap - used >= r->need ? 1 : 0;
+}
+
+static int prod_make_room(struct ipcring *r, uint32_t need, int timeout_ms)
+{
+	int ret;
+
+	r->need = need;
+	ret = prod_ready(r, false);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	/* Never wait with unflushed records: the consumer may sleep on them. */
+	ipcring_flush(r);
+	ret = ring_wait(r, prod_ready, ring_deadline(timeout_ms));
+	return ret < 0 ? ret : 0;
+}
+
+/* Single mapping: a record that would cross the end is preceded by a pad. */
+static uint32_t prod_pad_len(const struct ipcring *r, uint32_t rs)
+{
+	uint32_t off = r->pos & r->mask;
+
+	if (!r->single_map || off + rs <= r->cap)
+		return 0;
+	return r->cap - off;
+}
+
+static void prod_put_pad(struct ipcring *r, uint32_t pad)
+{
+	struct ring_rec *rec = ring_rec_at(r, r->pos);
+
+	atomic_store_explicit(&ring_rec_at(r, r->pos + pad)->w0, 0,
+			      memory_order_relaxed);
+	rec->w1 = r->pos;
+	atomic_store_explicit(&rec->w0, REC_COMMITTED | REC_PAD | (pad - REC_HDR),
+			      memory_order_release);
+	r->pos += pad;
+	r->unflushed = true;
+}
+
+int ipcring_reserve(struct ipcring *r, size_t len, void **buf, int timeout_ms)
+{
+	uint32_t rs, pad, need;
+	int ret;
+
+	if (r->role != IPCRING_PRODUCER || !buf)
+		return -EINVAL;
+	if (len > r->max_record)
+		return -EMSGSIZE;
+	if (atomic_load_explicit(r->peer_state, memory_order_acquire) >= ST_CLOSED)
+		return -EPIPE;
+	rs = ring_rec_size(r, (uint32_t)len);
+	pad = prod_pad_len(r, rs);
+	/* room for the record and the next, pre-zeroed, header */
+	need = pad + rs + REC_HDR;
+	if (need > r->cap - (r->pos - r->head_cache)) {
+		ret = prod_make_room(r, need, timeout_ms);
+		if (ret)
+			return ret;
+	}
+	if (pad)
+		prod_put_pad(r, pad);
+	r->res_len = (uint32_t)len;
+	r->reserved = true;
+	*buf = r->data + (r->pos & r->mask) + REC_HDR;
+	return 0;
+}
+
+int ipcring_commit(struct ipcring *r, size_t len, unsigned int flags)
+{
+	struct ring_rec *rec;
+	uint32_t rs;
+
+	if (!r->reserved || len > r->res_len)
+		return -EINVAL;
+	rs = ring_rec_size(r, (uint32_t)len);
+	rec = ring_rec_at(r, r->pos);
+	/* pre-zero the next header; ordered before the commit by the release */
+	atomic_store_explicit(&ring_rec_at(r, r->pos + rs)->w0, 0,
+			      memory_order_relaxed);
+	rec->w1 = r->pos;
+	atomic_store_explicit(&rec->w0, REC_COMMITTED | (uint32_t)len,
+			      memory_order_release);
+	r->pos += rs;
+	r->reserved = false;
+	r->unflushed = true;
+	stat_add(&r->my_stats->msgs, 1);
+	stat_add(&r->my_stats->bytes, len);
+	if (flags & IPCRING_MORE)
+		return 0;
+	return ipcring_flush(r);
+}
+
+int ipcring_abort(struct ipcring *r)
+{
+	if (!r->reserved)
+		return -EINVAL;
+	r->reserved = false;
+	return 0;
+}
+
+int ipcring_flush(struct ipcring *r)
+{
+	if (r->role != IPCRING_PRODUCER)
+		return -EINVAL;
+	if (!r->unflushed)
+		return 0;
+	r->unflushed = false;
+	atomic_store(&r->shm->tail, r->pos);	/* seq_cst: StoreLoad before the ec load */
+	stat_add(&r->my_stats->flushes, 1);
+	ring_notify(r);
+	return 0;
+}
+
+int ipcring_write(struct ipcring *r, const void *buf, size_t len,
+		  unsigned int flags, int timeout_ms)
+{
+	void *p;
+	int ret;
+
+	ret = ipcring_reserve(r, len, &p, timeout_ms);
+	if (ret)
+		return ret;
+	if (len)
+		memcpy(p, buf, len);
+	return ipcring_commit(r, len, flags);
+}
+
+int ipcring_writev(struct ipcring *r, const struct iovec *iov, int iovcnt,
+		   unsigned int flags, int timeout_ms)
+{
+	size_t total = 0;
+	uint8_t *p;
+	void *v;
+	int i, ret;
+
+	if (iovcnt < 0 || (iovcnt && !iov))
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > r->max_record - total)
+			return -EMSGSIZE;
+		total += iov[i].iov_len;
+	}
+	ret = ipcring_reserve(r, total, &v, timeout_ms);
+	if (ret)
+		return ret;
+	for (p = v, i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len)
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	return ipcring_commit(r, total, flags);
+}
