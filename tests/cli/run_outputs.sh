@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A successful run in each output format, process and thread endpoints;
+# the JSON parses and carries the schema's keys; nothing is left behind.
+. "$(dirname "$0")/../lib/common.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+before=$(leftovers)
+
+"$IPCLAB" run -t null -p pingpong,stream -s 64,4k -n 2000 -e process,thread --verify -q >"$dir/table" 2>"$dir/err" ||
+	fail "table run failed: $(cat "$dir/err")"
+grep -q 'null' "$dir/table" || fail "table has no null row"
+[ "$(grep -c 'null' "$dir/table")" -ge 8 ] || fail "table has fewer than 8 null rows"
+
+"$IPCLAB" run -t null -p pingpong -n 1000 -f json -o "$dir/r.json" -q || fail "json run failed"
+python3 - "$dir/r.json" <<'PY' || fail "json checks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("schema_version", "ipclab_version", "cmdline", "env", "results"):
+    assert k in d, k
+r = d["results"][0]
+for k in ("transport", "pattern", "size_bytes", "count", "endpoints", "pin", "sched", "clients", "status", "metrics", "sides", "histogram"):
+    assert k in r, k
+m = r["metrics"]
+assert m["lat_kind"] == "rtt", m["lat_kind"]
+assert m["lat_p50_ns"] > 0 and m["lat_p50_ns"] <= m["lat_p99_ns"] <= m["lat_max_ns"]
+assert sum(c for _, c in r["histogram"]["buckets"]) == m["lat_samples"] == 1000, m["lat_samples"]
+assert len(r["sides"]) == 2
+PY
+ls "$dir" | grep -q tmp && fail "temporary output file left behind"
+
+"$IPCLAB" run -t null -p stream -n 1000 -f csv -q >"$dir/r.csv" || fail "csv run failed"
+[ "$(wc -l <"$dir/r.csv")" = 2 ] || fail "csv: expected header + 1 row, got $(wc -l <"$dir/r.csv") lines"
+head -1 "$dir/r.csv" | grep -q 'transport' || fail "csv header lacks transport"
+
+"$IPCLAB" list >"$dir/list" || fail "list failed"
+grep -q 'stream' "$dir/list" && grep -q 'pingpong' "$dir/list" || fail "list lacks patterns"
+"$IPCLAB" --version | grep -q '^ipclab ' || fail "--version"
+"$IPCLAB" --help | grep -q 'usage' || fail "--help"
+
+after=$(leftovers)
+new=$(new_leftovers "$before" "$after")
+[ -z "$new" ] || fail "left behind: $new"
+finish
