@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/* JSON reporter: the result record of DESIGN.md, built as a jansson tree and
+ * written in one go, so every string is escaped by the library, never by a
+ * printf. Configuration keys sit at the top of a result, metrics under
+ * "metrics"; both come from the field table (fields.c). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "ipclab/report.h"
+#include "ipclab/util.h"
+#include "fields.h"
+
+#ifndef IPCLAB_VERSION
+#define IPCLAB_VERSION "unknown"
+#endif
+#ifndef IPCLAB_GIT_REV
+#define IPCLAB_GIT_REV "unknown"
+#endif
+
+/* jansson refuses invalid UTF-8 (a command line may hold any bytes): such a
+ * string is written with '?' for every non-ASCII byte rather than dropped. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	char *copy;
+
+	if (j)
+		return j;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+/* Kernel-reported values are text; plain decimal integers become numbers so
+ * that scripts need no conversion (a leading 0 stays text: octal modes). */
+static json_t *jvalue(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 18 || strspn(s, "0123456789") != n || (n > 1 && s[0] == '0'))
+		return jstr(s);
+	return json_integer((json_int_t)strtoll(s, NULL, 10));
+}
+
+static json_t *field_json(const struct field *fd, const struct result *r)
+{
+	double v;
+
+	if (field_missing(fd, r))
+		return json_null();
+	if (fd->kind == F_STR)
+		return jstr(fd->get_str(r));
+	v = fd->get_num(r);
+	if (fd->kind == F_BOOL)
+		return json_boolean(v != 0);
+	if (fd->kind == F_U64)
+		return json_integer((json_int_t)v);
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Configuration (config) or metrics (!config) of one result. An empty
+ * configuration string (reason when ok, section when none) is left out. */
+static int put_fields(json_t *obj, const struct result *r, bool config)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n_result_fields; i++) {
+		const struct field *fd = &result_fields[i];
+
+		if (fd->config != config)
+			continue;
+		if (config && fd->kind == F_STR && !fd->get_str(r)[0])
+			continue;
+		rc |= json_object_set_new(obj, fd->key, field_json(fd, r));
+	}
+	return rc;
+}
+
+/* "key=value,key=value" (the options in force) as an object. */
+static json_t *kv_list(const char *list)
+{
+	json_t *obj = json_object();
+	char buf[256], *save = NULL;
+	int rc = 0;
+
+	if (!obj)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(it, '=');
+
+		if (eq)
+			*eq++ = '\0';
+		rc |= json_object_set_new(obj, it, jvalue(eq ? eq : ""));
+	}
+	if (rc) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static json_t *settings_json(const struct tp_settings *s)
+{
+	json_t *obj = json_object();
+	int rc = 0;
+
+	for (unsigned i = 0; obj && i < s->n && i < TP_MAX_SETTINGS; i++)
+		rc |= json_object_set_new(obj, s->kv[i].key, jvalue(s->kv[i].val));
+	if (rc) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static json_t *options_json(const struct result *r)
+{
+	json_t *obj = json_object();
+
+	if (obj && (json_object_set_new(obj, "transport", kv_list(r->tp_opts)) ||
+		    json_object_set_new(obj, "pattern", kv_list(r->pat_opts)))) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static json_t *side_json(const struct side_result *s)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I}",
+			 "role", tp_role_name(s->role), "id", (json_int_t)s->id,
+			 "user_ns", (json_int_t)s->user_ns, "sys_ns", (json_int_t)s->sys_ns,
+			 "cpu_pct", isfinite(s->cpu_pct) ? s->cpu_pct : 0.0,
+			 "vol_ctx_switches", (json_int_t)s->vol_cs,
+			 "invol_ctx_switches", (json_int_t)s->invol_cs,
+			 "msgs", (json_int_t)s->msgs, "bytes", (json_int_t)s->bytes,
+			 "elapsed_ns", (json_int_t)s->elapsed_ns);
+}
+
+static json_t *sides_json(const struct result *r)
+{
+	json_t *arr = json_array();
+	int rc = 0;
+
+	for (unsigned i = 0; arr && i < r->nsides && i < MAX_SIDES; i++)
+		rc |= json_array_append_new(arr, side_json(&r->sides[i]));
+	if (rc) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* Non-empty buckets only, as [lower_ns, count]: a histogram is mostly empty. */
+static json_t *hist_json(const struct hist *h)
+{
+	json_t *buckets = json_array();
+	int rc = 0;
+
+	for (unsigned i = 0; buckets && i < HIST_BUCKETS; i++)
+		if (h->buckets[i])
+			rc |= json_array_append_new(buckets, json_pack("[I, I]",
+					(json_int_t)hist_bucket_lower(i), (json_int_t)h->buckets[i]));
+	if (rc) {
+		json_decref(buckets);
+		return NULL;
+	}
+	return json_pack("{s:s, s:I, s:i, s:o}", "unit", "ns", "count", (json_int_t)h->count,
+			 "sub_buckets", (int)HIST_SUB, "buckets", buckets);
+}
+
+static json_t *cpu_busy_json(const struct result *r)
+{
+	json_t *arr = json_array();
+	int rc = 0;
+
+	for (unsigned i = 0; arr && i < r->ncpu && i < SYS_MAX_CPUS; i++)
+		rc |= json_array_append_new(arr, json_real(isfinite(r->cpu_busy_pct[i]) ?
+							   r->cpu_busy_pct[i] : 0.0));
+	if (rc) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* metrics, sides and histogram exist only for a result that ran. */
+static int put_measured(json_t *res, const struct result *r)
+{
+	json_t *metrics = json_object();
+	int rc = 0;
+
+	if (!metrics)
+		return -1;
+	rc |= put_fields(metrics, r, false);
+	rc |= json_object_set_new(metrics, "cpu_busy_pct", cpu_busy_json(r));
+	rc |= json_object_set_new(res, "metrics", metrics);
+	rc |= json_object_set_new(res, "sides", sides_json(r));
+	if (r->hist.count)
+		rc |= json_object_set_new(res, "histogram", hist_json(&r->hist));
+	return rc;
+}
+
+static json_t *result_json(const struct result *r)
+{
+	json_t *res = json_object();
+	int rc = 0;
+
+	if (!res)
+		return NULL;
+	rc |= put_fields(res, r, true);
+	rc |= json_object_set_new(res, "settings", settings_json(&r->settings));
+	rc |= json_object_set_new(res, "options", options_json(r));
+	if (r->status == RES_OK)
+		rc |= put_measured(res, r);
+	if (rc) {
+		json_decref(res);
+		return NULL;
+	}
+	return res;
+}
+
+static json_t *env_json(const struct env_info *e)
+{
+	return json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:f, s:I}",
+			 "kernel", jstr(e->kernel), "cpu_model", jstr(e->cpu_model),
+			 "cpus_online", (json_int_t)e->cpus_online,
+			 "clocksource", jstr(e->clocksource),
+			 "virtualization", jstr(e->virtualization),
+			 "governor", jstr(e->governor), "hostname", jstr(e->hostname),
+			 "clock_cost_ns", isfinite(e->clock.cost_ns) ? e->clock.cost_ns : 0.0,
+			 "clock_resolution_ns", (json_int_t)e->clock.resolution_ns);
+}
+
+static json_t *report_tree(const struct report *rep)
+{
+	json_t *results = json_array();
+	char when[32] = "";
+	time_t t = time(NULL);
+	struct tm tm;
+	int rc = 0;
+
+	for (size_t i = 0; results && i < rep->n; i++)
+		rc |= json_array_append_new(results, result_json(&rep->results[i]));
+	if (rc) {
+		json_decref(results);
+		return NULL;
+	}
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:o}",
+			 "schema_version", SCHEMA_VERSION, "ipclab_version", IPCLAB_VERSION,
+			 "ipclab_git_rev", IPCLAB_GIT_REV, "created_utc", when,
+			 "cmdline", jstr(rep->cmdline), "env", env_json(&rep->env),
+			 "results", results);
+}
+
+/* JSON_INDENT puts every number of a histogram bucket on its own line; an
+ * array that holds only numbers is written on one line instead. A raw newline
+ * never occurs inside a JSON string, so "[\n" always opens a real array. */
+static void write_compact_leaves(FILE *f, const char *s)
+{
+	while (*s) {
+		size_t n = strspn(s + 1, "0123456789.eE+-, \n");
+
+		if (s[0] != '[' || s[1] != '\n' || s[1 + n] != ']') {
+			fputc(*s++, f);
+			continue;
+		}
+		fputc('[', f);
+		for (const char *p = s + 1; p < s + 1 + n; p++) {
+			if (*p == ' ' || *p == '\n')
+				continue;
+			fputc(*p, f);
+			if (*p == ',')
+				fputc(' ', f);
+		}
+		fputc(']', f);
+		s += n + 2;
+	}
+}
+
+int report_json(FILE *f, const struct report *rep, char *err, size_t errlen)
+{
+	json_t *root = report_tree(rep);
+	char *text;
+
+	if (!root)
+		return errf(err, errlen, ENOMEM, "json: out of memory building the result record");
+	text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	json_decref(root);
+	if (!text)
+		return errf(err, errlen, ENOMEM, "json: out of memory writing the result record");
+	errno = 0;
+	write_compact_leaves(f, text);
+	free(text);
+	if (fputc('\n', f) == EOF || fflush(f) || ferror(f))
+		return errf(err, errlen, EIO, "json: cannot write the result record: %s",
+			    strerror(errno ? errno : EIO));
+	return 0;
+}

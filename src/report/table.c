@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+/* Human reporters: an aligned text table and a GitHub-markdown table, one
+ * row per result, with the field table's `table` columns in its order. A
+ * result that did not run shows its reason where the metrics would be. The
+ * ranked table sorts rows within each (pattern, size) group by the pattern's
+ * headline metric — median round trip for RTT patterns, message rate for the
+ * others — and says how many times worse than the group's best each is. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipclab/report.h"
+#include "ipclab/util.h"
+#include "fields.h"
+
+#define CELL_LEN 48
+#define MAX_COLS 24
+#define GAP "  "
+
+static const char legend[] =
+	"lat: RTT = round trip (send to reply), 1-way = send to receive, never mixed; "
+	"p50/p99/max in ns/us/ms; MB/s = 10^6 bytes/s; CPU% = user+sys of both sides, "
+	"% of one CPU (200 = two CPUs busy); cs/s = system-wide context switches/s";
+static const char legend_ranked[] =
+	"ranked within each (pattern, size): by p50 for RTT patterns, else by msgs/s; "
+	"vs best = times worse than the group's best";
+
+enum col_kind { COL_FIELD, COL_RANK, COL_REL };
+
+struct col {
+	const char *label;
+	const struct field *fd;
+	enum col_kind kind;
+	bool right;		/* numbers are right-aligned */
+	size_t width;
+};
+
+struct row {
+	const struct result *r;
+	size_t group;		/* (pattern, size) group, numbered by first appearance */
+	size_t pos;		/* place in the report: keeps the sort stable */
+	double key;		/* headline metric, smaller is better; NAN: not ranked */
+	unsigned rank;		/* 1-based within the group; 0 = not ranked */
+	double rel;		/* key / the group's best key */
+};
+
+struct layout {
+	struct col cols[MAX_COLS];
+	size_t ncols, first_metric;
+	bool ranked;
+	struct row *rows;
+	size_t nrows;
+	char (*cells)[MAX_COLS][CELL_LEN];
+};
+
+static void add_col(struct layout *lay, const char *label, const struct field *fd,
+		    enum col_kind kind, bool right)
+{
+	if (lay->ncols < MAX_COLS)
+		lay->cols[lay->ncols++] = (struct col){ .label = label, .fd = fd, .kind = kind,
+							 .right = right };
+}
+
+static void build_cols(struct layout *lay)
+{
+	lay->first_metric = 0;
+	if (lay->ranked)
+		add_col(lay, "#", NULL, COL_RANK, true);
+	for (size_t i = 0; i < n_result_fields; i++) {
+		const struct field *fd = &result_fields[i];
+
+		if (!fd->table)
+			continue;
+		if (!fd->config && !lay->first_metric)
+			lay->first_metric = lay->ncols;
+		add_col(lay, fd->label, fd, COL_FIELD, fd->kind != F_STR);
+	}
+	if (lay->ranked)
+		add_col(lay, "vs best", NULL, COL_REL, true);
+	if (!lay->first_metric)
+		lay->first_metric = lay->ncols;
+}
+
+/* Smaller is better: ns per round trip, or ns per message for a stream. */
+static double headline(const struct result *r)
+{
+	if (r->status != RES_OK)
+		return NAN;
+	if (r->lat_kind && !strcmp(r->lat_kind, "rtt") && r->lat_samples)
+		return (double)r->lat_p50_ns;
+	return r->msgs_per_s > 0 ? 1e9 / r->msgs_per_s : NAN;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (isnan(x->key) != isnan(y->key))
+		return isnan(x->key) ? 1 : -1;
+	if (!isnan(x->key) && x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void rank_rows(struct layout *lay)
+{
+	for (size_t i = 0; i < lay->nrows; i++) {
+		struct row *w = &lay->rows[i];
+
+		w->group = i;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(lay->rows[j].r->pattern, w->r->pattern) &&
+			    lay->rows[j].r->cell.size == w->r->cell.size) {
+				w->group = lay->rows[j].group;
+				break;
+			}
+		w->key = headline(w->r);
+	}
+	qsort(lay->rows, lay->nrows, sizeof(*lay->rows), row_cmp);
+	for (size_t i = 0, first = 0; i < lay->nrows; i++) {
+		struct row *w = &lay->rows[i];
+
+		if (i && w->group != lay->rows[i - 1].group)
+			first = i;
+		if (isnan(w->key))
+			continue;
+		w->rank = (unsigned)(i - first + 1);
+		w->rel = lay->rows[first].key > 0 ? w->key / lay->rows[first].key : 1;
+	}
+}
+
+static void fill_cell(const struct col *c, const struct row *w, char *buf, size_t len)
+{
+	switch (c->kind) {
+	case COL_FIELD:
+		field_human(c->fd, w->r, buf, len);
+		break;
+	case COL_RANK:
+		if (w->rank)
+			snprintf(buf, len, "%u", w->rank);
+		else
+			snprintf(buf, len, "-");
+		break;
+	case COL_REL:
+		if (w->rank)
+			snprintf(buf, len, "%.2fx", w->rel);
+		else
+			snprintf(buf, len, "-");
+		break;
+	}
+}
+
+static bool row_ok(const struct row *w)
+{
+	return w->r->status == RES_OK;
+}
+
+static int layout_init(struct layout *lay, const struct report *rep, bool ranked)
+{
+	memset(lay, 0, sizeof(*lay));
+	lay->ranked = ranked;
+	build_cols(lay);
+	lay->nrows = rep->n;
+	lay->rows = calloc(rep->n ? rep->n : 1, sizeof(*lay->rows));
+	lay->cells = calloc(rep->n ? rep->n : 1, sizeof(*lay->cells));
+	if (!lay->rows || !lay->cells)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n; i++)
+		lay->rows[i] = (struct row){ .r = &rep->results[i], .pos = i, .key = NAN };
+	if (ranked)
+		rank_rows(lay);
+	for (size_t c = 0; c < lay->ncols; c++)
+		lay->cols[c].width = strlen(lay->cols[c].label);
+	for (size_t i = 0; i < lay->nrows; i++)
+		for (size_t c = 0; c < lay->ncols; c++) {
+			char *cell = lay->cells[i][c];
+			size_t n;
+
+			if (!row_ok(&lay->rows[i]) && c >= lay->first_metric)
+				continue;	/* the reason spans these */
+			fill_cell(&lay->cols[c], &lay->rows[i], cell, CELL_LEN);
+			n = strlen(cell);
+			if (n > lay->cols[c].width)
+				lay->cols[c].width = n;
+		}
+	return 0;
+}
+
+static void layout_free(struct layout *lay)
+{
+	free(lay->rows);
+	free(lay->cells);
+}
+
+/* "skipped: why" — what a result that did not run shows. */
+static void reason_text(const struct result *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s: %s", result_status_name(r->status),
+		 r->reason[0] ? r->reason : "no reason given");
+}
+
+static void text_line(FILE *f, const struct layout *lay, const char *const *cells,
+		      size_t ncells, const char *tail)
+{
+	for (size_t c = 0; c < ncells; c++) {
+		const struct col *col = &lay->cols[c];
+		bool last = c + 1 == lay->ncols && !tail;
+
+		if (c)
+			fputs(GAP, f);
+		if (col->right)
+			fprintf(f, "%*s", (int)col->width, cells[c]);
+		else if (last)
+			fputs(cells[c], f);	/* no trailing blanks */
+		else
+			fprintf(f, "%-*s", (int)col->width, cells[c]);
+	}
+	if (tail)
+		fprintf(f, "%s%s", ncells ? GAP : "", tail);
+	fputc('\n', f);
+}
+
+static void text_rule(FILE *f, const struct layout *lay)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < lay->ncols; c++)
+		n += lay->cols[c].width + (c ? strlen(GAP) : 0);
+	while (n--)
+		fputc('-', f);
+	fputc('\n', f);
+}
+
+static void print_text(FILE *f, const struct layout *lay)
+{
+	const char *cells[MAX_COLS];
+	char why[ERRLEN + 16];
+
+	for (size_t c = 0; c < lay->ncols; c++)
+		cells[c] = lay->cols[c].label;
+	text_line(f, lay, cells, lay->ncols, NULL);
+	text_rule(f, lay);
+	for (size_t i = 0; i < lay->nrows; i++) {
+		const struct row *w = &lay->rows[i];
+
+		if (lay->ranked && i && w->group != lay->rows[i - 1].group)
+			fputc('\n', f);
+		for (size_t c = 0; c < lay->ncols; c++)
+			cells[c] = lay->cells[i][c];
+		if (row_ok(w)) {
+			text_line(f, lay, cells, lay->ncols, NULL);
+			continue;
+		}
+		reason_text(w->r, why, sizeof(why));
+		text_line(f, lay, cells, lay->first_metric, why);
+	}
+	fprintf(f, "%s\n", legend);
+	if (lay->ranked)
+		fprintf(f, "%s\n", legend_ranked);
+}
+
+static int report_text(FILE *f, const struct report *rep, bool ranked)
+{
+	struct layout lay;
+	int rc = layout_init(&lay, rep, ranked);
+
+	if (!rc)
+		print_text(f, &lay);
+	layout_free(&lay);
+	if (rc)
+		return rc;
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
+int report_table(FILE *f, const struct report *rep)
+{
+	return report_text(f, rep, false);
+}
+
+int report_table_ranked(FILE *f, const struct report *rep)
+{
+	return report_text(f, rep, true);
+}
+
+/* A markdown cell: '|' would end it and a newline would end the row. */
+static void md_cell(FILE *f, const char *s)
+{
+	fputs(" ", f);
+	for (; *s; s++) {
+		if (*s == '|' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+	}
+	fputs(" |", f);
+}
+
+static void print_markdown(FILE *f, const struct layout *lay)
+{
+	char why[ERRLEN + 16];
+
+	fputc('|', f);
+	for (size_t c = 0; c < lay->ncols; c++)
+		md_cell(f, lay->cols[c].label);
+	fputs("\n|", f);
+	for (size_t c = 0; c < lay->ncols; c++)
+		fputs(lay->cols[c].right ? " ---: |" : " --- |", f);
+	fputc('\n', f);
+	for (size_t i = 0; i < lay->nrows; i++) {
+		const struct row *w = &lay->rows[i];
+
+		reason_text(w->r, why, sizeof(why));
+		fputc('|', f);
+		for (size_t c = 0; c < lay->ncols; c++) {
+			if (row_ok(w) || c < lay->first_metric)
+				md_cell(f, lay->cells[i][c]);
+			else
+				md_cell(f, c == lay->first_metric ? why : "");
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%s\n", legend);
+}
+
+int report_markdown(FILE *f, const struct report *rep)
+{
+	struct layout lay;
+	int rc = layout_init(&lay, rep, false);
+
+	if (!rc)
+		print_markdown(f, &lay);
+	layout_free(&lay);
+	if (rc)
+		return rc;
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
