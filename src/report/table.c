@@ -236,7 +236,7 @@ static void text_rule(FILE *f, const struct layout *lay)
 
 static void print_text(FILE *f, const struct layout *lay)
 {
-	const char *cells[MAX_COLS];
+	const char *cells[MAX_COLS] = { 0 };
 	char why[ERRLEN + 16];
 
 	for (size_t c = 0; c < lay->ncols; c++)
