@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: MIT
+# Side-by-side benchmarks (never part of `make check`): `make bench`.
+$(B)/bench/pipe_loop: bench/pipe_loop.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+ALL_TARGETS += $(B)/bench/pipe_loop
+
+bench: all
+	bench/fidelity.sh
