@@ -385,6 +385,7 @@ static void fill_result_config(struct result *r, const struct cell *c)
 	snprintf(r->transport, sizeof(r->transport), "%s", c->tp->name);
 	snprintf(r->pattern, sizeof(r->pattern), "%s", c->pat->name);
 	r->lat_kind = c->pat->lat_kind;
+	r->tp_opts[0] = r->pat_opts[0] = '\0';
 	for (const struct opt_desc *o = c->tp->options; o && o->name; o++) {
 		char v[OPT_STR_MAX];
 		size_t l = strlen(r->tp_opts);
@@ -462,6 +463,8 @@ static int write_report(const struct run_args *a, const struct report *rep)
 		ret = report_csv(f, rep);
 	else if (strcmp(a->format, "markdown") == 0)
 		ret = report_markdown(f, rep);
+	else if (strcmp(a->format, "ranked") == 0)
+		ret = report_table_ranked(f, rep);
 	else
 		ret = report_table(f, rep);
 	if (f != stdout) {
@@ -578,7 +581,8 @@ static void usage(FILE *f)
 	      "  -O, --option KEY=VAL   a transport's or pattern's own option (see ipclab list)\n"
 	      "      --verify           fill every payload with a checked pattern\n"
 	      "      --timeout D        fail a cell when no message moves for D; default 10s\n"
-	      "  -f, --format FMT       table, json, csv, markdown; default table\n"
+	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
+	      "                         markdown; default table\n"
 	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
 	      "  -q, --quiet            no progress line\n"
 	      "  -h, --help, --version\n"
@@ -649,8 +653,8 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case 'o': a->output = arg; break;
 	case 'f':
 		if (strcmp(arg, "table") && strcmp(arg, "json") && strcmp(arg, "csv") &&
-		    strcmp(arg, "markdown"))
-			return usage_error("-f %s: expected table, json, csv or markdown", arg);
+		    strcmp(arg, "markdown") && strcmp(arg, "ranked"))
+			return usage_error("-f %s: expected table, ranked, json, csv or markdown", arg);
 		a->format = arg;
 		break;
 	case 'O':
@@ -707,6 +711,8 @@ static int default_run(struct run_args *base)
 	static char s4k[] = "4k", s64[] = "64", stream[] = "stream", pp[] = "pingpong";
 	static char t1[] = "all", t2[] = "all", split[] = "split", split2[] = "split";
 	struct run_args two[2] = { *base, *base };
+
+	two[0].format = "ranked";
 
 	two[0].patterns = stream;
 	two[0].sizes = s4k;
