@@ -17,3 +17,12 @@ DEPS_FILES += $(B)/tests/unit/test_core.d
 # Scripts run against the built binary ($IPCLAB).
 SCRIPT_TESTS := $(sort $(wildcard tests/cli/*.sh tests/conformance/*.sh))
 export IPCLAB := $(abspath $(IPCLAB_BIN))
+
+# Thread-mode tests under TSan: `make SAN=tsan check-threads`. TSan cannot
+# see across processes, so only thread endpoints are run here.
+TSAN_PROGS ?=
+check-threads: deps
+	@$(MAKE) --no-print-directory all tests
+	@ENDPOINTS=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
+.PHONY: check-threads

@@ -8,7 +8,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 before=$(leftovers)
 for dirn in c2s s2c; do
-	"$IPCLAB" run -t all,null -p stream,pingpong -s 16,4k -n 2000 -e process,thread --verify \
+	"$IPCLAB" run -t all,null -p stream,pingpong -s 16,4k -n 2000 -e "${ENDPOINTS:-process,thread}" --verify \
 		-O dir=$dirn -q -f csv -o "$dir/r.csv" 2>"$dir/err"
 	rc=$?
 	[ $rc = 0 ] || fail "dir=$dirn: exit $rc: $(head -5 "$dir/err")"
