@@ -744,6 +744,8 @@ int cli_main(int argc, char **argv)
 			return usage_error("list takes no arguments");
 		return cli_list();
 	}
+	if (argc > 1 && subcommand_find(argv[1]))
+		return subcommand_find(argv[1])->main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "run") == 0) {
 		argv++;
 		argc--;

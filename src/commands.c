@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+/* Subcommands besides run and list: one table serves dispatch and help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const struct subcommand subcommands[] = {
+	{ NULL, NULL, NULL },
+};
+
+const struct subcommand *subcommand_find(const char *name)
+{
+	for (const struct subcommand *s = subcommands; s->name; s++)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
