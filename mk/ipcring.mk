@@ -16,13 +16,14 @@ IPCRING_SO	:= $(B)/libipcring.so
 IPCRING_PC	:= $(B)/ipcring.pc
 IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 
-IPCRING_TEST_NAMES := unit attach stress death
+IPCRING_TEST_NAMES := unit attach stress death eventfd examples
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
-IPCRING_EXAMPLES :=
+IPCRING_EXAMPLES := $(B)/examples/ipcring-producer $(B)/examples/ipcring-consumer
 IPCRING_BENCH	:=
 IPCRING_XOBJS	:= $(IPCRING_TEST_NAMES:%=$(IPCRING_B)/tests/%.o) \
 		   $(IPCRING_B)/tests/tutil.o \
-
+		   $(IPCRING_B)/examples/producer.o $(IPCRING_B)/examples/consumer.o \
+		   $(IPCRING_B)/examples/common.o
 IPCRING_STRESS_N ?= 1000000000
 
 ALL_TARGETS	+= $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
