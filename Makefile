@@ -50,6 +50,10 @@ include $(sort $(wildcard mk/*.mk))
 deps-ok: $(ALL_TARGETS)
 .PHONY: deps-ok
 
+# After the fragments, so that every TEST_PROGS entry is known.
+tests: $(TEST_PROGS)
+.PHONY: tests
+
 -include $(DEPS_FILES)
 
 clean:

@@ -42,8 +42,6 @@ check: deps
 	@$(MAKE) --no-print-directory all tests
 	@tests/run-tests.sh $(TEST_PROGS) $(SCRIPT_TESTS)
 
-tests: $(TEST_PROGS)
-.PHONY: tests
 
 install: $(IPCLAB_BIN)
 	install -D -m 0755 $(IPCLAB_BIN) $(DESTDIR)$(PREFIX)/bin/ipclab

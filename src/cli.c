@@ -13,16 +13,21 @@
 
 #include "cli.h"
 #include "ipclab/cleanup.h"
+#include "ipclab/idle.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
+#include "pattern/common.h"
 
 #define MAX_LIST 64
 
 struct run_args {
 	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
+	char *thinks, *think_nss, *rates, *pivot;
+	const struct field *pivot_spec[3];
 	uint64_t count, warmup, duration_ns, timeout_ns;
-	bool count_set, warmup_set, verify, quiet, default_run;
+	bool count_set, warmup_set, verify, quiet, default_run, keep_awake;
+	int pm_qos_us;
 	const char *format, *output;
 	unsigned repeat;
 	char *kv[MAX_LIST];
@@ -179,8 +184,47 @@ struct dims {
 	struct pin_spec pin[MAX_LIST];
 	struct sched_spec sched[MAX_LIST];
 	unsigned clients[MAX_LIST];
-	unsigned ntp, npat, nsize, nep, npin, nsched, nclients;
+	uint64_t think[MAX_LIST], think_ns[MAX_LIST];
+	double rate[MAX_LIST];
+	char rate_text[MAX_LIST][24];
+	unsigned ntp, npat, nsize, nep, npin, nsched, nclients, nthink, nrate;
 };
+
+/* "1k..512k": every doubling from the first to the last; else one value. */
+static int expand_range(const char *w, int (*parse)(const char *, uint64_t *), uint64_t *out,
+			unsigned *n)
+{
+	const char *dots = strstr(w, "..");
+	char lo_s[32];
+	uint64_t lo, hi;
+
+	if (!dots)
+		return *n < MAX_LIST && !parse(w, &out[(*n)++]) ? 0 : -EINVAL;
+	snprintf(lo_s, sizeof(lo_s), "%.*s", (int)(dots - w), w);
+	if (parse(lo_s, &lo) || parse(dots + 2, &hi) || lo == 0 || hi < lo)
+		return -EINVAL;
+	for (uint64_t v = lo; v <= hi && *n < MAX_LIST; v *= 2)
+		out[(*n)++] = v;
+	return 0;
+}
+
+/* "1/s", "10k/s", "500", "max" (0 = as fast as it can). */
+static int parse_rate(const char *w, double *out)
+{
+	char num[32];
+	size_t l = strcspn(w, "/");
+	uint64_t v;
+
+	if (strcmp(w, "max") == 0)
+		return *out = 0, 0;
+	if (l >= sizeof(num) || (w[l] && strcmp(w + l, "/s")))
+		return -EINVAL;
+	snprintf(num, sizeof(num), "%.*s", (int)l, w);
+	if (parse_count(num, &v) || v == 0 || v > 1000000000)
+		return -EINVAL;
+	*out = (double)v;
+	return 0;
+}
 
 static int parse_dims_names(struct run_args *a, struct dims *d)
 {
@@ -209,17 +253,41 @@ static int parse_dims_numbers(struct run_args *a, struct dims *d)
 	unsigned n = split_list(a->sizes, w, MAX_LIST);
 
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t v;
+		unsigned first = d->nsize;
 
-		if (parse_size(w[i], &v))
-			return usage_error("-s %s: not a size; use e.g. 64, 4k, 1M", w[i]);
-		if (v < MSG_HDR_SIZE)
-			return usage_error("-s %s: a message holds at least the %zu-byte header; use -s %zu or more",
-					   w[i], MSG_HDR_SIZE, MSG_HDR_SIZE);
-		if (v > (1u << 30))
-			return usage_error("-s %s: larger than 1 GiB; use a smaller size", w[i]);
-		d->size[d->nsize++] = v;
+		if (expand_range(w[i], parse_size, d->size, &d->nsize))
+			return usage_error("-s %s: not a size or range; use e.g. 64, 4k, 1M or 1k..512k", w[i]);
+		for (unsigned k = first; k < d->nsize; k++) {
+			if (d->size[k] < MSG_HDR_SIZE)
+				return usage_error("-s %s: a message holds at least the %zu-byte header; use -s %zu or more",
+						   w[i], MSG_HDR_SIZE, MSG_HDR_SIZE);
+			if (d->size[k] > (1u << 30))
+				return usage_error("-s %s: larger than 1 GiB; use a smaller size", w[i]);
+		}
 	}
+	n = a->thinks ? split_list(a->thinks, w, MAX_LIST) : 0;
+	for (unsigned i = 0; i < n; i++)
+		if (expand_range(w[i], parse_count, d->think, &d->nthink))
+			return usage_error("--think %s: expected iterations per byte, e.g. 1,2,4 or 1..2048", w[i]);
+	n = a->think_nss ? split_list(a->think_nss, w, MAX_LIST) : 0;
+	if (n && d->nthink)
+		return usage_error("--think and --think-ns exclude each other; use one");
+	for (unsigned i = 0; i < n; i++)
+		if (expand_range(w[i], parse_duration, d->think_ns, &d->nthink))
+			return usage_error("--think-ns %s: expected a duration, e.g. 10us or 1us..1ms", w[i]);
+	if (n)
+		for (unsigned i = 0; i < d->nthink; i++)
+			d->think_ns[i] = d->think[i], d->think[i] = 0;
+	if (!d->nthink)
+		d->nthink = 1;
+	n = a->rates ? split_list(a->rates, w, MAX_LIST) : 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (parse_rate(w[i], &d->rate[d->nrate]))
+			return usage_error("--rate %s: expected messages per second, e.g. 1/s, 10k/s or max", w[i]);
+		snprintf(d->rate_text[d->nrate++], sizeof(d->rate_text[0]), "%s", w[i]);
+	}
+	if (!d->nrate)
+		snprintf(d->rate_text[d->nrate++], sizeof(d->rate_text[0]), "max");
 	n = split_list(a->clients, w, MAX_LIST);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t v;
@@ -316,14 +384,26 @@ static int cell_check(struct cell *c, bool named)
 	else if (c->clients > 1 && !(tp->caps & TP_MULTI_CLIENT))
 		snprintf(why, sizeof(why), "%s serves one client; --clients %u needs a multi-client transport",
 			 tp->name, c->clients);
-	else if (c->clients > 1 && strcmp(c->pat->name, "stream") == 0)
-		snprintf(why, sizeof(why), "stream with several clients is not supported yet");
 	if (!why[0])
 		return 0;
 	if (named)
 		return usage_error("%s", why);
 	snprintf(c->skip, sizeof(c->skip), "%s", why);
 	return 0;
+}
+
+/* Iterations of the think loop per ns, measured once and printed. */
+static double think_per_ns(const struct run_args *a)
+{
+	static double per_ns;
+
+	if (!per_ns) {
+		per_ns = think_calibrate();
+		if (!a->quiet)
+			fprintf(stderr, "ipclab: think loop calibrated: %.3f iterations/ns (%.2f ns each)\n",
+				per_ns, 1 / per_ns);
+	}
+	return per_ns;
 }
 
 static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
@@ -334,7 +414,9 @@ static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 	for (unsigned ie = 0; ie < d->nep; ie++)
 	for (unsigned ipn = 0; ipn < d->npin; ipn++)
 	for (unsigned isc = 0; isc < d->nsched; isc++)
-	for (unsigned ic = 0; ic < d->nclients; ic++) {
+	for (unsigned ic = 0; ic < d->nclients; ic++)
+	for (unsigned ik = 0; ik < d->nthink; ik++)
+	for (unsigned ir = 0; ir < d->nrate; ir++) {
 		struct cell *c = plan_add(pl);
 
 		if (!c)
@@ -347,6 +429,17 @@ static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 				    .clients = d->clients[ic], .verify = a->verify,
 				    .timeout_ns = a->timeout_ns };
 		c->warmup = a->warmup_set ? a->warmup : runner_default_warmup(a->count);
+		c->think = d->think[ik];
+		c->think_ns = d->think_ns[ik];
+		if (c->think_ns)
+			c->think_iters = (uint64_t)((double)c->think_ns * think_per_ns(a));
+		c->rate = d->rate[ir];
+		c->pm_qos_us = a->pm_qos_us;
+		c->keep_awake = a->keep_awake;
+		snprintf(c->rate_text, sizeof(c->rate_text), "%s", d->rate_text[ir]);
+		/* a paced run warms up with one message unless told otherwise */
+		if (c->rate > 0 && !a->warmup_set)
+			c->warmup = 1;
 		if (cell_check(c, d->tp_explicit[it]))
 			return 2;
 		if ((c->tp->caps & TP_SPINS) && c->sched.policy != SCHED_OTHER &&
@@ -415,32 +508,47 @@ static void progress(const struct run_args *a, size_t k, size_t n, uint64_t t0)
 		fprintf(stderr, "\r\033[K");
 }
 
-/* Run every cell; returns 0, or 128+signal when interrupted. */
+/* Run every cell, repeat times, interleaved (all cells once, then again) so
+ * that drift spreads evenly; fold repetitions into res[0..n). Returns 0, or
+ * 128+signal when interrupted (*ndone = cells complete). */
 static int run_plan(const struct run_args *a, const struct plan *pl, struct result *res,
 		    size_t *ndone)
 {
+	unsigned reps = a->repeat ? a->repeat : 1;
+	size_t total = pl->n * reps, k = 0;
 	uint64_t t0 = now_ns();
+	int sig = 0;
 
-	for (size_t i = 0; i < pl->n; i++) {
-		*ndone = i;
-		const struct cell *c = &pl->cells[i];
+	*ndone = 0;
+	for (unsigned r = 0; r < reps && !sig; r++) {
+		for (size_t i = 0; i < pl->n && !sig; i++, k++) {
+			const struct cell *c = &pl->cells[i];
+			struct result *out = &res[i * reps + r];
 
-		progress(a, i, pl->n, t0);
-		fill_result_config(&res[i], c);
-		if (c->skip[0]) {
-			res[i].status = RES_SKIPPED;
-			snprintf(res[i].reason, sizeof(res[i].reason), "%s", c->skip);
-			continue;
+			progress(a, k, total, t0);
+			fill_result_config(out, c);
+			if (c->skip[0]) {
+				out->status = RES_SKIPPED;
+				snprintf(out->reason, sizeof(out->reason), "%s", c->skip);
+				continue;
+			}
+			if (run_cell(c, out) == -EINTR || runner_interrupted)
+				sig = 128 + (runner_interrupted ? runner_interrupted : SIGINT);
+			fill_result_config(out, c);
 		}
-		if (run_cell(c, &res[i]) == -EINTR || runner_interrupted) {
-			progress(a, pl->n, pl->n, t0);
-			return 128 + (runner_interrupted ? runner_interrupted : SIGINT);
-		}
-		fill_result_config(&res[i], c);
 	}
-	progress(a, pl->n, pl->n, t0);
-	*ndone = pl->n;
-	return 0;
+	progress(a, total, total, t0);
+	/* a cell is complete when all its repetitions ran */
+	size_t last = pl->n * (reps - 1);
+	size_t complete = !sig ? pl->n : k > last ? k - last - 1 : 0;
+
+	for (size_t i = 0; reps > 1 && i < pl->n; i++) {
+		repeat_fold(&res[i * reps], reps);
+		if (i)
+			memcpy(&res[i], &res[i * reps], sizeof(*res));
+	}
+	*ndone = complete;
+	return sig;
 }
 
 static int write_report(const struct run_args *a, const struct report *rep)
@@ -457,7 +565,9 @@ static int write_report(const struct run_args *a, const struct report *rep)
 			return 1;
 		}
 	}
-	if (strcmp(a->format, "json") == 0)
+	if (a->pivot)
+		ret = report_pivot(f, rep, a->pivot_spec, a->format);
+	else if (strcmp(a->format, "json") == 0)
 		ret = report_json(f, rep, err, sizeof(err));
 	else if (strcmp(a->format, "csv") == 0)
 		ret = report_csv(f, rep);
@@ -499,6 +609,55 @@ static int report_failures(const struct result *res, size_t n)
 	return failed;
 }
 
+/* --pm-qos and --keep-awake around the whole plan. Returns the pm-qos fd
+ * (or 0), or -1 after printing why it failed. */
+static int idle_knobs_start(const struct run_args *a, const struct plan *pl)
+{
+	char err[ERRLEN];
+	int cpus[64], n = 0, fd = 0;
+
+	if (a->pm_qos_us >= 0 && (fd = pm_qos_hold(a->pm_qos_us, err, sizeof(err))) < 0) {
+		fprintf(stderr, "ipclab: %s\n", err);
+		return -1;
+	}
+	if (!a->keep_awake)
+		return fd;
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct pin_spec *p = &pl->cells[i].pin;
+		int want[2] = { p->server_cpu, p->client_cpu };
+
+		for (int k = 0; k < 2; k++) {
+			bool have = want[k] < 0;
+
+			for (int j = 0; j < n && !have; j++)
+				have = cpus[j] == want[k];
+			if (!have && n < 64)
+				cpus[n++] = want[k];
+		}
+		if (p->mode == PIN_NONE) {	/* unpinned: every online CPU */
+			n = 0;
+			for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < 64; c++)
+				cpus[n++] = (int)c;
+			break;
+		}
+	}
+	if (keep_awake_start(cpus, (unsigned)n, err, sizeof(err))) {
+		keep_awake_stop();
+		if (fd > 0)
+			close(fd);
+		fprintf(stderr, "ipclab: %s\n", err);
+		return -1;
+	}
+	return fd;
+}
+
+static void idle_knobs_stop(int fd)
+{
+	keep_awake_stop();
+	if (fd > 0)
+		close(fd);
+}
+
 static int do_run(struct run_args *args, unsigned nargs)
 {
 	struct plan pl = { 0 };
@@ -512,13 +671,20 @@ static int do_run(struct run_args *args, unsigned nargs)
 		ret = build_plan(&args[i], &pl);
 	if (ret)
 		goto out;
-	res = calloc(pl.n ? pl.n : 1, sizeof(*res));
+	res = calloc(pl.n ? pl.n * (a->repeat ? a->repeat : 1) : 1, sizeof(*res));
 	if (!res) {
 		ret = usage_error("out of memory for %zu results", pl.n);
 		goto out;
 	}
 	env_collect(&rep.env);
+	ret = idle_knobs_start(a, &pl);
+	if (ret < 0) {
+		ret = 1;
+		goto out;
+	}
 	sig = run_plan(a, &pl, res, &ndone);
+	idle_knobs_stop(ret);
+	ret = 0;
 	rep.results = res;
 	rep.n = ndone;	/* complete cells only */
 	ret = write_report(a, &rep);
@@ -538,7 +704,8 @@ out:
 /* ---- options ------------------------------------------------------------------- */
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
-       OPT_WARMUP, OPT_REPEAT };
+       OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
+       OPT_KEEP_AWAKE };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -555,6 +722,13 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "option", required_argument, NULL, 'O' },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "think", required_argument, NULL, OPT_THINK },
+	{ "think-ns", required_argument, NULL, OPT_THINK_NS },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "pivot", required_argument, NULL, OPT_PIVOT },
+	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
+	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -570,7 +744,8 @@ static void usage(FILE *f)
 	      "Lists (a,b,c) run the cartesian product of every listed value.\n"
 	      "  -t, --transport LIST   transports, 'all' or globs ('shm-*'); default all\n"
 	      "  -p, --pattern LIST     stream, pingpong; default pingpong\n"
-	      "  -s, --size LIST        message size in bytes, header (16 B) included: 64, 4k, 1M; default 64\n"
+	      "  -s, --size LIST        message size in bytes, header (16 B) included: 64, 4k, 1M, 1k..512k\n"
+	      "                         (ranges double); default 64\n"
 	      "  -n, --count N          measured messages (200k, 1M); default 100k\n"
 	      "  -d, --duration D       measure for D (5s, 500ms) instead of a count\n"
 	      "      --warmup N         messages before the measured window; default count/20, at most 10k\n"
@@ -580,6 +755,15 @@ static void usage(FILE *f)
 	      "      --clients LIST     clients served by one server; default 1\n"
 	      "  -O, --option KEY=VAL   a transport's or pattern's own option (see ipclab list)\n"
 	      "      --verify           fill every payload with a checked pattern\n"
+	      "      --think LIST       busy loop of N iterations per message byte after each message, both\n"
+	      "                         sides (seed 001); ranges double: 1..2048\n"
+	      "      --think-ns LIST    calibrated busy time after each message instead: 10us, 1us..1ms\n"
+	      "      --rate LIST        client sends on a schedule: 1/s, 10k/s, max; latency counts from\n"
+	      "                         each message's intended send time\n"
+	      "      --repeat N         run every cell N times, interleaved; report medians and spread\n"
+	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
+	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
+	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
 	      "      --timeout D        fail a cell when no message moves for D; default 10s\n"
 	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
 	      "                         markdown; default table\n"
@@ -605,6 +789,7 @@ static void args_defaults(struct run_args *a)
 	a->timeout_ns = 10 * NSEC_PER_SEC;
 	a->format = "table";
 	a->repeat = 1;
+	a->pm_qos_us = -1;
 }
 
 static int parse_number_arg(int opt, const char *arg, struct run_args *a)
@@ -629,6 +814,16 @@ static int parse_number_arg(int opt, const char *arg, struct run_args *a)
 			return usage_error("-d %s: expected a duration above zero, e.g. 5s or 500ms", arg);
 		a->duration_ns = v;
 		return 0;
+	case OPT_PM_QOS:
+		if (parse_u64(arg, &v) || v > 100000000)
+			return usage_error("--pm-qos %s: expected microseconds, e.g. 0 (no deep idle) or 10", arg);
+		a->pm_qos_us = (int)v;
+		return 0;
+	case OPT_REPEAT:
+		if (parse_u64(arg, &v) || v < 1 || v > 1000)
+			return usage_error("--repeat %s: expected a number of repetitions from 1 to 1000", arg);
+		a->repeat = (unsigned)v;
+		return 0;
 	case OPT_TIMEOUT:
 		if (parse_duration(arg, &v))
 			return usage_error("--timeout %s: expected a duration, e.g. 30s (0 = none)", arg);
@@ -649,6 +844,20 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_SCHED: a->scheds = arg; break;
 	case OPT_CLIENTS: a->clients = arg; break;
 	case OPT_VERIFY: a->verify = true; break;
+	case OPT_THINK: a->thinks = arg; break;
+	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
+	case OPT_THINK_NS: a->think_nss = arg; break;
+	case OPT_RATE: a->rates = arg; break;
+	case OPT_PIVOT: {
+		char err[ERRLEN];
+
+		if (pivot_parse(arg, a->pivot_spec, err, sizeof(err)))
+			return usage_error("%s", err);
+		if (a->pivot_spec[2]->kind == F_STR)
+			return usage_error("--pivot %s: the metric must be a number, e.g. cpu_pct_total or msgs_per_s", arg);
+		a->pivot = arg;
+		break;
+	}
 	case 'q': a->quiet = true; break;
 	case 'o': a->output = arg; break;
 	case 'f':

@@ -43,6 +43,13 @@ struct cell {
 	unsigned clients;
 	bool verify;
 	uint64_t timeout_ns;	/* watchdog: no progress for this long fails */
+	uint64_t think;		/* busy loop iterations per message byte, both sides */
+	uint64_t think_ns;	/* or a calibrated busy time per message */
+	uint64_t think_iters;	/* think_ns as loop iterations (calibrated) */
+	double rate;		/* messages/s the client sends at (0 = as fast as it can) */
+	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
+	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
+	char rate_text[24];
 	char skip[128];		/* not run here, and why ("" = run it) */
 };
 

@@ -13,6 +13,7 @@
 #include "ipclab/transport.h"
 
 #define SCHEMA_VERSION 1
+#define NOISY_PCT 10.0
 
 enum result_status { RES_OK, RES_SKIPPED, RES_FAILED };
 
@@ -57,17 +58,62 @@ struct result {
 	uint64_t lost, dups, reorders;
 	bool zerocopy;
 
+	/* --repeat N: every metric above holds the median of N repetitions;
+	 * repeat[] keeps min, max and spread of each. */
+	unsigned repeat_n;
+	unsigned n_repeat_stats;
+	struct repeat_stat {
+		const char *key;
+		double min, max, spread_pct;
+	} repeat[24];
+	bool noisy;			/* a headline metric spread over NOISY_PCT */
+
 	unsigned nsides;
 	struct side_result sides[MAX_SIDES];
 	struct hist hist;		/* merged latency histogram */
 };
 
-/* Environment every result file carries. */
+/* Environment every result file carries (src/core/env.c; `ipclab env` shows
+ * the same keys, src/report/envcmd.c). Numbers the kernel does not expose
+ * are ENV_UNKNOWN; a resource limit without one is ENV_UNLIMITED (-1 is a
+ * real value: sched_rt_runtime_us -1 = no RT throttling). */
+#define ENV_UNKNOWN INT64_MIN
+#define ENV_UNLIMITED (INT64_MIN + 1)
+#define ENV_MAX_CACHES 8
+#define ENV_MAX_WARNINGS 6
+struct env_cache {
+	unsigned level, line_bytes;
+	char type[16];			/* Data, Instruction, Unified */
+	int64_t size_bytes;
+	char shared_cpus[48];		/* shared_cpu_list */
+};
 struct env_info {
 	char kernel[128], cpu_model[128], clocksource[32], virtualization[32];
 	char governor[32], hostname[64];
 	unsigned cpus_online;
 	struct clock_info clock;
+
+	/* kernel configuration hints */
+	char preempt[24], preempt_source[48], nohz[16];
+	int64_t preempt_dynamic;	/* 1, 0 or ENV_UNKNOWN */
+	int64_t hz;
+	/* CPU topology and frequency */
+	int64_t cpus_configured, smt_active, threads_per_core;
+	char smt_siblings[128];		/* distinct thread_siblings_list, space-separated */
+	unsigned ncaches;
+	struct env_cache caches[ENV_MAX_CACHES];
+	double cpu_mhz, cpu_min_mhz, cpu_max_mhz;	/* NAN when unknown */
+	double loadavg_1min;
+	/* scheduling and IPC limits */
+	int64_t sched_rt_runtime_us, sched_rt_period_us;
+	int64_t pipe_max_size_bytes, mqueue_msg_max, mqueue_msgsize_max_bytes,
+		mqueue_queues_max, msgmax_bytes, msgmnb_bytes, unix_max_dgram_qlen;
+	int64_t rlimit_msgqueue_bytes, rlimit_rtprio, rlimit_nofile;
+	/* build */
+	char glibc_version[32], compiler[96], ipclab_version[32], ipclab_git_rev[48];
+	/* what may distort results measured here */
+	unsigned nwarnings;
+	char warnings[ENV_MAX_WARNINGS][160];
 };
 void env_collect(struct env_info *env);
 
@@ -100,6 +146,16 @@ extern const size_t n_result_fields;
 int report_table(FILE *f, const struct report *rep);
 int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);
 int report_csv(FILE *f, const struct report *rep);
+
+/* --pivot ROW,COL,METRIC (src/report/pivot.c): parse into three fields, and
+ * print the metric over rows x columns in format (table, markdown, csv, json). */
+int pivot_parse(const char *spec, const struct field **f, char *err, size_t errlen);
+int report_pivot(FILE *f, const struct report *rep, const struct field *const *spec,
+		 const char *format);
+
+/* Fold n repetitions of one cell into reps[0] (src/report/repeat.c): each
+ * metric becomes the median, repeat[] gets min/max/spread. */
+void repeat_fold(struct result *reps, unsigned n);
 int report_markdown(FILE *f, const struct report *rep);
 /* Rows sorted within each (pattern, size) by the headline metric. */
 int report_table_ranked(FILE *f, const struct report *rep);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Send and receive one checked message (see common.h). */
 #include <string.h>
+#include <time.h>
 
 #include "common.h"
 
@@ -51,4 +52,44 @@ void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy)
 {
 	if (zerocopy)
 		p->cell->tp->release(ep);
+}
+
+static inline void think_loop(uint64_t n)
+{
+	volatile unsigned int v = 1;
+
+	for (uint64_t i = 0; i < n; i++)
+		v *= 3;
+}
+
+void pat_think(const struct participant *p)
+{
+	const struct cell *c = p->cell;
+
+	if (c->think)
+		think_loop(c->think * c->size);
+	else if (c->think_iters)
+		think_loop(c->think_iters);
+}
+
+double think_calibrate(void)
+{
+	uint64_t n = 1 << 20, t0, el;
+
+	think_loop(n / 8);	/* warm */
+	do {
+		t0 = now_ns();
+		think_loop(n);
+		el = now_ns() - t0;
+		n *= 2;
+	} while (el < 20 * NSEC_PER_MSEC);
+	return (double)(n / 2) / (double)el;
+}
+
+void pat_wait_until(const struct participant *p, uint64_t t_ns)
+{
+	struct timespec ts = ns_to_timespec(t_ns);
+
+	while (now_ns() < t_ns && !part_stopping(p))
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }

@@ -30,4 +30,20 @@ bool pat_use_zerocopy(const struct participant *p, int recv_mode);
 
 enum { RECV_AUTO, RECV_COPY, RECV_PEEK };
 
+/* Busy computation between messages (--think, --think-ns): seed 001's loop,
+ * `v *= 3` on a volatile, size * think times (or think_iters times). */
+void pat_think(const struct participant *p);
+
+/* Loop iterations per nanosecond of pat_think's loop, measured. */
+double think_calibrate(void);
+
+/* Paced sending (--rate): the intended send time of message k of the window. */
+static inline uint64_t pat_intended(const struct participant *p, uint64_t t0, uint64_t k)
+{
+	return t0 + (uint64_t)((double)k * 1e9 / p->cell->rate);
+}
+
+/* Sleep until an absolute CLOCK_MONOTONIC time (returns early on a stop). */
+void pat_wait_until(const struct participant *p, uint64_t t_ns);
+
 #endif

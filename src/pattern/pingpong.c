@@ -37,7 +37,13 @@ static int pingpong_client(struct participant *p)
 			if (c->duration_ns)
 				deadline = p->st->win_start_ns + c->duration_ns;
 		}
-		t0 = now_ns();
+		if (c->rate > 0 && seq >= c->warmup) {
+			/* paced: the round trip counts from the intended send time */
+			t0 = pat_intended(p, p->st->win_start_ns, seq - c->warmup);
+			pat_wait_until(p, t0);
+		} else {
+			t0 = now_ns();
+		}
 		if (deadline && t0 >= deadline)
 			flags = MSG_F_END;
 		ret = pat_send(p, p->ep, (uint32_t)seq, flags, 0);
@@ -52,6 +58,7 @@ static int pingpong_client(struct participant *p)
 		part_progress(p, seq + 1);
 		if (flags & MSG_F_END)
 			break;
+		pat_think(p);
 		if (part_stopping(p))
 			return -EINTR;
 	}
@@ -96,6 +103,7 @@ static int pingpong_server(struct participant *p)
 			}
 		}
 		part_progress(p, seq + 1);
+		pat_think(p);
 	}
 	p->st->msgs = seq > c->warmup ? (seq - c->warmup) * c->clients : 0;
 	p->st->bytes = 2 * p->st->msgs * c->size;

@@ -35,6 +35,11 @@ GET_NUM(warmup, r->cell.warmup)
 GET_NUM(duration, r->cell.duration_ns)
 GET_NUM(verify, r->cell.verify)
 GET_NUM(timeout, r->cell.timeout_ns)
+GET_NUM(think, r->cell.think)
+GET_NUM(think_ns, r->cell.think_ns)
+GET_NUM(rate, r->cell.rate)
+GET_NUM(pm_qos, r->cell.pm_qos_us >= 0 ? (double)r->cell.pm_qos_us : NAN)
+GET_NUM(keep_awake, r->cell.keep_awake)
 
 GET_NUM(elapsed, r->elapsed_ns)
 GET_NUM(msgs, r->msgs)
@@ -53,6 +58,8 @@ GET_NUM(lost, r->lost)
 GET_NUM(dups, r->dups)
 GET_NUM(reorders, r->reorders)
 GET_NUM(zerocopy, r->zerocopy)
+GET_NUM(repeat, r->repeat_n ? r->repeat_n : 1)
+GET_NUM(noisy, r->noisy)
 
 /* Latency exists only when something was timed: 0 would read as "instant". */
 #define GET_LAT(name, expr) GET_NUM(name, r->lat_samples ? (double)(expr) : NAN)
@@ -100,6 +107,18 @@ const struct field result_fields[] = {
 	      "payload checksums were checked (--verify)"),
 	CFG_N("timeout_ns", "timeout", F_U64, U_NS, timeout, false,
 	      "watchdog: a run without progress for this long fails"),
+	CFG_N("think", "think", F_U64, U_COUNT, think, false,
+	      "busy-loop iterations per message byte between messages, both sides (--think)"),
+	CFG_N("think_ns", "think-ns", F_U64, U_NS, think_ns, false,
+	      "calibrated busy time between messages, both sides (--think-ns)"),
+	CFG_N("rate_per_s", "rate", F_DBL, U_PER_S, rate, false,
+	      "messages per second the client paces itself to (--rate; 0 = as fast as it can)"),
+	CFG_N("pm_qos_us", "pm-qos", F_U64, U_NONE, pm_qos, false,
+	      "/dev/cpu_dma_latency held at this many microseconds during the run (--pm-qos); null = untouched"),
+	CFG_N("keep_awake", "keep-awake", F_BOOL, U_NONE, keep_awake, false,
+	      "a SCHED_IDLE busy loop kept each endpoint CPU out of idle states (--keep-awake)"),
+	CFG_N("repeat", "repeat", F_U64, U_COUNT, repeat, false,
+	      "repetitions folded into this result: each metric is their median (--repeat)"),
 
 	MET_N("elapsed_ns", "elapsed", F_U64, U_NS, elapsed, false, "length of the measured window"),
 	MET_N("msgs", "msgs", F_U64, U_COUNT, msgs, false, "messages moved in the window (all clients)"),
@@ -139,6 +158,8 @@ const struct field result_fields[] = {
 	      "messages out of order (lossy transports)"),
 	MET_N("zerocopy", "zerocopy", F_BOOL, U_NONE, zerocopy, false,
 	      "received in place (peek/release) instead of copied"),
+	MET_N("noisy", "noisy", F_BOOL, U_NONE, noisy, false,
+	      "the headline metric (p50 RTT, or msgs/s) spread over 10 % across repetitions"),
 };
 const size_t n_result_fields = ARRAY_SIZE(result_fields);
 

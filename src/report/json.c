@@ -196,6 +196,23 @@ static json_t *cpu_busy_json(const struct result *r)
 	return arr;
 }
 
+/* --repeat: {"n": N, "<metric>": {"min", "max", "spread_pct"}, ...} */
+static json_t *repeat_json(const struct result *r)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "n", json_integer(r->repeat_n));
+	for (unsigned i = 0; i < r->n_repeat_stats; i++) {
+		const struct repeat_stat *rs = &r->repeat[i];
+
+		json_object_set_new(o, rs->key, json_pack("{s:f,s:f,s:f}", "min", rs->min, "max",
+							   rs->max, "spread_pct", rs->spread_pct));
+	}
+	return o;
+}
+
 /* metrics, sides and histogram exist only for a result that ran. */
 static int put_measured(json_t *res, const struct result *r)
 {
@@ -210,6 +227,8 @@ static int put_measured(json_t *res, const struct result *r)
 	rc |= json_object_set_new(res, "sides", sides_json(r));
 	if (r->hist.count)
 		rc |= json_object_set_new(res, "histogram", hist_json(&r->hist));
+	if (r->repeat_n > 1)
+		rc |= json_object_set_new(res, "repeat", repeat_json(r));
 	return rc;
 }
 

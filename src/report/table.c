@@ -62,7 +62,36 @@ static void add_col(struct layout *lay, const char *label, const struct field *f
 							 .right = right };
 }
 
-static void build_cols(struct layout *lay)
+/* A configuration field the table does not show by default still gets a
+ * column when its value differs between results (a --think or --rate sweep),
+ * and the noisy flag when any result carries it. */
+static bool shown(const struct field *fd, const struct report *rep)
+{
+	static const char *const sweepable[] = { "think", "think_ns", "rate_per_s", "repeat",
+						 "section" };
+	char first[CELL_LEN], v[CELL_LEN];
+
+	if (fd->table)
+		return true;
+	if (!strcmp(fd->key, "noisy")) {
+		for (size_t i = 0; i < rep->n; i++)
+			if (rep->results[i].noisy)
+				return true;
+		return false;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(sweepable); k++) {
+		if (strcmp(fd->key, sweepable[k]))
+			continue;
+		for (size_t i = 0; i < rep->n; i++) {
+			field_text(fd, &rep->results[i], i ? v : first, CELL_LEN);
+			if (i && strcmp(v, first))
+				return true;
+		}
+	}
+	return false;
+}
+
+static void build_cols(struct layout *lay, const struct report *rep)
 {
 	lay->first_metric = 0;
 	if (lay->ranked)
@@ -70,7 +99,7 @@ static void build_cols(struct layout *lay)
 	for (size_t i = 0; i < n_result_fields; i++) {
 		const struct field *fd = &result_fields[i];
 
-		if (!fd->table)
+		if (!shown(fd, rep))
 			continue;
 		if (!fd->config && !lay->first_metric)
 			lay->first_metric = lay->ncols;
@@ -162,7 +191,7 @@ static int layout_init(struct layout *lay, const struct report *rep, bool ranked
 {
 	memset(lay, 0, sizeof(*lay));
 	lay->ranked = ranked;
-	build_cols(lay);
+	build_cols(lay, rep);
 	lay->nrows = rep->n;
 	lay->rows = calloc(rep->n ? rep->n : 1, sizeof(*lay->rows));
 	lay->cells = calloc(rep->n ? rep->n : 1, sizeof(*lay->cells));
