@@ -19,11 +19,11 @@ IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 IPCRING_TEST_NAMES := unit attach stress death eventfd examples
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
 IPCRING_EXAMPLES := $(B)/examples/ipcring-producer $(B)/examples/ipcring-consumer
-IPCRING_BENCH	:=
+IPCRING_BENCH	:= $(B)/bench/ring_bare
 IPCRING_XOBJS	:= $(IPCRING_TEST_NAMES:%=$(IPCRING_B)/tests/%.o) \
 		   $(IPCRING_B)/tests/tutil.o \
 		   $(IPCRING_B)/examples/producer.o $(IPCRING_B)/examples/consumer.o \
-		   $(IPCRING_B)/examples/common.o
+		   $(IPCRING_B)/examples/common.o $(B)/bench/ring_bare.o
 IPCRING_STRESS_N ?= 1000000000
 
 ALL_TARGETS	+= $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
