@@ -12,35 +12,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_internal.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/idle.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
 #include "pattern/common.h"
-
-#define MAX_LIST 64
-
-struct run_args {
-	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
-	char *thinks, *think_nss, *rates, *pivot;
-	const struct field *pivot_spec[3];
-	uint64_t count, warmup, duration_ns, timeout_ns;
-	bool count_set, warmup_set, verify, quiet, default_run, keep_awake;
-	int pm_qos_us;
-	const char *format, *output;
-	unsigned repeat;
-	char *kv[MAX_LIST];
-	unsigned nkv;
-	char cmdline[1024];
-};
-
-struct plan {
-	struct cell *cells;
-	size_t n, cap;
-	void *opt_blocks[2 * MAX_LIST];
-	unsigned nblocks;
-};
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -435,12 +413,13 @@ static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 			c->think_iters = (uint64_t)((double)c->think_ns * think_per_ns(a));
 		c->rate = d->rate[ir];
 		c->pm_qos_us = a->pm_qos_us;
+		snprintf(c->section, sizeof(c->section), "%s", a->section ? a->section : "");
 		c->keep_awake = a->keep_awake;
 		snprintf(c->rate_text, sizeof(c->rate_text), "%s", d->rate_text[ir]);
 		/* a paced run warms up with one message unless told otherwise */
 		if (c->rate > 0 && !a->warmup_set)
 			c->warmup = 1;
-		if (cell_check(c, d->tp_explicit[it]))
+		if (cell_check(c, d->tp_explicit[it] && !a->lenient))
 			return 2;
 		if ((c->tp->caps & TP_SPINS) && c->sched.policy != SCHED_OTHER &&
 		    c->pin.server_cpu >= 0 && c->pin.server_cpu == c->pin.client_cpu)
@@ -450,14 +429,23 @@ static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 	return 0;
 }
 
-static int build_plan(struct run_args *a, struct plan *pl)
+static int build_plan(struct run_args *orig, struct plan *pl)
 {
+	/* the lists are split in place: work on copies, so that run_args can
+	 * share strings (the default run and the suite do) */
+	struct run_args copy = *orig, *a = &copy;
+	char **lists[] = { &a->transports, &a->patterns, &a->sizes, &a->endpoints, &a->pins,
+			   &a->scheds, &a->clients, &a->thinks, &a->think_nss, &a->rates };
 	struct dims *d = calloc(1, sizeof(*d));
-	int ret;
+	int ret = 0;
 
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+		if (*lists[i] && !(*lists[i] = strdup(*lists[i])))
+			ret = usage_error("out of memory");
 	if (!d)
-		return usage_error("out of memory");
-	ret = parse_dims_names(a, d);
+		ret = usage_error("out of memory");
+	if (!ret)
+		ret = parse_dims_names(a, d);
 	if (!ret)
 		ret = parse_dims_numbers(a, d);
 	if (!ret)
@@ -466,6 +454,8 @@ static int build_plan(struct run_args *a, struct plan *pl)
 		ret = parse_dims_options(pl, a, d);
 	if (!ret)
 		ret = add_cells(pl, a, d);
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+		free(*lists[i]);
 	free(d);
 	return ret;
 }
@@ -527,14 +517,17 @@ static int run_plan(const struct run_args *a, const struct plan *pl, struct resu
 
 			progress(a, k, total, t0);
 			fill_result_config(out, c);
-			if (c->skip[0]) {
+			snprintf(out->section, sizeof(out->section), "%s", c->section);
+			if (c->skip[0] || a->dry_run) {
 				out->status = RES_SKIPPED;
-				snprintf(out->reason, sizeof(out->reason), "%s", c->skip);
+				snprintf(out->reason, sizeof(out->reason), "%s",
+					 c->skip[0] ? c->skip : "dry run");
 				continue;
 			}
 			if (run_cell(c, out) == -EINTR || runner_interrupted)
 				sig = 128 + (runner_interrupted ? runner_interrupted : SIGINT);
 			fill_result_config(out, c);
+			snprintf(out->section, sizeof(out->section), "%s", c->section);
 		}
 	}
 	progress(a, total, total, t0);
@@ -551,7 +544,7 @@ static int run_plan(const struct run_args *a, const struct plan *pl, struct resu
 	return sig;
 }
 
-static int write_report(const struct run_args *a, const struct report *rep)
+int write_report(const struct run_args *a, const struct report *rep)
 {
 	char tmp[1100], err[ERRLEN] = "";
 	FILE *f = stdout;
@@ -658,15 +651,16 @@ static void idle_knobs_stop(int fd)
 		close(fd);
 }
 
-static int do_run(struct run_args *args, unsigned nargs)
+int plan_and_run(struct run_args *args, unsigned nargs, struct report *rep, struct result **resp)
 {
 	struct plan pl = { 0 };
 	struct run_args *a = &args[0];
-	struct report rep = { .cmdline = a->cmdline };
 	struct result *res = NULL;
-	int ret = 0, sig = 0;
+	int ret = 0, fd;
 	size_t ndone = 0;
 
+	*resp = NULL;
+	rep->cmdline = a->cmdline;
 	for (unsigned i = 0; i < nargs && !ret; i++)
 		ret = build_plan(&args[i], &pl);
 	if (ret)
@@ -676,29 +670,40 @@ static int do_run(struct run_args *args, unsigned nargs)
 		ret = usage_error("out of memory for %zu results", pl.n);
 		goto out;
 	}
-	env_collect(&rep.env);
-	ret = idle_knobs_start(a, &pl);
-	if (ret < 0) {
+	env_collect(&rep->env);
+	fd = idle_knobs_start(a, &pl);
+	if (fd < 0) {
 		ret = 1;
 		goto out;
 	}
-	sig = run_plan(a, &pl, res, &ndone);
-	idle_knobs_stop(ret);
-	ret = 0;
-	rep.results = res;
-	rep.n = ndone;	/* complete cells only */
-	ret = write_report(a, &rep);
-	ret = report_failures(res, rep.n) ? 1 : ret;
-	if (sig) {
-		fprintf(stderr, "ipclab: interrupted by signal %d\n", sig - 128);
-		ret = sig;
-	}
+	ret = run_plan(a, &pl, res, &ndone);
+	idle_knobs_stop(fd);
+	rep->results = res;
+	rep->n = ndone;	/* complete cells only */
+	*resp = res;
+	res = NULL;
 out:
 	free(res);
 	for (unsigned i = 0; i < pl.nblocks; i++)
 		free(pl.opt_blocks[i]);
 	free(pl.cells);
 	return ret;
+}
+
+static int do_run(struct run_args *args, unsigned nargs)
+{
+	struct report rep = { 0 };
+	struct result *res;
+	int ret = plan_and_run(args, nargs, &rep, &res), wret;
+
+	if (!res)
+		return ret;
+	wret = write_report(&args[0], &rep);
+	wret = report_failures(res, rep.n) ? 1 : wret;
+	if (ret > 128)
+		fprintf(stderr, "ipclab: interrupted by signal %d\n", ret - 128);
+	free(res);
+	return ret ? ret : wret;
 }
 
 /* ---- options ------------------------------------------------------------------- */
@@ -773,11 +778,12 @@ static void usage(FILE *f)
 	      "Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
 }
 
-static void args_defaults(struct run_args *a)
+void args_defaults(struct run_args *a)
 {
 	static char t[] = "all", p[] = "pingpong", s[] = "64", e[] = "process", pin[] = "none",
 		    sc[] = "other", c[] = "1";
 
+	memset(a, 0, sizeof(*a));
 	a->transports = t;
 	a->patterns = p;
 	a->sizes = s;

@@ -16,4 +16,6 @@ struct subcommand {
 extern const struct subcommand subcommands[];
 const struct subcommand *subcommand_find(const char *name);
 
+int cmd_suite(int argc, char **argv);
+
 #endif

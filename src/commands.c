@@ -4,8 +4,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report/commands.h"
 
 const struct subcommand subcommands[] = {
+	{ "env", cmd_env, "the machine as result files record it, and what distorts measurements" },
+	{ "suite", cmd_suite, "the seeds' experiments, one section each: ipclab suite seeds [--quick]" },
 	{ NULL, NULL, NULL },
 };
 

@@ -51,6 +51,7 @@ struct cell {
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	char rate_text[24];
 	char skip[128];		/* not run here, and why ("" = run it) */
+	char section[32];	/* suite section ("" = none) */
 };
 
 #define MAX_CLIENTS 64

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to cli.c and suite.c: a run's arguments, and planning and running
+ * them without printing, so the suite can lay results out its own way. */
+#ifndef IPCLAB_CLI_INTERNAL_H
+#define IPCLAB_CLI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ipclab/report.h"
+
+#define MAX_LIST 64
+
+struct run_args {
+	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
+	char *thinks, *think_nss, *rates, *pivot;
+	const struct field *pivot_spec[3];
+	uint64_t count, warmup, duration_ns, timeout_ns;
+	bool count_set, warmup_set, verify, quiet, default_run, keep_awake;
+	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
+	bool lenient;		/* a named transport that cannot run is skipped, not an error */
+	const char *section;	/* suite section written into each result */
+	int pm_qos_us;
+	const char *format, *output;
+	unsigned repeat;
+	char *kv[MAX_LIST];
+	unsigned nkv;
+	char cmdline[1024];
+};
+
+/* A plan: the cells of one or more run_args. */
+struct plan {
+	struct cell *cells;
+	size_t n, cap;
+	void *opt_blocks[2 * MAX_LIST];
+	unsigned nblocks;
+};
+
+
+/* Defaults for every field, as `ipclab run` with no options. */
+void args_defaults(struct run_args *a);
+
+/* Plan and run args[0..n) as one plan (no output). On success *res holds
+ * rep->n results (complete cells only when interrupted); returns 0, 2 for
+ * bad input (printed), or 128+N when interrupted by signal N. */
+int plan_and_run(struct run_args *args, unsigned nargs, struct report *rep, struct result **res);
+
+int write_report(const struct run_args *a, const struct report *rep);
+
+#endif
