@@ -26,3 +26,10 @@ check-threads: deps
 	@ENDPOINTS=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 		tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
 .PHONY: check-threads
+
+$(B)/tests/test_plan: $(B)/tests/unit/test_plan.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_plan
+DEPS_FILES += $(B)/tests/unit/test_plan.d

@@ -710,7 +710,7 @@ static int do_run(struct run_args *args, unsigned nargs)
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE };
+       OPT_KEEP_AWAKE, OPT_DRY_RUN };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -734,6 +734,7 @@ static const struct option long_opts[] = {
 	{ "pivot", required_argument, NULL, OPT_PIVOT },
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -769,6 +770,7 @@ static void usage(FILE *f)
 	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
+	      "      --dry-run          list the cells the plan holds without running them\n"
 	      "      --timeout D        fail a cell when no message moves for D; default 10s\n"
 	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
 	      "                         markdown; default table\n"
@@ -852,6 +854,7 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_VERIFY: a->verify = true; break;
 	case OPT_THINK: a->thinks = arg; break;
 	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
+	case OPT_DRY_RUN: a->dry_run = true; break;
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PIVOT: {

@@ -29,6 +29,10 @@ static const struct rep_metric rep_metrics[] = {
 	RD(sys_intr_per_s, false), RD(sys_busy_pct, false),
 };
 
+#define ARRAY_LEN (sizeof(rep_metrics) / sizeof(rep_metrics[0]))
+_Static_assert(ARRAY_LEN <= sizeof(((struct result *)0)->repeat) / sizeof(struct repeat_stat),
+	       "repeat[] holds every metric");
+
 static double get(const struct result *r, const struct rep_metric *m)
 {
 	const char *p = (const char *)r + m->off;
@@ -91,28 +95,34 @@ void repeat_fold(struct result *reps, unsigned n)
 			return;
 		}
 	}
+	struct repeat_stat stats[ARRAY_LEN];
+	double meds[ARRAY_LEN];
+	bool noisy = false;
+
+	/* statistics first: keeping the median repetition overwrites reps[0] */
+	for (size_t k = 0; k < ARRAY_LEN; k++) {
+		const struct rep_metric *m = &rep_metrics[k];
+		double v[n];
+
+		for (unsigned i = 0; i < n; i++)
+			v[i] = get(&reps[i], m);
+		meds[k] = median(v, n);
+		stats[k] = (struct repeat_stat){ .key = m->key, .min = v[0], .max = v[n - 1],
+						 .spread_pct = meds[k] ? 100.0 * (v[n - 1] - v[0]) /
+									 fabs(meds[k]) : 0 };
+		/* the pattern's headline: p50 RTT for ping-pong, msgs/s otherwise */
+		if (m->headline && stats[k].spread_pct > NOISY_PCT &&
+		    (m->off == offsetof(struct result, lat_p50_ns)) == rtt)
+			noisy = true;
+	}
 	pick = median_rep(reps, n);
 	if (pick)
 		reps[0] = reps[pick];
 	reps[0].repeat_n = n;
-	reps[0].n_repeat_stats = 0;
-	reps[0].noisy = false;
-	for (size_t k = 0; k < sizeof(rep_metrics) / sizeof(rep_metrics[0]); k++) {
-		const struct rep_metric *m = &rep_metrics[k];
-		struct repeat_stat *rs = &reps[0].repeat[reps[0].n_repeat_stats++];
-		double v[n], med;
-
-		for (unsigned i = 0; i < n; i++)
-			v[i] = get(&reps[i], m);
-		med = median(v, n);
-		rs->key = m->key;
-		rs->min = v[0];
-		rs->max = v[n - 1];
-		rs->spread_pct = med ? 100.0 * (v[n - 1] - v[0]) / fabs(med) : 0;
-		set(&reps[0], m, med);
-		/* the pattern's headline: p50 RTT for ping-pong, msgs/s otherwise */
-		if (m->headline && rs->spread_pct > NOISY_PCT &&
-		    (m->off == offsetof(struct result, lat_p50_ns)) == rtt)
-			reps[0].noisy = true;
+	reps[0].noisy = noisy;
+	reps[0].n_repeat_stats = ARRAY_LEN;
+	for (size_t k = 0; k < ARRAY_LEN; k++) {
+		reps[0].repeat[k] = stats[k];
+		set(&reps[0], &rep_metrics[k], meds[k]);
 	}
 }

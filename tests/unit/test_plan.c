@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for the experiment knobs: repetition statistics (medians,
+ * spread, the noisy flag, failures) and paced-send arithmetic. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ipclab/report.h"
+#include "../../src/pattern/common.h"
+
+static struct result *make_reps(unsigned n, const double *rate, const uint64_t *p50, const char *kind)
+{
+	struct result *r = calloc(n, sizeof(*r));
+
+	for (unsigned i = 0; i < n; i++) {
+		r[i].status = RES_OK;
+		r[i].lat_kind = kind;
+		r[i].msgs_per_s = rate[i];
+		r[i].lat_p50_ns = p50[i];
+		r[i].lat_samples = 100;
+		r[i].elapsed_ns = 1000 + i;	/* tells which repetition was kept */
+	}
+	return r;
+}
+
+static const struct repeat_stat *stat_of(const struct result *r, const char *key)
+{
+	for (unsigned i = 0; i < r->n_repeat_stats; i++)
+		if (!strcmp(r->repeat[i].key, key))
+			return &r->repeat[i];
+	return NULL;
+}
+
+static void test_repeat_medians(void **state)
+{
+	const double rate[5] = { 100, 300, 200, 110, 500 };
+	const uint64_t p50[5] = { 10, 12, 11, 13, 9 };
+	struct result *r = make_reps(5, rate, p50, "one_way");
+	const struct repeat_stat *st;
+
+	(void)state;
+	repeat_fold(r, 5);
+	assert_int_equal(r[0].repeat_n, 5);
+	assert_true(r[0].msgs_per_s == 200);		/* median of 100 110 200 300 500 */
+	assert_int_equal(r[0].lat_p50_ns, 11);
+	st = stat_of(&r[0], "msgs_per_s");
+	assert_non_null(st);
+	assert_true(st->min == 100 && st->max == 500);
+	assert_true(st->spread_pct > 199.9 && st->spread_pct < 200.1);	/* (500-100)/200 */
+	assert_true(r[0].noisy);			/* msgs/s is a stream's headline */
+	free(r);
+}
+
+static void test_repeat_quiet_rtt(void **state)
+{
+	const double rate[3] = { 100, 300, 200 };	/* noisy, but not the headline */
+	const uint64_t p50[3] = { 1000, 1010, 1020 };
+	struct result *r = make_reps(3, rate, p50, "rtt");
+
+	(void)state;
+	repeat_fold(r, 3);
+	assert_int_equal(r[0].lat_p50_ns, 1010);
+	assert_false(r[0].noisy);			/* p50 spread 2 % */
+	/* the histogram and sides kept are those of the median repetition */
+	assert_int_equal(r[0].elapsed_ns, 1001);
+	free(r);
+}
+
+static void test_repeat_failure_wins(void **state)
+{
+	const double rate[3] = { 1, 2, 3 };
+	const uint64_t p50[3] = { 1, 2, 3 };
+	struct result *r = make_reps(3, rate, p50, "rtt");
+
+	(void)state;
+	r[2].status = RES_FAILED;
+	snprintf(r[2].reason, sizeof(r[2].reason), "client 0 died");
+	repeat_fold(r, 3);
+	assert_int_equal(r[0].status, RES_FAILED);
+	assert_string_equal(r[0].reason, "client 0 died");
+	free(r);
+}
+
+static void test_paced_schedule(void **state)
+{
+	struct cell c = { .rate = 1000 };
+	struct participant p = { .cell = &c };
+
+	(void)state;
+	/* message k of the window is due at t0 + k/rate, whatever happened before */
+	assert_int_equal(pat_intended(&p, 5000, 0), 5000);
+	assert_int_equal(pat_intended(&p, 5000, 1), 5000 + 1000000);
+	assert_int_equal(pat_intended(&p, 5000, 1000), 5000 + 1000000000ull);
+	c.rate = 3;
+	assert_int_equal(pat_intended(&p, 0, 2), 666666666);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_repeat_medians),
+		cmocka_unit_test(test_repeat_quiet_rtt),
+		cmocka_unit_test(test_repeat_failure_wins),
+		cmocka_unit_test(test_paced_schedule),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+}
