@@ -28,7 +28,7 @@ IPCRING_STRESS_N ?= 1000000000
 
 ALL_TARGETS	+= $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
 		   $(IPCRING_TESTS) $(IPCRING_BENCH)
-TEST_PROGS	+= $(IPCRING_TESTS)
+TEST_PROGS	+= $(IPCRING_TESTS) $(IPCRING_DIR)/model/check.sh
 DEPS_FILES	+= $(IPCRING_OBJS:.o=.d) $(IPCRING_XOBJS:.o=.d)
 
 $(IPCRING_OBJS): $(IPCRING_B)/%.o: $(IPCRING_DIR)/%.c
@@ -73,7 +73,7 @@ ipcring: $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
 
 check-ipcring: ipcring
 	@pass=0; fail=0; skip=0; \
-	for t in $(IPCRING_TESTS); do \
+	for t in $(IPCRING_TESTS) $(IPCRING_DIR)/model/check.sh; do \
 		timeout 300 $$t > $(B)/$$(basename $$t).log 2>&1; rc=$$?; \
 		case $$rc in \
 		0) pass=$$((pass+1)); echo "PASS $$t";; \
