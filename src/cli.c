@@ -706,11 +706,41 @@ static int do_run(struct run_args *args, unsigned nargs)
 	return ret ? ret : wret;
 }
 
+/* --vmstat: one line a second on stderr, what vmstat and top showed seed 000. */
+static void vmstat_line(const struct cell *c, const struct sys_snap *a, const struct sys_snap *b)
+{
+	double secs = (double)(b->t_ns - a->t_ns) / 1e9;
+	char line[1024];
+	size_t off;
+
+	if (secs <= 0)
+		return;
+	off = (size_t)snprintf(line, sizeof(line), "vmstat %s/%s %lluB: cs/s %.0f intr/s %.0f",
+			       c->tp->name, c->pat->name, (unsigned long long)c->size,
+			       (double)(b->ctxt - a->ctxt) / secs, (double)(b->intr - a->intr) / secs);
+	for (unsigned i = 0; i <= a->ncpu && i <= SYS_MAX_CPUS && off < sizeof(line); i++) {
+		double tot = (double)(b->total[i] - a->total[i]);
+		char who[16];
+
+		if (tot <= 0)
+			continue;
+		if (i)
+			snprintf(who, sizeof(who), "cpu%u", i - 1);
+		else
+			snprintf(who, sizeof(who), "all");
+		off += (size_t)snprintf(line + off, sizeof(line) - off, " | %s us %.0f sy %.0f id %.0f", who,
+					100 * (double)(b->user[i] - a->user[i]) / tot,
+					100 * (double)(b->sys[i] - a->sys[i]) / tot,
+					100 * (tot - (double)(b->busy[i] - a->busy[i])) / tot);
+	}
+	fprintf(stderr, "%s\n", line);
+}
+
 /* ---- options ------------------------------------------------------------------- */
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE, OPT_DRY_RUN };
+       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -735,6 +765,7 @@ static const struct option long_opts[] = {
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -771,6 +802,8 @@ static void usage(FILE *f)
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
 	      "      --dry-run          list the cells the plan holds without running them\n"
+	      "      --vmstat           print a line a second while cells run (stderr): context switches,\n"
+	      "                         interrupts, and us/sy/id per CPU and in total (/proc/stat)\n"
 	      "      --timeout D        fail a cell when no message moves for D; default 10s\n"
 	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
 	      "                         markdown; default table\n"
@@ -855,6 +888,7 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_THINK: a->thinks = arg; break;
 	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
 	case OPT_DRY_RUN: a->dry_run = true; break;
+	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PIVOT: {

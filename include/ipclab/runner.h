@@ -29,6 +29,12 @@ struct run_ctl_view {
 };
 void runner_collect(const struct run_ctl_view *v, struct result *res);
 
+/* --vmstat: called by the runner about once a second while a cell runs,
+ * with the previous and the current /proc/stat snapshot. */
+typedef void (*runner_tick_fn)(const struct cell *c, const struct sys_snap *prev,
+			       const struct sys_snap *cur);
+void runner_set_tick(runner_tick_fn fn);
+
 /* Default warm-up for a count. */
 uint64_t runner_default_warmup(uint64_t count);
 

@@ -22,6 +22,12 @@
 #include "ipclab/runner.h"
 
 volatile sig_atomic_t runner_interrupted;
+static runner_tick_fn tick_fn;
+
+void runner_set_tick(runner_tick_fn fn)
+{
+	tick_fn = fn;
+}
 __attribute__((weak)) volatile sig_atomic_t ipclab_stop_requested;
 
 /* Shared by the parent and every side, in a MAP_SHARED mapping. */
@@ -285,6 +291,7 @@ struct run_state {
 	bool started[MAX_SIDES];
 	unsigned nsides;
 	char fail[ERRLEN];
+	struct sys_snap tick_prev;
 };
 
 static const char *side_name(const struct side_stats *st, char *buf, size_t len)
@@ -438,6 +445,24 @@ static void describe_stall(struct run_state *rs, uint64_t idle_ns)
 }
 
 /* Wait until `word` reaches `want` while watching the sides. */
+/* --vmstat: a snapshot a second, handed to the tick function. */
+static void vmstat_tick(struct run_state *rs, uint64_t t)
+{
+	if (!tick_fn)
+		return;
+	if (!rs->tick_prev.t_ns) {
+		sys_snap_take(&rs->tick_prev);
+		return;
+	}
+	if (t - rs->tick_prev.t_ns < NSEC_PER_SEC)
+		return;
+	struct sys_snap cur;
+
+	sys_snap_take(&cur);
+	tick_fn(rs->cell, &rs->tick_prev, &cur);
+	rs->tick_prev = cur;
+}
+
 static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t want)
 {
 	uint64_t last = total_progress(rs), last_t = now_ns();
@@ -453,6 +478,7 @@ static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t wa
 			return -EIO;
 		uint64_t p = total_progress(rs), t = now_ns();
 
+		vmstat_tick(rs, t);
 		if (p != last) {
 			last = p;
 			last_t = t;
