@@ -85,7 +85,7 @@ check-ipcring: ipcring
 
 stress: stress-ipcring
 stress-ipcring: $(B)/tests/ipcring-stress
-	$(B)/tests/ipcring-stress -n $(IPCRING_STRESS_N)
+	$(B)/tests/ipcring-stress -v -n $(IPCRING_STRESS_N)
 
 IPCRING_LIBDIR	= $(DESTDIR)$(PREFIX)/lib
 install: install-ipcring

@@ -4,6 +4,9 @@
  * and fd passing with SCM_RIGHTS, for the ipcring example programs.
  * Functions return an fd or 0, or -errno.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* accept4, MSG_CMSG_CLOEXEC when built standalone */
+#endif
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>

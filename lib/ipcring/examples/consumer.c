@@ -7,6 +7,9 @@
  *
  *   ipcring-consumer NAME &  ipcring-producer NAME [COUNT [SIZE]]
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* accept4, MSG_CMSG_CLOEXEC when built standalone */
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -7,6 +7,9 @@
  *
  *   ipcring-producer NAME [COUNT [SIZE]]
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* accept4, MSG_CMSG_CLOEXEC when built standalone */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
