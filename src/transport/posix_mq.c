@@ -170,14 +170,21 @@ static ssize_t pmq_recv(struct tp_endpoint *ep, void *buf, size_t len)
 	return n;
 }
 
-static void pmq_close(struct tp_endpoint *ep)
+/* The EOF marker, without blocking: an absolute timeout in the past makes
+ * mq_timedsend fail at once (ETIMEDOUT) on a full queue. */
+static int pmq_marker(int fd)
 {
-	/* an absolute timeout in the past: never block on a full queue */
 	const struct timespec past = { 0, 0 };
 
+	return mq_timedsend((mqd_t)fd, "", 0, 0, &past);
+}
+
+static void pmq_close(struct tp_endpoint *ep)
+{
 	if (!ep)
 		return;
-	(void)mq_timedsend((mqd_t)ep->wfd, "", 0, 0, &past);
+	/* a Linux mqd_t is a descriptor: poll() says when the queue has room */
+	tp_marker(ep->wfd, pmq_marker);
 	free(ep->extra);
 	tp_ep_free(ep);
 }

@@ -11,6 +11,14 @@ extern const struct transport tp_null;
 extern const struct transport tp_pipe;
 extern const struct transport tp_unix_stream;
 extern const struct transport tp_posix_mq;
+extern const struct transport tp_fifo;
+extern const struct transport tp_unix_dgram;
+extern const struct transport tp_unix_seqpacket;
+extern const struct transport tp_unix_stream_path;
+extern const struct transport tp_tcp;
+extern const struct transport tp_udp;
+extern const struct transport tp_sysv_mq;
+extern const struct transport tp_splice;
 extern const struct transport tp_shm_futex;
 extern const struct transport tp_shm_eventfd;
 extern const struct transport tp_shm_pipe;
@@ -25,6 +33,14 @@ const struct transport *const transports[] = {
 	&tp_pipe,
 	&tp_unix_stream,
 	&tp_posix_mq,
+	&tp_fifo,
+	&tp_unix_dgram,
+	&tp_unix_seqpacket,
+	&tp_unix_stream_path,
+	&tp_tcp,
+	&tp_udp,
+	&tp_sysv_mq,
+	&tp_splice,
 	&tp_shm_futex,
 	&tp_shm_eventfd,
 	&tp_shm_pipe,

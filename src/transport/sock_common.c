@@ -4,6 +4,7 @@
  * sizes read back from the kernel. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,20 @@ static bool tp_fd_used_by(const struct tp_fd *f, enum tp_role role, unsigned id)
 	return role == TP_SERVER || f->id == id;
 }
 
+void tp_chan_drop_others(struct tp_channel *ch, enum tp_role role, unsigned id)
+{
+	struct tp_chan *c = ch->priv;
+
+	/* Only in process mode: threads share one descriptor table. */
+	if (ch->cfg->threads || !c)
+		return;
+	for (unsigned i = 0; i < c->nfd; i++)
+		if (c->fd[i].fd >= 0 && !tp_fd_used_by(&c->fd[i], role, id)) {
+			close(c->fd[i].fd);
+			c->fd[i].fd = -1;
+		}
+}
+
 static struct tp_endpoint *tp_ep_alloc(struct tp_channel *ch, unsigned flags)
 {
 	struct tp_endpoint *ep = calloc(1, sizeof(*ep));
@@ -93,13 +108,7 @@ int tp_ep_from_chan(struct tp_channel *ch, enum tp_role role, unsigned id, unsig
 	if (ridx >= c->nfd || widx >= c->nfd || c->fd[ridx].fd < 0 || c->fd[widx].fd < 0)
 		return errf(err, errlen, EBADF, "%s: %s endpoint %u opened twice or after close",
 			    ch->tp->name, role == TP_SERVER ? "server" : "client", id);
-	/* Only in process mode: threads share one descriptor table. */
-	if (!ch->cfg->threads)
-		for (unsigned i = 0; i < c->nfd; i++)
-			if (c->fd[i].fd >= 0 && !tp_fd_used_by(&c->fd[i], role, id)) {
-				close(c->fd[i].fd);
-				c->fd[i].fd = -1;
-			}
+	tp_chan_drop_others(ch, role, id);
 	ep = tp_ep_alloc(ch, flags);
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
@@ -188,6 +197,8 @@ int tp_fd_pollfd(const struct tp_endpoint *ep)
 	return ep->rfd;
 }
 
+static int tp_sock_marker(int fd);
+
 void tp_fd_close(struct tp_endpoint *ep)
 {
 	if (!ep)
@@ -195,9 +206,27 @@ void tp_fd_close(struct tp_endpoint *ep)
 	if (ep->flags & TPE_SHUTDOWN)
 		shutdown(ep->wfd, SHUT_WR);
 	if (ep->flags & TPE_MARKER)
-		/* best effort: a full receiver must not make close block */
-		(void)!send(ep->wfd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+		tp_marker(ep->wfd, tp_sock_marker);
 	tp_ep_free(ep);
+}
+
+static int tp_sock_marker(int fd)
+{
+	return (int)send(fd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void tp_marker(int fd, int (*try_send)(int fd))
+{
+	for (int i = 0; i < 64; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (try_send(fd) == 0 ||
+		    (errno != EAGAIN && errno != EWOULDBLOCK && errno != ETIMEDOUT))
+			return;
+		/* no room yet: the receiver may still be draining what we sent */
+		if (poll(&p, 1, TP_MARKER_WAIT_MS) <= 0)
+			return;
+	}
 }
 
 int tp_sysctl_u64(const char *path, uint64_t *out)
@@ -318,4 +347,48 @@ int tp_hello_check(const char *tp, int fd, unsigned id, char *err, size_t errlen
 			    "%s: connection on client %u's socket is not ours (magic %#x, id %u)", tp,
 			    id, hello[0], hello[1]);
 	return 0;
+}
+
+int tp_conn_client(struct tp_channel *ch, unsigned id, const struct sockaddr *sa, socklen_t salen,
+		   tp_sock_setup_fn setup, struct tp_endpoint **out, char *err, size_t errlen)
+{
+	const char *tp = ch->tp->name;
+	int fd, ret;
+
+	tp_chan_drop_others(ch, TP_CLIENT, id);
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errf(err, errlen, errno, "%s: socket: %s", tp, strerror(errno));
+	ret = setup(ch, fd, err, errlen);
+	if (!ret && connect(fd, sa, salen) < 0)
+		ret = errf(err, errlen, errno, "%s: client %u: connect: %s", tp, id, strerror(errno));
+	if (!ret && (ret = tp_hello_send(fd, id)) < 0)
+		errf(err, errlen, -ret, "%s: client %u: hello: %s", tp, id, strerror(-ret));
+	if (!ret)
+		ret = tp_ep_own(ch, fd, fd, TPE_SHUTDOWN, out, err, errlen);
+	if (ret)
+		close(fd);
+	return ret;
+}
+
+int tp_conn_server(struct tp_channel *ch, unsigned id, int lfd, tp_sock_setup_fn setup,
+		   struct tp_endpoint **out, char *err, size_t errlen)
+{
+	const char *tp = ch->tp->name;
+	int fd, ret;
+
+	tp_chan_drop_others(ch, TP_SERVER, id);
+	/* blocks until client id connects; a signal interrupts it */
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return errf(err, errlen, errno, "%s: server: accept for client %u: %s", tp, id,
+			    strerror(errno));
+	ret = tp_hello_check(tp, fd, id, err, errlen);
+	if (!ret)
+		ret = setup(ch, fd, err, errlen);
+	if (!ret)
+		ret = tp_ep_own(ch, fd, fd, TPE_SHUTDOWN, out, err, errlen);
+	if (ret)
+		close(fd);
+	return ret;
 }

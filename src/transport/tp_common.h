@@ -43,6 +43,8 @@ struct tp_chan *tp_chan_new(struct tp_channel *ch, unsigned nfd, unsigned ncl,
 /* The destroy op: close every descriptor, run every cleanup handle. */
 void tp_chan_destroy(struct tp_channel *ch);
 void tp_chan_set(struct tp_chan *c, unsigned idx, int fd, enum tp_owner owner, unsigned id);
+/* Process mode: close the channel's descriptors this role and id do not use. */
+void tp_chan_drop_others(struct tp_channel *ch, enum tp_role role, unsigned id);
 
 static inline unsigned tp_clients(const struct tp_channel *ch)
 {
@@ -86,6 +88,14 @@ int tp_fd_pollfd(const struct tp_endpoint *ep);
 /* close op for sockets and pipes: shutdown or EOF marker per flags. */
 void tp_fd_close(struct tp_endpoint *ep);
 
+/* The zero-length EOF marker of a transport without EOF. try_send sends it
+ * without blocking (0, or -1 with errno). While there is no room, wait for
+ * POLLOUT (the receiver may still be draining what we sent), up to
+ * TP_MARKER_WAIT_MS at a time: a receiver that stopped reading gets no
+ * marker, and close never blocks for good. A signal ends the wait. */
+#define TP_MARKER_WAIT_MS 1000
+void tp_marker(int fd, int (*try_send)(int fd));
+
 /* Read an unsigned number from a /proc/sys file. */
 int tp_sysctl_u64(const char *path, uint64_t *out);
 
@@ -104,5 +114,15 @@ int tp_sock_get(int fd, int opt, int *val);
 #define TP_HELLO_MAGIC 0x69706c62u	/* "iplb" */
 int tp_hello_send(int fd, unsigned id);
 int tp_hello_check(const char *tp, int fd, unsigned id, char *err, size_t errlen);
+
+/* Connection transports (unix-stream-path, tcp): one listening socket per
+ * client id, made by create. The client connects and sends its hello; the
+ * server accepts on that id's socket and checks it. setup applies the
+ * transport's socket options to each connected socket. */
+typedef int (*tp_sock_setup_fn)(struct tp_channel *ch, int fd, char *err, size_t errlen);
+int tp_conn_client(struct tp_channel *ch, unsigned id, const struct sockaddr *sa, socklen_t salen,
+		   tp_sock_setup_fn setup, struct tp_endpoint **out, char *err, size_t errlen);
+int tp_conn_server(struct tp_channel *ch, unsigned id, int lfd, tp_sock_setup_fn setup,
+		   struct tp_endpoint **out, char *err, size_t errlen);
 
 #endif
