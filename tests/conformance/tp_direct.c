@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: MIT
+/* tp_direct: every registered transport driven through its ops alone (no
+ * runner, no pattern), for process and thread endpoints and sizes from 16 B
+ * to 1 MiB (clamped to max_msg, plus max_msg itself): messages each way with
+ * a sequence and payload check, EOF after the peer's close, -EINTR from a
+ * blocked recv, several clients where the transport allows, and nothing
+ * left behind (POSIX queues, /dev/shm, SysV objects, the private directory).
+ * The server is a thread of this process; clients are threads or forked
+ * children. Exit 0 pass, 1 fail, 77 nothing ran; one line per failing case. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/msg.h"
+#include "ipclab/runner.h"
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+#include "tp_direct.h"
+
+#define MAXC 4			/* clients in the multi-client case */
+#define CASE_DEADLINE_NS (60 * NSEC_PER_SEC)
+#define LOSSY_POLL_MS 50	/* lossy: how often to look whether the sender is done */
+
+struct tcase {
+	const struct transport *tp;
+	struct tp_config cfg;
+	unsigned count;
+	bool eof_at_server;	/* which side reads EOF after the other's close */
+	bool lossy;
+	char name[96];
+};
+
+/* One side's result, in shared memory so forked clients report like threads. */
+struct side_res {
+	int failed;
+	int sent;		/* lossy: this client sent all (atomic) */
+	int got_all;		/* lossy: the server sent all to this client */
+	uint64_t lost, dups;
+	char err[ERRLEN];
+};
+
+struct side {
+	const struct tcase *tc;
+	struct tp_channel *ch;
+	enum tp_role role;
+	unsigned id;
+	struct side_res *res;
+	struct side_res *all;	/* [0] server, [1 + id] client id */
+	pthread_t th;
+	pid_t pid;
+	bool started;		/* threads: created */
+	int done;		/* threads: set when finished (atomic) */
+};
+
+static unsigned n_failed, n_run, n_skipped;
+
+static void case_fail(const struct tcase *tc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void case_fail(const struct tcase *tc, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s: ", tc->name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	n_failed++;
+}
+
+static int side_fail(struct side *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int side_fail(struct side *s, const char *fmt, ...)
+{
+	va_list ap;
+	int off;
+
+	if (s->res->failed++)
+		return -1;	/* the first error is the one worth reading */
+	off = snprintf(s->res->err, ERRLEN, "%s %u: ", s->role == TP_SERVER ? "server" : "client",
+		       s->id);
+	va_start(ap, fmt);
+	vsnprintf(s->res->err + off, ERRLEN - (size_t)off, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *rstr(ssize_t n)
+{
+	return n < 0 ? strerror((int)-n) : n == 0 ? "EOF" : "short";
+}
+
+static int send_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
+{
+	size_t size = s->tc->cfg.msg_size;
+
+	for (uint32_t seq = 0; seq < s->tc->count; seq++) {
+		struct msg_hdr h = { .seq = seq, .len = (uint32_t)size };
+		ssize_t n;
+
+		memcpy(buf, &h, sizeof(h));
+		msg_fill(buf, size, seq, true);
+		n = s->tc->tp->send(ep, buf, size);
+		if (n != (ssize_t)size)
+			return side_fail(s, "send %u of %u: %zd (%s)", seq, s->tc->count, n, rstr(n));
+	}
+	if (s->tc->lossy)
+		__atomic_store_n(s->role == TP_SERVER ? &s->all[1 + s->id].got_all :
+			&s->all[1 + s->id].sent, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq)
+{
+	size_t size = s->tc->cfg.msg_size, bad;
+	struct msg_hdr h;
+
+	if (n != (ssize_t)size)
+		return side_fail(s, "recv returned %zd (%s), expected a %zu-byte message", n, rstr(n),
+				 size);
+	memcpy(&h, buf, sizeof(h));
+	if ((h.len & MSG_LEN_MASK) != size)
+		return side_fail(s, "message %u: header says %u bytes, expected %zu", h.seq, h.len,
+				 size);
+	bad = msg_check_payload(buf, size, h.seq);
+	if (bad)
+		return side_fail(s, "message %u: payload wrong at byte %zu", h.seq, bad - 1);
+	*seq = h.seq;
+	return 0;
+}
+
+/* The flag a lossy sender sets when it has sent all to the receiver s. */
+static int *lossy_flag(struct side *s)
+{
+	return s->role == TP_SERVER ? &s->all[1 + s->id].sent : &s->all[1 + s->id].got_all;
+}
+
+/* Lossy transports: count gaps and duplicates; a phase ends at the last
+ * sequence number, or when nothing is readable and the sender has said
+ * (through shared memory, not the transport) that it is done. */
+static int recv_lossy(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
+{
+	const struct transport *tp = s->tc->tp;
+	int fd = tp->pollfd ? tp->pollfd(ep) : -1;
+	uint32_t next = 0, seq;
+
+	while (next < s->tc->count) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (fd >= 0 && poll(&p, 1, LOSSY_POLL_MS) == 0) {
+			if (__atomic_load_n(lossy_flag(s), __ATOMIC_ACQUIRE))
+				break;
+			continue;
+		}
+		n = tp->recv(ep, buf, s->tc->cfg.msg_size);
+		if (n == 0)
+			break;
+		if (check_msg(s, buf, n, &seq))
+			return -1;
+		if (seq >= next) {
+			s->res->lost += seq - next;
+			next = seq + 1;
+		} else {
+			s->res->dups++;
+		}
+	}
+	s->res->lost += s->tc->count - next;
+	return 0;
+}
+
+static int recv_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
+{
+	uint32_t seq;
+
+	if (s->tc->lossy)
+		return recv_lossy(s, ep, buf);
+	for (uint32_t want = 0; want < s->tc->count; want++) {
+		ssize_t n = s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
+
+		if (n <= 0)
+			return side_fail(s, "recv %u of %u: %zd (%s)", want, s->tc->count, n, rstr(n));
+		if (check_msg(s, buf, n, &seq))
+			return -1;
+		if (seq != want)
+			return side_fail(s, "got message %u, expected %u", seq, want);
+	}
+	return 0;
+}
+
+static int expect_eof(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
+{
+	ssize_t n = s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
+
+	if (n != 0)
+		return side_fail(s, "after the peer's close recv returned %zd (%s), expected 0 (EOF)",
+				 n, n < 0 ? strerror((int)-n) : "a message");
+	return 0;
+}
+
+static unsigned char *side_buf(const struct tcase *tc)
+{
+	return aligned_alloc(64, (tc->cfg.msg_size + 63) & ~(size_t)63);
+}
+
+static void *server_main(void *arg)
+{
+	struct side *s = arg;
+	const struct transport *tp = s->tc->tp;
+	struct tp_endpoint *eps[MAXC] = { 0 };
+	unsigned n = s->tc->cfg.clients, id;
+	unsigned char *buf = side_buf(s->tc);
+	char err[ERRLEN];
+	int ret = buf ? 0 : side_fail(s, "out of memory");
+
+	for (id = 0; id < n && !ret; id++) {
+		s->id = id;
+		ret = tp->open(s->ch, TP_SERVER, id, &eps[id], err, sizeof(err));
+		if (ret)
+			side_fail(s, "open: %s", err);
+	}
+	for (id = 0; id < n && !ret; id++)
+		s->id = id, ret = recv_n(s, eps[id], buf);
+	for (id = 0; id < n && !ret; id++)
+		s->id = id, ret = send_n(s, eps[id], buf);
+	for (id = 0; id < n && !ret && s->tc->eof_at_server && !s->tc->lossy; id++)
+		s->id = id, ret = expect_eof(s, eps[id], buf);
+	for (id = 0; id < n; id++)
+		if (eps[id])
+			tp->close(eps[id]);
+	free(buf);
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *client_main(void *arg)
+{
+	struct side *s = arg;
+	const struct transport *tp = s->tc->tp;
+	struct tp_endpoint *ep = NULL;
+	unsigned char *buf = side_buf(s->tc);
+	char err[ERRLEN];
+
+	if (!buf)
+		side_fail(s, "out of memory");
+	else if (tp->open(s->ch, TP_CLIENT, s->id, &ep, err, sizeof(err)))
+		side_fail(s, "open: %s", err);
+	else if (!send_n(s, ep, buf) && !recv_n(s, ep, buf) && !s->tc->eof_at_server &&
+		 !s->tc->lossy)
+		expect_eof(s, ep, buf);
+	if (ep)
+		tp->close(ep);
+	free(buf);
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* As the runner's stop request: the flag for spinning transports, the
+ * signal itself (no SA_RESTART) for blocking calls. */
+static void on_sigusr1(int sig)
+{
+	ipclab_stop_requested = 1;
+}
+
+/* Wait for a thread until deadline; past it, interrupt it with SIGUSR1
+ * until it returns (a blocked send/recv must give -EINTR). */
+static bool join_by(struct side *s, uint64_t deadline)
+{
+	struct timespec ts;
+	bool late = false;
+	uint64_t give_up = deadline + 5 * NSEC_PER_SEC;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t real = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	uint64_t left = deadline > now_ns() ? deadline - now_ns() : 0;
+
+	ts = ns_to_timespec(real + left);
+	if (pthread_timedjoin_np(s->th, NULL, &ts) == 0)
+		return true;
+	late = true;
+	while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+		if (now_ns() > give_up) {
+			printf("FAIL %s: a thread ignores SIGUSR1; giving up\n", s->tc->name);
+			exit(1);
+		}
+		pthread_kill(s->th, SIGUSR1);
+		usleep(1000);
+	}
+	pthread_join(s->th, NULL);
+	return !late;
+}
+
+/* Reap forked clients until deadline; past it, kill them. */
+static bool reap_by(struct side *cl, unsigned n, uint64_t deadline)
+{
+	unsigned left = n;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	while (left) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		for (unsigned i = 0; pid > 0 && i < n; i++)
+			if (cl[i].pid == pid) {
+				cl[i].pid = 0, left--;
+				if (!WIFEXITED(status) || WEXITSTATUS(status))
+					side_fail(&cl[i], "died (status %#x)", status);
+			}
+		if (pid > 0)
+			continue;
+		uint64_t now = now_ns();
+
+		if (now >= deadline)
+			break;
+		struct timespec ts = ns_to_timespec(deadline - now > NSEC_PER_SEC / 10 ?
+						    NSEC_PER_SEC / 10 : deadline - now);
+		sigtimedwait(&set, NULL, &ts);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (cl[i].pid > 0) {
+			kill(cl[i].pid, SIGKILL);
+			waitpid(cl[i].pid, NULL, 0);
+			cl[i].pid = 0;
+		}
+	return left == 0;
+}
+
+static int start_clients(struct side *cl, unsigned n, bool threads)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (threads) {
+			if (pthread_create(&cl[i].th, NULL, client_main, &cl[i]))
+				return side_fail(&cl[i], "pthread_create failed");
+			cl[i].started = true;
+			continue;
+		}
+		cl[i].pid = fork();
+		if (cl[i].pid < 0)
+			return side_fail(&cl[i], "fork: %s", strerror(errno));
+		if (cl[i].pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			client_main(&cl[i]);
+			_exit(0);
+		}
+	}
+	return 0;
+}
+
+/* One case: create, server thread + clients, exchange, wait, destroy. */
+static void run_exchange(struct tcase *tc, struct tp_channel *ch, struct side_res *res)
+{
+	unsigned n = tc->cfg.clients;
+	struct side sides[MAXC + 1];
+	uint64_t deadline = now_ns() + CASE_DEADLINE_NS;
+	bool in_time = true;
+
+	memset(sides, 0, sizeof(sides));
+	for (unsigned i = 0; i <= n; i++) {
+		sides[i] = (struct side){ .tc = tc, .ch = ch, .res = &res[i], .all = res,
+					  .role = i ? TP_CLIENT : TP_SERVER, .id = i ? i - 1 : 0 };
+	}
+	/* clients first, while this process has one thread: forked ones
+	 * inherit every descriptor before the server's open closes some */
+	if (start_clients(&sides[1], n, tc->cfg.threads) == 0 &&
+	    pthread_create(&sides[0].th, NULL, server_main, &sides[0]) == 0) {
+		sides[0].started = true;
+		in_time = join_by(&sides[0], deadline);
+	} else {
+		deadline = now_ns();	/* interrupt or kill what did start */
+	}
+	if (tc->cfg.threads) {
+		for (unsigned i = 1; i <= n; i++)
+			if (sides[i].started)
+				in_time &= join_by(&sides[i], deadline);
+	} else {
+		in_time &= reap_by(&sides[1], n, deadline);
+	}
+	if (!in_time)
+		case_fail(tc, "not done within %llu s (interrupted)",
+			  (unsigned long long)(CASE_DEADLINE_NS / NSEC_PER_SEC));
+}
+
+static bool skip_by_probe(struct tcase *tc)
+{
+	char why[ERRLEN] = "";
+
+	if (!tc->tp->probe || tc->tp->probe(&tc->cfg, why, sizeof(why)) == 0)
+		return false;
+	printf("skip %s: %s\n", tc->name, why);
+	n_skipped++;
+	return true;
+}
+
+static void run_case(struct tcase *tc)
+{
+	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
+	size_t rlen = sizeof(struct side_res) * (MAXC + 1);
+	struct side_res *res;
+	char err[ERRLEN] = "";
+	uint64_t lost = 0, dups = 0;
+
+	if (skip_by_probe(tc))
+		return;
+	n_run++;
+	res = mmap(NULL, rlen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		case_fail(tc, "mmap: %s", strerror(errno));
+		return;
+	}
+	if (tc->tp->create(&ch, err, sizeof(err))) {
+		case_fail(tc, "create: %s", err);
+	} else {
+		run_exchange(tc, &ch, res);
+		for (unsigned i = 0; i <= tc->cfg.clients; i++) {
+			if (res[i].failed)
+				case_fail(tc, "%s", res[i].err);
+			lost += res[i].lost, dups += res[i].dups;
+		}
+		if (lost || dups)
+			printf("note %s: lossy: %llu of %u lost, %llu duplicate or reordered\n", tc->name,
+			       (unsigned long long)lost, 2 * tc->count * tc->cfg.clients,
+			       (unsigned long long)dups);
+	}
+	tc->tp->destroy(&ch);
+	ipclab_stop_requested = 0;
+	n_failed += leftovers_report(tc->name, tc->cfg.dir);
+	munmap(res, rlen);
+}
+
+/* -EINTR: a recv blocked with nothing to receive returns it on a signal
+ * (a stop request). The client opens and idles until released. */
+struct intr_ctl {
+	struct side srv, cli;
+	int opened;		/* atomic: the server's open returned */
+	ssize_t got;
+	int release[2];		/* the client waits for a byte here */
+};
+
+static void *intr_server(void *arg)
+{
+	struct intr_ctl *c = arg;
+	struct side *s = &c->srv;
+	struct tp_endpoint *ep = NULL;
+	unsigned char *buf = side_buf(s->tc);
+	char err[ERRLEN];
+
+	if (!buf || s->tc->tp->open(s->ch, TP_SERVER, 0, &ep, err, sizeof(err))) {
+		side_fail(s, "open: %s", buf ? err : "out of memory");
+	} else {
+		__atomic_store_n(&c->opened, 1, __ATOMIC_RELEASE);
+		c->got = s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
+		s->tc->tp->close(ep);
+	}
+	__atomic_store_n(&c->opened, 1, __ATOMIC_RELEASE);
+	free(buf);
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *intr_client(void *arg)
+{
+	struct intr_ctl *c = arg;
+	struct tp_endpoint *ep = NULL;
+	char err[ERRLEN], b;
+
+	if (c->cli.tc->tp->open(c->cli.ch, TP_CLIENT, 0, &ep, err, sizeof(err)))
+		side_fail(&c->cli, "open: %s", err);
+	while (read(c->release[0], &b, 1) < 0 && errno == EINTR)
+		;
+	if (ep)
+		c->cli.tc->tp->close(ep);
+	__atomic_store_n(&c->cli.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void run_intr_case(struct tcase *tc)
+{
+	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
+	struct side_res res[2];
+	struct intr_ctl c = { .got = 1 };
+	char err[ERRLEN] = "";
+	uint64_t deadline = now_ns() + 10 * NSEC_PER_SEC;
+
+	if (skip_by_probe(tc))
+		return;
+	n_run++;
+	memset(res, 0, sizeof(res));
+	c.srv = (struct side){ .tc = tc, .ch = &ch, .res = &res[0], .role = TP_SERVER };
+	c.cli = (struct side){ .tc = tc, .ch = &ch, .res = &res[1], .role = TP_CLIENT };
+	if (pipe(c.release) < 0 || tc->tp->create(&ch, err, sizeof(err))) {
+		case_fail(tc, "create: %s", err);
+		goto out;
+	}
+	pthread_create(&c.cli.th, NULL, intr_client, &c);
+	pthread_create(&c.srv.th, NULL, intr_server, &c);
+	/* signal only once open is done, then until recv gives up: a signal
+	 * that lands before recv blocks is simply handled, the next one counts */
+	while (!__atomic_load_n(&c.opened, __ATOMIC_ACQUIRE) && now_ns() < deadline)
+		usleep(1000);
+	while (!__atomic_load_n(&c.srv.done, __ATOMIC_ACQUIRE) && now_ns() < deadline) {
+		pthread_kill(c.srv.th, SIGUSR1);
+		usleep(1000);
+	}
+	if (write(c.release[1], "x", 1) != 1)
+		case_fail(tc, "release: %s", strerror(errno));
+	if (!join_by(&c.srv, deadline) || !join_by(&c.cli, deadline))
+		case_fail(tc, "not done within 10 s");
+	for (unsigned i = 0; i < 2; i++)
+		if (res[i].failed)
+			case_fail(tc, "%s", res[i].err);
+	if (!res[0].failed && c.got != -EINTR)
+		case_fail(tc, "recv interrupted by a signal returned %zd (%s), expected -EINTR", c.got,
+			  rstr(c.got));
+out:
+	tc->tp->destroy(&ch);
+	ipclab_stop_requested = 0;
+	close(c.release[0]);
+	close(c.release[1]);
+	n_failed += leftovers_report(tc->name, tc->cfg.dir);
+}
+
+static unsigned count_for(size_t size, unsigned div)
+{
+	size_t c = size <= 64 ? 10000 : (8u << 20) / size;
+
+	c = c < 32 ? 32 : c > 10000 ? 10000 : c;
+	return (unsigned)(c / div ? c / div : 1);
+}
+
+/* 16 B .. 1 MiB clamped to max_msg, and max_msg itself when finite. */
+static unsigned sizes_for(const struct transport *tp, const void *opts, size_t *out)
+{
+	static const size_t base[] = { 16, 64, 4096, 65536, 1u << 20 };
+	size_t max = tp->max_msg ? tp->max_msg(opts) : 0;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(base); i++) {
+		size_t s = max && base[i] > max ? max : base[i];
+
+		if (s >= MSG_HDR_SIZE && (n == 0 || out[n - 1] != s))
+			out[n++] = s;
+	}
+	if (max >= MSG_HDR_SIZE && out[n - 1] != max)
+		out[n++] = max;
+	return n;
+}
+
+static void run_transport(const struct transport *tp, unsigned div)
+{
+	static unsigned serial;
+	size_t sizes[8];
+	char err[ERRLEN] = "";
+	void *opts = calloc(1, tp->opts_size ? tp->opts_size : 1);
+	struct tcase tc = { .tp = tp, .lossy = tp->caps & TP_LOSSY };
+	unsigned ns;
+
+	if (!opts || transport_validate(tp, err, sizeof(err)) ||
+	    opt_defaults(tp->options, opts, err, sizeof(err))) {
+		printf("FAIL %s: %s\n", tp->name, opts ? err : "out of memory");
+		n_failed++;
+		free(opts);
+		return;
+	}
+	ns = sizes_for(tp, opts, sizes);
+	tc.cfg = (struct tp_config){ .opts = opts, .dir = cleanup_private_dir(), .clients = 1 };
+	for (int threads = 0; threads < 2; threads++) {
+		const char *mode = threads ? "thread" : "process";
+
+		if (!threads && (tp->caps & TP_THREAD_ONLY)) {
+			printf("skip %s process: thread-only transport\n", tp->name);
+			continue;
+		}
+		tc.cfg.threads = threads;
+		for (unsigned i = 0; i < ns; i++) {
+			tc.cfg.msg_size = sizes[i];
+			tc.cfg.clients = 1;
+			tc.count = count_for(sizes[i], div);
+			tc.eof_at_server = serial++ % 2;
+			snprintf(tc.name, sizeof(tc.name), "%s %s %zuB", tp->name, mode, sizes[i]);
+			run_case(&tc);
+		}
+		if (tp->caps & TP_MULTI_CLIENT) {
+			tc.cfg.msg_size = 64;
+			tc.cfg.clients = MAXC;
+			tc.count = 2000 / div;
+			tc.eof_at_server = serial++ % 2;
+			snprintf(tc.name, sizeof(tc.name), "%s %s 64B x%u clients", tp->name, mode, MAXC);
+			run_case(&tc);
+		}
+	}
+	tc.cfg.threads = true;
+	tc.cfg.clients = 1;
+	tc.cfg.msg_size = 64;
+	snprintf(tc.name, sizeof(tc.name), "%s thread interrupt", tp->name);
+	run_intr_case(&tc);
+	free(opts);
+}
+
+static void setup(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	sigset_t set;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* RLIMIT_MSGQUEUE counts every queue of this user: other programs
+	 * running now must not make posix-mq fail here */
+	if (setrlimit(RLIMIT_MSGQUEUE, &rl) < 0 && getrlimit(RLIMIT_MSGQUEUE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_MSGQUEUE, &rl);
+	}
+	leftovers_init();
+	atexit(cleanup_all);
+}
+
+/* tp_direct [-q] [transport...]: -q runs a tenth of the messages. */
+int main(int argc, char **argv)
+{
+	unsigned div = 1, named = 0;
+
+	setup();
+	if (!cleanup_private_dir()) {
+		printf("FAIL: private directory: %s\n", strerror(errno));
+		return 1;
+	}
+	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "-q") == 0) {
+			div = 10;
+		} else if (!transport_find(argv[a])) {
+			printf("FAIL: no transport %s\n", argv[a]);
+			return 1;
+		}
+	}
+	for (int a = 1; a < argc; a++)
+		named += argv[a][0] != '-';
+	for (size_t t = 0; t < n_transports; t++) {
+		bool want = !named;
+
+		for (int a = 1; a < argc; a++)
+			want |= strcmp(argv[a], transports[t]->name) == 0;
+		if (want)
+			run_transport(transports[t], div);
+	}
+	printf("tp_direct: %u cases, %u failed, %u skipped\n", n_run, n_failed, n_skipped);
+	return n_failed ? 1 : n_run ? 0 : 77;
+}
