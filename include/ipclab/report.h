@@ -94,7 +94,7 @@ struct env_info {
 	struct clock_info clock;
 
 	/* kernel configuration hints */
-	char preempt[24], preempt_source[48], nohz[16];
+	char preempt[24], preempt_source[96], nohz[16];
 	int64_t preempt_dynamic;	/* 1, 0 or ENV_UNKNOWN */
 	int64_t hz;
 	/* CPU topology and frequency */
@@ -146,6 +146,8 @@ extern const size_t n_result_fields;
 int report_table(FILE *f, const struct report *rep);
 int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);
 int report_csv(FILE *f, const struct report *rep);
+/* Figures of a result file into dir (src/report/plot.c); 0 or -errno. */
+int plot_report_file(const char *json_path, const char *dir, char *err, size_t errlen);
 
 /* --pivot ROW,COL,METRIC (src/report/pivot.c): parse into three fields, and
  * print the metric over rows x columns in format (table, markdown, csv, json). */

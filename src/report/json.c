@@ -13,6 +13,7 @@
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
+#include "env_json.h"
 #include "fields.h"
 
 #ifndef IPCLAB_VERSION
@@ -251,16 +252,10 @@ static json_t *result_json(const struct result *r)
 	return res;
 }
 
+/* The same builder as `ipclab env -f json` (envcmd.c): the same keys. */
 static json_t *env_json(const struct env_info *e)
 {
-	return json_pack("{s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:f, s:I}",
-			 "kernel", jstr(e->kernel), "cpu_model", jstr(e->cpu_model),
-			 "cpus_online", (json_int_t)e->cpus_online,
-			 "clocksource", jstr(e->clocksource),
-			 "virtualization", jstr(e->virtualization),
-			 "governor", jstr(e->governor), "hostname", jstr(e->hostname),
-			 "clock_cost_ns", isfinite(e->clock.cost_ns) ? e->clock.cost_ns : 0.0,
-			 "clock_resolution_ns", (json_int_t)e->clock.resolution_ns);
+	return env_json_object(e);
 }
 
 static json_t *report_tree(const struct report *rep)

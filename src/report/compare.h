@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* ipclab compare: two result files, cells matched by configuration, each
+ * metric's ratio and whether it moved beyond the run-to-run spread. */
+#ifndef IPCLAB_REPORT_COMPARE_H
+#define IPCLAB_REPORT_COMPARE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "rfile.h"
+
+enum cmp_unit { CU_PER_S, CU_BYTES_PER_S, CU_NS, CU_PCT };
+
+struct cmp_metric {
+	const char *key;	/* "metrics" key */
+	const char *label;	/* text and markdown */
+	bool higher_better;	/* throughput; latency and CPU: lower is better */
+	enum cmp_unit unit;
+};
+#define CMP_NMETRICS 8
+extern const struct cmp_metric cmp_metrics[CMP_NMETRICS];
+
+enum cmp_spread {
+	CMP_NO_SPREAD,		/* neither file has --repeat data for it */
+	CMP_WITHIN,		/* the difference is inside the run-to-run spread */
+	CMP_BEYOND,		/* outside it */
+};
+
+struct cmp_value {
+	double before, after;	/* NAN: not measured (latency without samples) */
+	double ratio;		/* after / before; NAN when before is 0 */
+	double change_pct;	/* (after - before) / before * 100 */
+	double worse_pct;	/* change_pct signed so that > 0 is a regression */
+	enum cmp_spread spread;
+	bool regressed;		/* worse_pct above --fail-above, and not within spread */
+};
+
+/* One configuration present in both files. */
+struct cmp_row {
+	const struct rcell *before, *after;
+	char label[256];
+	bool comparable;	/* both ran ("ok") */
+	struct cmp_value v[CMP_NMETRICS];
+};
+
+struct cmp_opts {
+	double fail_above_pct;	/* NAN: never fail */
+	unsigned metric_mask;	/* bit i: cmp_metrics[i] is compared */
+};
+
+struct cmp_result {
+	const struct rfile *before, *after;
+	struct cmp_row *rows;
+	size_t nrows;
+	const struct rcell **only_before, **only_after;
+	char (*only_before_label)[256], (*only_after_label)[256];
+	size_t nonly_before, nonly_after;
+	unsigned regressions;	/* rows with at least one regressed metric */
+};
+
+/* Metric list ("lat_p50_ns,msgs_per_s", aliases allowed) to a mask. */
+int cmp_parse_metrics(const char *list, unsigned *mask, char *err, size_t errlen);
+
+/* Match cells (the k-th cell of a configuration in before with the k-th of
+ * the same in after) and compute every value. 0 or -ENOMEM. */
+int compare_files(const struct rfile *before, const struct rfile *after,
+		  const struct cmp_opts *o, struct cmp_result *out);
+void compare_free(struct cmp_result *r);
+
+/* Outputs: "text", "markdown", "json". */
+int compare_print(FILE *f, const struct cmp_result *r, const struct cmp_opts *o,
+		  const char *format);
+
+#endif
