@@ -28,6 +28,8 @@ enum db_flags {
 	DB_FD = 1u << 1,	/* backed by file descriptors (inherited by fork) */
 	DB_SYSV = 1u << 2,	/* backed by a SysV IPC object (registered with cleanup) */
 	DB_SAME_WAITER = 1u << 3, /* wait() must run on the thread that opened DB_WAITER */
+	DB_UNINTERRUPTIBLE = 1u << 4, /* a signal handler does not end wait(): only
+				       * the stop flag or the timeout does */
 };
 
 /* Hooks get `shm`: the doorbell's own shm_size bytes, 64-byte aligned and

@@ -2,8 +2,8 @@
 /* Condition-variable doorbell: a process-shared mutex + condvar (clock
  * CLOCK_MONOTONIC) guarding a ring counter, the textbook monitor. The mutex
  * is robust so that a peer that dies holding it is reported, not waited
- * for. pthread_cond_timedwait never returns EINTR: a stop request is seen
- * at the caller's next bounded wait. */
+ * for. pthread_cond_timedwait never returns EINTR: a stop request ends a
+ * wait only when its timeout does (callers wait in short slices). */
 #include <pthread.h>
 #include <string.h>
 
@@ -83,7 +83,7 @@ static int cond_wait(void *shm, uint64_t timeout_ns)
 			break;
 		}
 		if (r == ETIMEDOUT && c->rings == c->seen) {
-			r = -ETIMEDOUT;
+			r = ipclab_stop_requested ? -EINTR : -ETIMEDOUT;
 			break;
 		}
 		if (r && r != ETIMEDOUT) {
@@ -122,6 +122,7 @@ static void cond_destroy(void *shm)
 const struct doorbell db_cond = {
 	.name = "cond",
 	.summary = "process-shared pthread mutex + condvar around a ring counter",
+	.flags = DB_UNINTERRUPTIBLE,
 	.shm_size = sizeof(struct cond_db),
 	.create = cond_create,
 	.wait = cond_wait,

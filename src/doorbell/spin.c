@@ -4,6 +4,7 @@
  * sleeping doorbell is compared with, at the price of a busy CPU. It must
  * not run with both sides on one CPU under SCHED_FIFO (the runner refuses
  * transports marked TP_SPINS there). */
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "ipclab/doorbell.h"
@@ -13,9 +14,14 @@ struct spin_db {
 	uint32_t seen;		/* rings consumed; waiter only */
 };
 
-/* Polls between looks at the clock and the stop flag: well under a
- * microsecond of spinning, so a timeout or a stop is noticed at once. */
+/* Polls between looks at the clock and the stop flag (a few microseconds:
+ * a timeout or a stop is noticed at once). After SPIN_YIELD_AFTER polls in
+ * vain the peer is probably not running: each look then also yields, so a
+ * spinner that shares a CPU with its peer hands it over instead of burning
+ * its time slice (more spinners than CPUs otherwise crawl at a few hundred
+ * messages/s). Counted in polls, not time: the fast path reads no clock. */
 #define SPIN_CHECK_EVERY 256
+#define SPIN_YIELD_AFTER 2048
 
 static int spin_create(void *shm, char *err, size_t errlen)
 {
@@ -26,7 +32,7 @@ static int spin_wait(void *shm, uint64_t timeout_ns)
 {
 	struct spin_db *s = shm;
 	uint64_t deadline = 0;
-	unsigned n = 0;
+	uint32_t n = 0;
 
 	while (atomic_load_explicit(&s->rings, memory_order_acquire) == s->seen) {
 		cpu_relax();
@@ -38,6 +44,10 @@ static int spin_wait(void *shm, uint64_t timeout_ns)
 			deadline = db_deadline(timeout_ns);
 		else if (now_ns() >= deadline)
 			return -ETIMEDOUT;
+		if (n >= SPIN_YIELD_AFTER) {
+			sched_yield();
+			n = SPIN_YIELD_AFTER;	/* a multiple of the check period */
+		}
 	}
 	s->seen++;
 	return 0;
@@ -58,7 +68,7 @@ static void spin_destroy(void *shm)
 const struct doorbell db_spin = {
 	.name = "spin",
 	.summary = "busy poll of a shared counter with a pause instruction (no syscall)",
-	.flags = DB_SPIN,
+	.flags = DB_SPIN | DB_UNINTERRUPTIBLE,
 	.shm_size = sizeof(struct spin_db),
 	.create = spin_create,
 	.wait = spin_wait,

@@ -40,10 +40,13 @@ static int sysv_sem_wait(void *shm, uint64_t timeout_ns)
 	struct sembuf op = { .sem_num = 0, .sem_op = -1, .sem_flg = 0 };
 	struct timespec ts = ns_to_timespec(timeout_ns);
 
+	/* Stopping: take a ring that is already there, but do not sleep. */
 	if (ipclab_stop_requested)
-		return -EINTR;
+		op.sem_flg = IPC_NOWAIT;
 	if (semtimedop(s->semid, &op, 1, &ts) == 0)
 		return 0;
+	if (errno == EAGAIN && ipclab_stop_requested)
+		return -EINTR;
 	if (errno == EAGAIN)
 		return -ETIMEDOUT;
 	if (errno == EIDRM || errno == EINVAL)

@@ -27,6 +27,8 @@ extern const struct transport tp_shm_cond;
 extern const struct transport tp_shm_sysv_sem;
 extern const struct transport tp_shm_signal;
 extern const struct transport tp_shm_spin;
+extern const struct transport tp_barrier;
+extern const struct transport tp_cacheline;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -49,6 +51,8 @@ const struct transport *const transports[] = {
 	&tp_shm_sysv_sem,
 	&tp_shm_signal,
 	&tp_shm_spin,
+	&tp_barrier,
+	&tp_cacheline,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
