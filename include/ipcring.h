@@ -149,7 +149,8 @@ int ipcring_create(const struct ipcring_opts *opts, int *memfd, int *eventfd);
  * The header is copied and validated (magic, version, header size, capacity
  * a power of two matching the fd's size, mask, max_record, align, indices)
  * and never trusted: a bad segment gives -EBADMSG, an fd that is not a
- * sealed memfd -EINVAL. Each role can be taken once (-EBUSY after).
+ * sealed memfd -EINVAL, a failed syscall its -errno (-EBADF, -ENOMEM...).
+ * Each role can be taken once (-EBUSY after).
  * Attaching the same memfd twice in one process shares one mapping.
  * @eventfd: the eventfd from ipcring_create() in IPCRING_WAIT_EVENTFD mode
  *           (duplicated; the caller keeps its own), else -1.
