@@ -139,7 +139,13 @@ static void only_list(FILE *f, const char *which, const char *path, char (*label
 
 static void summary_line(FILE *f, const struct cmp_result *r, const struct cmp_opts *o)
 {
-	fprintf(f, "\n%zu cells compared", r->nrows);
+	size_t failed = 0;
+
+	for (size_t i = 0; i < r->nrows; i++)
+		failed += !r->rows[i].comparable;
+	fprintf(f, "\n%zu cells compared", r->nrows - failed);
+	if (failed)
+		fprintf(f, ", %zu not (skipped or failed in one file)", failed);
 	if (!isnan(o->fail_above_pct))
 		fprintf(f, ", %u regressed by more than %g%%", r->regressions, o->fail_above_pct);
 	fprintf(f, ", %zu only in before, %zu only in after.\n", r->nonly_before, r->nonly_after);
@@ -168,7 +174,8 @@ static void md_cell(FILE *f, const char *s)
 	}
 }
 
-static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o, size_t *nospread)
+static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o, size_t *nospread,
+		   size_t *ncompared)
 {
 	bool first = true;
 	char why[400];
@@ -183,6 +190,7 @@ static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o,
 		return;
 	}
 	*nospread += !row_has_spread(row);
+	(*ncompared)++;
 	for (unsigned m = 0; m < CMP_NMETRICS; m++) {
 		struct cells c;
 
@@ -199,16 +207,16 @@ static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o,
 
 static int print_markdown(FILE *f, const struct cmp_result *r, const struct cmp_opts *o)
 {
-	size_t nospread = 0;
+	size_t nospread = 0, ncompared = 0;
 
 	fprintf(f, "| cell | metric | before | after | ratio | change | verdict |\n");
 	fprintf(f, "| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
 	for (size_t i = 0; i < r->nrows; i++)
-		md_row(f, &r->rows[i], o, &nospread);
+		md_row(f, &r->rows[i], o, &nospread, &ncompared);
 	fprintf(f, "\nbefore: `%s`, after: `%s`; ratio = after / before.", r->before->path,
 		r->after->path);
 	if (nospread)
-		fprintf(f, " %zu of %zu cells: no spread data (use --repeat).", nospread, r->nrows);
+		fprintf(f, " %zu of %zu cells: no spread data (use --repeat).", nospread, ncompared);
 	fputc('\n', f);
 	only_list(f, "before", r->before->path, r->only_before_label, r->nonly_before, true);
 	only_list(f, "after", r->after->path, r->only_after_label, r->nonly_after, true);

@@ -288,9 +288,12 @@ static int plot_file(const char *json_path, const char *dir, struct plot_opts *o
 	}
 	if (!o->npivots)
 		pivots_from_cmdline(&rf, o);
-	ret = make_dir(dir, err, errlen);
 	ctx.rf = files[0] = &rf;
 	ctx.nnames = rf_varying(files, 1, false, ctx.names, ARRAY_SIZE(ctx.names));
+	for (unsigned i = 0; !ret && i < o->npivots; i++)
+		ret = fig_check_pivot(&ctx, &o->pivots[i]);
+	if (!ret)
+		ret = make_dir(dir, err, errlen);
 	if (!ret)
 		ret = fig_latency(&ctx);
 	if (!ret)

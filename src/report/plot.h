@@ -42,6 +42,8 @@ int fig_latency(struct plot_ctx *ctx);
 int fig_throughput(struct plot_ctx *ctx);
 int fig_cpu(struct plot_ctx *ctx);
 int fig_heatmap(struct plot_ctx *ctx, const struct plot_pivot *pv);
+/* -EINVAL when no result has the pivot's parameters or metric. */
+int fig_check_pivot(struct plot_ctx *ctx, const struct plot_pivot *pv);
 
 /* Open DIR/NAME.dat and DIR/NAME.gp for writing (plot.c). */
 int fig_open(struct plot_ctx *ctx, const char *name, FILE **dat, FILE **gp);

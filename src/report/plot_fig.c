@@ -36,6 +36,16 @@ static void dat_label(FILE *dat, const char *s)
 		fputc(*s == '\t' || *s == '\n' ? ' ' : *s, dat);
 }
 
+/* Is name shown by the axis skip? server_cpu and client_cpu come from pin. */
+static bool on_axis(const char *name, const char *skip)
+{
+	if (!skip)
+		return false;
+	if (!strcmp(name, "pin") && (!strcmp(skip, "server_cpu") || !strcmp(skip, "client_cpu")))
+		return true;
+	return !strcmp(name, skip);
+}
+
 /* The cell's label without the parameters a figure shows on an axis;
  * fallback when nothing else tells cells apart. */
 static void label_of(const struct plot_ctx *ctx, const struct rcell *c, const char *skip,
@@ -45,7 +55,7 @@ static void label_of(const struct plot_ctx *ctx, const struct rcell *c, const ch
 	size_t n = 0;
 
 	for (size_t i = 0; i < ctx->nnames; i++)
-		if ((!skip || strcmp(ctx->names[i], skip)) && (!skip2 || strcmp(ctx->names[i], skip2)))
+		if (!on_axis(ctx->names[i], skip) && !on_axis(ctx->names[i], skip2))
 			names[n++] = ctx->names[i];
 	rcell_label(c, names, n, NULL, buf, len);
 	if (!buf[0])
@@ -423,7 +433,7 @@ static void file_word(char *dst, size_t len, const char *src)
 	size_t n = 0;
 
 	for (; *src && n + 1 < len; src++)
-		dst[n++] = (char)(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.",
+		dst[n++] = (char)(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
 					 *src) ? *src : '_');
 	dst[n] = '\0';
 }
@@ -451,10 +461,10 @@ static int heatmap_one(struct plot_ctx *ctx, const struct plot_pivot *pv, const 
 	gp_string(gp, title);
 	fprintf(gp, "\nset xlabel \"%s\"\nset ylabel \"%s\"\nunset grid\nset key off\n"
 		"set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')\n"
-		"set cblabel \"%s\"\n", pv->col, pv->row, pv->metric);
+		"set cblabel \"%s\"\nset style textbox opaque noborder\n", pv->col, pv->row, pv->metric);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot \"%s.dat\" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
-		"\t     \"\" matrix rowheaders columnheaders using 1:2:($3 == $3 ? sprintf(\"%%.4g\", $3) : \"\") with labels\n",
+		"\t     \"\" matrix rowheaders columnheaders using 1:2:($3 != $3 ? \"\" : abs($3) >= 1000 ? sprintf(\"%%.0f\", $3) : sprintf(\"%%.3g\", $3)) with labels boxed\n",
 		name);
 	fig_script_end_output(gp);
 	free(g);
@@ -475,6 +485,19 @@ static bool have_param(const struct plot_ctx *ctx, const char *name, bool metric
 	return false;
 }
 
+int fig_check_pivot(struct plot_ctx *ctx, const struct plot_pivot *pv)
+{
+	for (int k = 0; k < 3; k++) {
+		const char *p = k == 0 ? pv->row : k == 1 ? pv->col : pv->metric;
+
+		if (!have_param(ctx, p, k == 2))
+			return errf(ctx->err, ctx->errlen, EINVAL, "--pivot %s,%s,%s: no result in %s has %s '%s'",
+				    pv->row, pv->col, pv->metric, ctx->rf->path,
+				    k == 2 ? "a metric" : "a parameter", p);
+	}
+	return 0;
+}
+
 /* One heatmap per combination of the other parameters that vary. */
 int fig_heatmap(struct plot_ctx *ctx, const struct plot_pivot *pv)
 {
@@ -484,16 +507,6 @@ int fig_heatmap(struct plot_ctx *ctx, const struct plot_pivot *pv)
 
 	if (!groups)
 		return errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
-	for (int k = 0; k < 3; k++) {
-		const char *p = k == 0 ? pv->row : k == 1 ? pv->col : pv->metric;
-
-		if (!have_param(ctx, p, k == 2)) {
-			free(groups);
-			return errf(ctx->err, ctx->errlen, EINVAL, "--pivot %s,%s,%s: no result in %s has %s '%s'",
-				    pv->row, pv->col, pv->metric, ctx->rf->path,
-				    k == 2 ? "a metric" : "a parameter", p);
-		}
-	}
 	for (size_t i = 0; i < ctx->rf->n; i++) {
 		char grp[LABEL_LEN];
 
