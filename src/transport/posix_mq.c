@@ -45,12 +45,12 @@ static int pmq_open_error(int e, const struct mq_attr *a, unsigned nq, char *err
 {
 	struct rlimit rl = { 0 };
 	/* roughly what the kernel charges: data plus per-message bookkeeping */
-	unsigned long long need = (unsigned long long)a->mq_maxmsg * (a->mq_msgsize + 64) * nq;
+	unsigned long long need = (unsigned long long)a->mq_maxmsg * (a->mq_msgsize + 128) * nq;
 
 	getrlimit(RLIMIT_MSGQUEUE, &rl);
 	if (e == EMFILE && need > (unsigned long long)rl.rlim_cur)
 		return errf(err, errlen, e,
-			    "posix-mq: %u queues of %ld x %ld bytes exceed RLIMIT_MSGQUEUE (%llu bytes, shared by all of this user's queues); raise it: ulimit -q %llu, or lower -O maxmsg",
+			    "posix-mq: %u queues of %ld x %ld bytes exceed RLIMIT_MSGQUEUE (%llu bytes, shared by all of this user's queues); raise it: ulimit -q %llu (or unlimited), or lower -O maxmsg",
 			    nq, a->mq_maxmsg, a->mq_msgsize, (unsigned long long)rl.rlim_cur, need);
 	if (e == EMFILE)
 		return errf(err, errlen, e,
