@@ -123,9 +123,11 @@ int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, ch
 	memset(rf, 0, sizeof(*rf));
 	snprintf(rf->path, sizeof(rf->path), "%s", path);
 	rf->root = json_load_file(path, 0, &jerr);
+	if (!rf->root && jerr.line < 1)
+		return errf(err, errlen, EINVAL, "%s: %s", path, jerr.text);
 	if (!rf->root)
-		return errf(err, errlen, EINVAL, "%s: %s (line %d); expected a file from ipclab run -f json",
-			    path, jerr.text, jerr.line);
+		return errf(err, errlen, EINVAL, "%s: line %d: %s; expected a file from ipclab run -f json",
+			    path, jerr.line, jerr.text);
 	ver = json_object_get(rf->root, "schema_version");
 	results = json_object_get(rf->root, "results");
 	if (!json_is_integer(ver) || !json_is_array(results))

@@ -104,6 +104,37 @@ expect_usage_error "compare --fail-above abc" compare --fail-above abc "$before"
 expect_usage_error "compare -m unknown metric" compare -m lat_p42_ns "$before" "$after"
 expect_usage_error "compare -f yaml" compare -f yaml "$before" "$after"
 
+# ---- man page and completion ---------------------------------------------------------
+
+man=$(dirname "$0")/../../docs/ipclab.1
+sed 's/\\-/-/g' "$man" >"$work/man.txt"	# roff writes a hyphen as \-
+for sub in "" plot compare env "suite seeds"; do
+	for opt in $("$IPCLAB" $sub --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		grep -qE -- "$opt([^a-z-]|$)" "$work/man.txt" ||
+			fail "docs/ipclab.1 does not document ipclab ${sub:-run} $opt"
+	done
+done
+if command -v groff >/dev/null; then
+	warn=$(groff -man -Tutf8 -ww -z "$man" 2>&1)
+	[ -z "$warn" ] || fail "docs/ipclab.1: groff warns: $warn"
+fi
+
+# completion: subcommands, and transports and patterns from this binary's list
+complete_words() {	# words... -> what completes the last one
+	bash -c '. "$0"; compopt() { :; }; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _ipclab
+		 printf "%s\n" "${COMPREPLY[@]}"' "$(dirname "$0")/../../docs/ipclab.bash-completion" "$@"
+}
+[ "$(complete_words "$IPCLAB" co)" = compare ] || fail "completion: 'co' does not complete to compare"
+transports=$("$IPCLAB" list | awk '/^[a-z]+:$/ { s = $0; next } s == "transports:" && /^  [^ -]/ { print $1 }')
+got=$(complete_words "$IPCLAB" run -t "" | grep -v '^all$')
+[ -n "$transports" ] && [ "$got" = "$transports" ] ||
+	fail "completion: -t offers '$(echo $got)', ipclab list has '$(echo $transports)'"
+[ "$(complete_words "$IPCLAB" -p pi)" = pingpong ] || fail "completion: -p pi does not complete to pingpong"
+[ "$(complete_words "$IPCLAB" run -t pipe,posix-m)" = pipe,posix-mq ] ||
+	fail "completion: the second item of -t pipe,posix-m"
+[ "$(complete_words "$IPCLAB" compare -f m)" = markdown ] || fail "completion: compare -f m"
+echo "ok   man page documents every option of --help; completion"
+
 # ---- plot ------------------------------------------------------------------------
 
 small=$data/plot-small.json
