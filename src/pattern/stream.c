@@ -7,6 +7,7 @@
  * queueing in the transport (a fast sender fills the buffer). */
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -102,10 +103,20 @@ static int stream_send_loop(struct participant *p)
 		}
 		uint64_t ts = send_stamp(p, seq, mask, deadline, &end);
 
+		/* a lossy transport drops what a full receiver cannot queue, the
+		 * last message too: repeat it, backing off so the receiver drains */
+		unsigned copies = end && (c->tp->caps & TP_LOSSY) ? 6 : 1;
+
 		for (unsigned i = 0; i < n; i++) {
 			ret = pat_send(p, eps[i], (uint32_t)seq, end ? MSG_F_END : 0, ts);
 			if (ret)
 				return ret;
+		}
+		/* the copies may find the receiver gone (it saw one): ignore errors */
+		for (unsigned k = 1; k < copies; k++) {
+			usleep(500u << k);
+			for (unsigned i = 0; i < n; i++)
+				(void)!c->tp->send(eps[i], p->buf, c->size);
 		}
 		part_progress(p, seq + 1);
 		pat_think(p);
@@ -120,40 +131,91 @@ static int stream_send_loop(struct participant *p)
 	return 0;
 }
 
+/* A lossy transport (udp): a gap in sequence numbers is counted as lost, an
+ * older number as reordered or duplicated, never as an error; length and
+ * payload are still checked. */
+enum { RX_SKIP = 0, RX_USE = 1, RX_CLOSED = 2 };
+
+static int lossy_recv(struct participant *p, struct tp_endpoint *ep, uint64_t *want)
+{
+	const struct msg_hdr *h = p->buf;
+	ssize_t got = p->cell->tp->recv(ep, p->buf, p->cell->size);
+
+	if (got == -EINTR && part_stopping(p))
+		return -EINTR;
+	if (got == 0)
+		return RX_CLOSED;	/* the sender closed; its last messages may be lost */
+	if (got < 0)
+		return part_check_msg(p, h, got, (uint32_t)*want);
+	if (h->seq < *want) {
+		p->st->reorders++;
+		return RX_SKIP;
+	}
+	if (h->seq > *want)
+		p->st->lost += h->seq - *want;
+	*want = h->seq;
+	int ret = part_check_msg(p, h, got, h->seq);
+
+	return ret ? ret : RX_USE;
+}
+
+static int stream_recv_one(struct participant *p, struct tp_endpoint *ep, uint64_t *want,
+			   const struct msg_hdr **h, bool zc, bool lossy)
+{
+	int ret;
+
+	if (lossy) {
+		*h = p->buf;
+		return lossy_recv(p, ep, want);
+	}
+	ret = pat_recv(p, ep, (uint32_t)*want, h, zc);
+	return ret ? ret : RX_USE;
+}
+
 static int stream_recv_loop(struct participant *p, int recv_mode)
 {
 	const struct cell *c = p->cell;
-	bool zc = pat_use_zerocopy(p, recv_mode), done[MAX_CLIENTS] = { false };
+	const bool lossy = c->tp->caps & TP_LOSSY;
+	bool zc = !lossy && pat_use_zerocopy(p, recv_mode), done[MAX_CLIENTS] = { false };
+	bool in_window = false;
 	struct tp_endpoint **eps;
 	unsigned n = side_eps(p, &eps), left = n;
-	uint64_t seq, got = 0;
+	uint64_t want[MAX_CLIENTS] = { 0 }, got = 0, round;
 	const struct msg_hdr *h;
 	int ret;
 
 	p->st->zerocopy = zc;
 	p->st->has_hist = true;
-	for (seq = 0; left; seq++) {
-		if (seq == c->warmup)
-			part_window_begin(p);
+	for (round = 0; left; round++) {
 		for (unsigned i = 0; i < n; i++) {
 			if (done[i])
 				continue;
-			ret = pat_recv(p, eps[i], (uint32_t)seq, &h, zc);
-			if (ret)
+			if (!in_window && want[i] >= c->warmup) {
+				part_window_begin(p);
+				in_window = true;
+			}
+			ret = stream_recv_one(p, eps[i], &want[i], &h, zc, lossy);
+			if (ret < 0)
 				return ret;
-			if (h->ts_ns && seq >= c->warmup)
-				hist_add(&p->st->hist, now_ns() - h->ts_ns);
-			if (h->len & MSG_F_END) {
+			if (ret == RX_SKIP)
+				continue;
+			if (ret == RX_CLOSED || (h->len & MSG_F_END)) {
 				done[i] = true;
 				left--;
 			}
+			if (ret != RX_USE)
+				continue;
+			if (h->ts_ns && h->seq >= c->warmup)
+				hist_add(&p->st->hist, now_ns() - h->ts_ns);
 			pat_recv_done(p, eps[i], zc);
-			if (seq >= c->warmup)
+			if (want[i]++ >= c->warmup)
 				got++;
 		}
-		part_progress(p, seq + 1);
+		part_progress(p, round + 1);
 		pat_think(p);
 	}
+	if (!in_window)
+		part_window_begin(p);
 	p->st->msgs = got;
 	p->st->bytes = got * c->size;
 	part_window_end(p);

@@ -344,11 +344,12 @@ static const char *const unitless[] = {
 	"transport", "pattern", "count", "endpoints", "pin", "sched", "clients", "status",
 	"reason", "section", "warmup", "verify", "msgs", "lat_kind", "lat_samples",
 	"sample_every", "cpu_pct_total", "lost", "dups", "reorders", "zerocopy",
+	"think", "repeat", "keep_awake", "noisy",
 };
 
 static bool has_unit(const char *key)
 {
-	static const char *const suffixes[] = { "_ns", "_bytes", "_per_s", "_pct", "_per_msg" };
+	static const char *const suffixes[] = { "_ns", "_us", "_bytes", "_per_s", "_pct", "_per_msg" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++)
 		if (ends_with(key, suffixes[i]))
