@@ -50,7 +50,10 @@ sed -n '/^  "env": {/,/^  },/p' "$work/run.json" | grep -o '^    "[a-z0-9_]*"' |
 	sort >"$work/keys.run"
 cmp -s "$work/keys.env" "$work/keys.run" ||
 	fail "result file env keys differ from env -f json: $(diff "$work/keys.env" "$work/keys.run" | tr '\n' ' ')"
-echo "ok   env: $(wc -l <"$work/keys.env") keys, the same in result files"
+for k in $(tr -d ' "' <"$work/keys.env"); do
+	grep -qF "\`$k\`" "$(dirname "$0")/../../docs/output.md" || fail "env key $k is not in docs/output.md"
+done
+echo "ok   env: $(wc -l <"$work/keys.env") keys, the same in result files, documented"
 
 expect_usage_error "env -f yaml" env -f yaml
 expect_usage_error "env with an argument" env extra
