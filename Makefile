@@ -37,6 +37,18 @@ endif
 PKGS	:= jansson cmocka
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
+# Known before any fragment is read, so that rules in every fragment can
+# name them as prerequisites (those are expanded when read).
+IPCLAB_LIB := $(B)/libipclab-internal.a
+IPCLAB_BIN := $(B)/ipclab
+IPCRING_A := $(B)/libipcring.a
+IPCLAB_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+HAVE_LIBQB := $(shell pkg-config --exists libqb 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBQB),1)
+CFLAGS += -DHAVE_LIBQB=1
+IPCLAB_LIBS += $(shell pkg-config --libs libqb)
+endif
+
 # Filled by the mk/*.mk fragments.
 ALL_TARGETS :=
 TEST_PROGS :=

@@ -8,3 +8,12 @@ ALL_TARGETS += $(B)/bench/pipe_loop
 
 bench: all
 	bench/fidelity.sh
+
+$(B)/bench/overhead: $(B)/bench/overhead.o $(IPCLAB_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
+
+$(B)/bench/overhead.o: bench/overhead.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+ALL_TARGETS += $(B)/bench/overhead

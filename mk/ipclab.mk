@@ -5,14 +5,6 @@
 IPCLAB_SRCS := $(sort $(wildcard src/*.c src/*/*.c))
 IPCLAB_OBJS := $(IPCLAB_SRCS:%.c=$(B)/%.o)
 IPCLAB_LIB_OBJS := $(filter-out $(B)/src/main.o,$(IPCLAB_OBJS))
-IPCLAB_LIB := $(B)/libipclab-internal.a
-IPCLAB_BIN := $(B)/ipclab
-IPCLAB_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
-HAVE_LIBQB := $(shell pkg-config --exists libqb 2>/dev/null && echo 1)
-ifeq ($(HAVE_LIBQB),1)
-CFLAGS += -DHAVE_LIBQB=1
-IPCLAB_LIBS += $(shell pkg-config --libs libqb)
-endif
 
 ALL_TARGETS += $(IPCLAB_BIN) ipclab
 DEPS_FILES += $(IPCLAB_OBJS:.o=.d)
