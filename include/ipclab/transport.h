@@ -24,6 +24,7 @@ enum tp_caps {
 	TP_NEEDS_ROOT = 1u << 8,   /* needs privileges to run */
 	TP_IN_PROCESS = 1u << 9,   /* no kernel object: a lab self-test */
 	TP_SPINS = 1u << 10,	   /* waits by spinning: needs its own CPU under SCHED_FIFO */
+	TP_NO_EINTR = 1u << 11,	   /* a blocked recv ignores signals: only the peer's close ends it */
 };
 
 enum tp_role { TP_SERVER = 0, TP_CLIENT = 1 };

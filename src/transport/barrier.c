@@ -219,7 +219,7 @@ static void bar_close(struct tp_endpoint *ep)
 const struct transport tp_barrier = {
 	.name = "barrier",
 	.summary = "threads swap messages through shared buffers, one pthread_barrier round each (seed 004)",
-	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_THREAD_ONLY,
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_THREAD_ONLY | TP_NO_EINTR,
 	.options = bar_options,
 	.opts_size = sizeof(struct bar_opts),
 	.max_msg = bar_max_msg,
