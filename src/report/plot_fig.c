@@ -187,6 +187,39 @@ struct series {
 };
 
 /* Every cell of one latency kind that has a histogram. */
+/* Does a parameter take two values among these series? */
+static bool series_vary(const struct series *s, size_t n, const char *name)
+{
+	char first[LABEL_LEN], v[LABEL_LEN];
+	int have = rcell_param(s[0].cell, name, first, sizeof(first));
+
+	for (size_t i = 1; i < n; i++) {
+		int ret = rcell_param(s[i].cell, name, v, sizeof(v));
+
+		if (ret != have || (!ret && strcmp(v, first)))
+			return true;
+	}
+	return false;
+}
+
+/* Labels from what differs among the series of this figure only: a figure
+ * of round trips need not say "pingpong" forty times. */
+static void series_labels(const struct plot_ctx *ctx, struct series *s, size_t n)
+{
+	const char *names[64];
+	size_t nn = 0;
+
+	for (size_t i = 0; i < ctx->nnames; i++)
+		if (series_vary(s, n, ctx->names[i]))
+			names[nn++] = ctx->names[i];
+	for (size_t i = 0; i < n; i++) {
+		rcell_label(s[i].cell, names, nn, NULL, s[i].label, sizeof(s[i].label));
+		if (!s[i].label[0])
+			snprintf(s[i].label, sizeof(s[i].label), "%s", s[i].cell->transport);
+	}
+}
+
+/* Every cell of one latency kind that has a histogram. */
 static size_t latency_series(struct plot_ctx *ctx, const char *kind, struct series *s, size_t max)
 {
 	size_t n = 0;
@@ -203,11 +236,18 @@ static size_t latency_series(struct plot_ctx *ctx, const char *kind, struct seri
 			free(s[n].h);
 			continue;
 		}
-		s[n].cell = c;
-		label_of(ctx, c, NULL, NULL, c->transport, s[n].label, sizeof(s[n].label));
-		n++;
+		s[n++].cell = c;
 	}
+	if (n)
+		series_labels(ctx, s, n);
 	return n;
+}
+
+/* Past a dozen series a key beside the plot squeezes it: put it below. */
+static void key_place(FILE *gp, size_t nseries)
+{
+	if (nseries > 12)
+		fprintf(gp, "set key below left Left reverse noenhanced\n");
 }
 
 static const char *kind_title(const char *kind)
@@ -244,6 +284,7 @@ static int fig_percentiles(struct plot_ctx *ctx, const char *kind, struct series
 		"set logscale xy\nset xrange [2:10000]\n"
 		"set xtics (\"p50\" 2, \"p90\" 10, \"p99\" 100, \"p99.9\" 1000, \"p99.99\" 10000)\n"
 		"set xlabel \"percentile\"\nset ylabel \"latency (us)\"\n", kind_title(kind));
+	key_place(gp, n);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot for [i=3:%zu] \"%s.dat\" using 2:i with lines lw 2 title columnheader(i)\n",
 		n + 2, name);
@@ -304,6 +345,7 @@ static int fig_histogram(struct plot_ctx *ctx, const char *kind, struct series *
 	fig_script_head(ctx, gp, name, kind_title(kind));
 	fprintf(gp, "set title \"%s histogram\"\nset logscale x\nset yrange [0:*]\n"
 		"set xlabel \"latency (us)\"\nset ylabel \"%% of samples\"\n", kind_title(kind));
+	key_place(gp, n);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot for [i=2:%zu] \"%s.dat\" using 1:i with steps lw 2 title columnheader(i)\n",
 		n + 1, name);
@@ -360,42 +402,44 @@ static int fill_grid(struct plot_ctx *ctx, struct grid *g, const char *row_param
 	return 0;
 }
 
+/* One rate against message size, a line per transport (and whatever else
+ * varies). */
+static int fig_vs_size(struct plot_ctx *ctx, const char *name, const char *metric, double scale,
+		       const char *title, const char *ylabel)
+{
+	struct grid *g = grid_new();
+	FILE *dat, *gp;
+	int ret = g ? fill_grid(ctx, g, "size_bytes", metric, NULL, NULL) :
+		      errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
+
+	if (ret || !g->nr || fig_open(ctx, name, &dat, &gp)) {
+		free(g);
+		return ret ? ret : g && g->nr ? -EIO : 0;
+	}
+	fprintf(dat, "# %s, by message size (bytes)\n", ylabel);
+	grid_write(dat, g, "size_bytes", scale);
+	fig_script_head(ctx, gp, name, title);
+	fprintf(gp, "set title \"%s\"\nset logscale x 2\nset xlabel \"message size (bytes)\"\n"
+		"set ylabel \"%s\"\nset yrange [0:*]\n", title, ylabel);
+	if (g->nr == 1)
+		fprintf(gp, "set xrange [%s/2.0:%s*2.0]\n", g->rows[0], g->rows[0]);
+	key_place(gp, g->nc);
+	fig_script_begin_output(gp, name);
+	fprintf(gp, "\tplot for [i=2:%zu] \"%s.dat\" using 1:i with linespoints lw 2 title columnheader(i)\n",
+		g->nc + 1, name);
+	fig_script_end_output(gp);
+	free(g);
+	return fig_finish(ctx, name, dat, gp);
+}
+
 int fig_throughput(struct plot_ctx *ctx)
 {
-	struct grid *mb = grid_new(), *rate = grid_new();
-	const char *name = "throughput-vs-size";
-	FILE *dat = NULL, *gp = NULL;
-	int ret = !mb || !rate ? errf(ctx->err, ctx->errlen, ENOMEM, "out of memory") : 0;
+	int ret = fig_vs_size(ctx, "throughput-vs-size", "bytes_per_s", 1e-6,
+			      "throughput against message size", "MB/s (10^6 bytes/s)");
 
 	if (!ret)
-		ret = fill_grid(ctx, mb, "size_bytes", "bytes_per_s", NULL, NULL);
-	if (!ret)
-		ret = fill_grid(ctx, rate, "size_bytes", "msgs_per_s", NULL, NULL);
-	if (!ret && mb->nr)
-		ret = fig_open(ctx, name, &dat, &gp);
-	if (ret || !mb->nr)
-		goto out;
-	fprintf(dat, "# columns 2..%zu: MB/s (10^6 bytes/s); %zu..%zu: messages/s\n", mb->nc + 1,
-		mb->nc + 2, 2 * mb->nc + 1);
-	grid_write(dat, mb, "size_bytes", 1e-6);
-	fprintf(dat, "\n\n");
-	grid_write(dat, rate, "size_bytes", 1e-3);
-	fig_script_head(ctx, gp, name, "throughput against message size");
-	fprintf(gp, "set logscale x 2\nset xlabel \"message size (bytes)\"\n");
-	if (mb->nr == 1)
-		fprintf(gp, "set xrange [%s/2.0:%s*2.0]\n", mb->rows[0], mb->rows[0]);
-	fig_script_begin_output(gp, name);
-	fprintf(gp, "\tset multiplot layout 2,1\n"
-		"\tset title \"throughput\"\n\tset ylabel \"MB/s\"\n"
-		"\tplot for [i=2:%zu] \"%s.dat\" index 0 using 1:i with linespoints lw 2 title columnheader(i)\n"
-		"\tset title \"message rate\"\n\tset ylabel \"thousand messages/s\"\n"
-		"\tplot for [i=2:%zu] \"%s.dat\" index 1 using 1:i with linespoints lw 2 title columnheader(i)\n"
-		"\tunset multiplot\n", mb->nc + 1, name, rate->nc + 1, name);
-	fig_script_end_output(gp);
-	ret = fig_finish(ctx, name, dat, gp);
-out:
-	free(mb);
-	free(rate);
+		ret = fig_vs_size(ctx, "msgrate-vs-size", "msgs_per_s", 1e-3,
+				  "message rate against message size", "thousand messages/s");
 	return ret;
 }
 
@@ -418,6 +462,7 @@ int fig_cpu(struct plot_ctx *ctx)
 		"set ylabel \"ns per message\"\nset yrange [0:*]\n"
 		"set style data histogram\nset style histogram clustered gap 1\n"
 		"set style fill solid 0.8 border -1\nset xtics rotate by -30 noenhanced\n");
+	key_place(gp, g->nc);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot for [i=2:%zu] \"%s.dat\" using i:xtic(1) title columnheader(i)\n",
 		g->nc + 1, name);

@@ -184,7 +184,7 @@ p=$work/plots
 "$IPCLAB" plot "$small" -o "$p" --size 640x480 --pivot size,pin,cpu_pct_total >"$work/plot.out" 2>"$work/err"
 rc=$?
 [ $rc = 0 ] || fail "plot: exit $rc: $(cat "$work/err")"
-for fig in latency-percentiles-rtt latency-histogram-rtt throughput-vs-size cpu-per-msg \
+for fig in latency-percentiles-rtt latency-histogram-rtt throughput-vs-size msgrate-vs-size cpu-per-msg \
 	   heatmap-size_bytes-pin-cpu_pct_total-1 heatmap-size_bytes-pin-cpu_pct_total-2; do
 	check_figure "$p" "$fig" 640x480
 	grep -q "$fig.png" "$work/plot.out" || fail "plot: $fig not listed on stdout"
