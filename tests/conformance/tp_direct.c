@@ -8,7 +8,6 @@
  * The server is a thread of this process; clients are threads or forked
  * children. Exit 0 pass, 1 fail, 77 nothing ran; one line per failing case. */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,40 +27,7 @@
 #include "ipclab/util.h"
 #include "tp_direct.h"
 
-#define MAXC 4			/* clients in the multi-client case */
 #define CASE_DEADLINE_NS (60 * NSEC_PER_SEC)
-#define LOSSY_POLL_MS 50	/* lossy: how often to look whether the sender is done */
-
-struct tcase {
-	const struct transport *tp;
-	struct tp_config cfg;
-	unsigned count;
-	bool eof_at_server;	/* which side reads EOF after the other's close */
-	bool lossy;
-	char name[96];
-};
-
-/* One side's result, in shared memory so forked clients report like threads. */
-struct side_res {
-	int failed;
-	int sent;		/* lossy: this client sent all (atomic) */
-	int got_all;		/* lossy: the server sent all to this client */
-	uint64_t lost, dups;
-	char err[ERRLEN];
-};
-
-struct side {
-	const struct tcase *tc;
-	struct tp_channel *ch;
-	enum tp_role role;
-	unsigned id;
-	struct side_res *res;
-	struct side_res *all;	/* [0] server, [1 + id] client id */
-	pthread_t th;
-	pid_t pid;
-	bool started;		/* threads: created */
-	int done;		/* threads: set when finished (atomic) */
-};
 
 static unsigned n_failed, n_run, n_skipped;
 
@@ -78,192 +44,6 @@ static void case_fail(const struct tcase *tc, const char *fmt, ...)
 	putchar('\n');
 	fflush(stdout);
 	n_failed++;
-}
-
-static int side_fail(struct side *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int side_fail(struct side *s, const char *fmt, ...)
-{
-	va_list ap;
-	int off;
-
-	if (s->res->failed++)
-		return -1;	/* the first error is the one worth reading */
-	off = snprintf(s->res->err, ERRLEN, "%s %u: ", s->role == TP_SERVER ? "server" : "client",
-		       s->id);
-	va_start(ap, fmt);
-	vsnprintf(s->res->err + off, ERRLEN - (size_t)off, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static const char *rstr(ssize_t n)
-{
-	return n < 0 ? strerror((int)-n) : n == 0 ? "EOF" : "short";
-}
-
-static int send_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
-{
-	size_t size = s->tc->cfg.msg_size;
-
-	for (uint32_t seq = 0; seq < s->tc->count; seq++) {
-		struct msg_hdr h = { .seq = seq, .len = (uint32_t)size };
-		ssize_t n;
-
-		memcpy(buf, &h, sizeof(h));
-		msg_fill(buf, size, seq, true);
-		n = s->tc->tp->send(ep, buf, size);
-		if (n != (ssize_t)size)
-			return side_fail(s, "send %u of %u: %zd (%s)", seq, s->tc->count, n, rstr(n));
-	}
-	if (s->tc->lossy)
-		__atomic_store_n(s->role == TP_SERVER ? &s->all[1 + s->id].got_all :
-			&s->all[1 + s->id].sent, 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq)
-{
-	size_t size = s->tc->cfg.msg_size, bad;
-	struct msg_hdr h;
-
-	if (n != (ssize_t)size)
-		return side_fail(s, "recv returned %zd (%s), expected a %zu-byte message", n, rstr(n),
-				 size);
-	memcpy(&h, buf, sizeof(h));
-	if ((h.len & MSG_LEN_MASK) != size)
-		return side_fail(s, "message %u: header says %u bytes, expected %zu", h.seq, h.len,
-				 size);
-	bad = msg_check_payload(buf, size, h.seq);
-	if (bad)
-		return side_fail(s, "message %u: payload wrong at byte %zu", h.seq, bad - 1);
-	*seq = h.seq;
-	return 0;
-}
-
-/* The flag a lossy sender sets when it has sent all to the receiver s. */
-static int *lossy_flag(struct side *s)
-{
-	return s->role == TP_SERVER ? &s->all[1 + s->id].sent : &s->all[1 + s->id].got_all;
-}
-
-/* Lossy transports: count gaps and duplicates; a phase ends at the last
- * sequence number, or when nothing is readable and the sender has said
- * (through shared memory, not the transport) that it is done. */
-static int recv_lossy(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
-{
-	const struct transport *tp = s->tc->tp;
-	int fd = tp->pollfd ? tp->pollfd(ep) : -1;
-	uint32_t next = 0, seq;
-
-	while (next < s->tc->count) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (fd >= 0 && poll(&p, 1, LOSSY_POLL_MS) == 0) {
-			if (__atomic_load_n(lossy_flag(s), __ATOMIC_ACQUIRE))
-				break;
-			continue;
-		}
-		n = tp->recv(ep, buf, s->tc->cfg.msg_size);
-		if (n == 0)
-			break;
-		if (check_msg(s, buf, n, &seq))
-			return -1;
-		if (seq >= next) {
-			s->res->lost += seq - next;
-			next = seq + 1;
-		} else {
-			s->res->dups++;
-		}
-	}
-	s->res->lost += s->tc->count - next;
-	return 0;
-}
-
-static int recv_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
-{
-	uint32_t seq;
-
-	if (s->tc->lossy)
-		return recv_lossy(s, ep, buf);
-	for (uint32_t want = 0; want < s->tc->count; want++) {
-		ssize_t n = s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
-
-		if (n <= 0)
-			return side_fail(s, "recv %u of %u: %zd (%s)", want, s->tc->count, n, rstr(n));
-		if (check_msg(s, buf, n, &seq))
-			return -1;
-		if (seq != want)
-			return side_fail(s, "got message %u, expected %u", seq, want);
-	}
-	return 0;
-}
-
-static int expect_eof(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
-{
-	ssize_t n = s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
-
-	if (n != 0)
-		return side_fail(s, "after the peer's close recv returned %zd (%s), expected 0 (EOF)",
-				 n, n < 0 ? strerror((int)-n) : "a message");
-	return 0;
-}
-
-static unsigned char *side_buf(const struct tcase *tc)
-{
-	return aligned_alloc(64, (tc->cfg.msg_size + 63) & ~(size_t)63);
-}
-
-static void *server_main(void *arg)
-{
-	struct side *s = arg;
-	const struct transport *tp = s->tc->tp;
-	struct tp_endpoint *eps[MAXC] = { 0 };
-	unsigned n = s->tc->cfg.clients, id;
-	unsigned char *buf = side_buf(s->tc);
-	char err[ERRLEN];
-	int ret = buf ? 0 : side_fail(s, "out of memory");
-
-	for (id = 0; id < n && !ret; id++) {
-		s->id = id;
-		ret = tp->open(s->ch, TP_SERVER, id, &eps[id], err, sizeof(err));
-		if (ret)
-			side_fail(s, "open: %s", err);
-	}
-	for (id = 0; id < n && !ret; id++)
-		s->id = id, ret = recv_n(s, eps[id], buf);
-	for (id = 0; id < n && !ret; id++)
-		s->id = id, ret = send_n(s, eps[id], buf);
-	for (id = 0; id < n && !ret && s->tc->eof_at_server && !s->tc->lossy; id++)
-		s->id = id, ret = expect_eof(s, eps[id], buf);
-	for (id = 0; id < n; id++)
-		if (eps[id])
-			tp->close(eps[id]);
-	free(buf);
-	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void *client_main(void *arg)
-{
-	struct side *s = arg;
-	const struct transport *tp = s->tc->tp;
-	struct tp_endpoint *ep = NULL;
-	unsigned char *buf = side_buf(s->tc);
-	char err[ERRLEN];
-
-	if (!buf)
-		side_fail(s, "out of memory");
-	else if (tp->open(s->ch, TP_CLIENT, s->id, &ep, err, sizeof(err)))
-		side_fail(s, "open: %s", err);
-	else if (!send_n(s, ep, buf) && !recv_n(s, ep, buf) && !s->tc->eof_at_server &&
-		 !s->tc->lossy)
-		expect_eof(s, ep, buf);
-	if (ep)
-		tp->close(ep);
-	free(buf);
-	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
-	return NULL;
 }
 
 /* As the runner's stop request: the flag for spinning transports, the
@@ -516,7 +296,9 @@ static void run_intr_case(struct tcase *tc)
 	}
 	if (write(c.release[1], "x", 1) != 1)
 		case_fail(tc, "release: %s", strerror(errno));
-	if (!join_by(&c.srv, deadline) || !join_by(&c.cli, deadline))
+	bool srv_ok = join_by(&c.srv, deadline), cli_ok = join_by(&c.cli, deadline);
+
+	if (!srv_ok || !cli_ok)
 		case_fail(tc, "not done within 10 s");
 	for (unsigned i = 0; i < 2; i++)
 		if (res[i].failed)
