@@ -18,3 +18,6 @@ $(TP_DIRECT): $(TP_DIRECT_OBJS) $(IPCLAB_LIB) $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(TP_DIRECT_WRAP) -o $@ $(TP_DIRECT_OBJS) $(IPCLAB_LIB) $(IPCRING_A) \
 		$(IPCLAB_LIBS) $(LDLIBS)
+
+# `make SAN=tsan check-threads` runs it too, thread endpoints only.
+TSAN_PROGS += $(TP_DIRECT)

@@ -360,7 +360,10 @@ static void run_transport(const struct transport *tp, unsigned div)
 	tc.cfg = (struct tp_config){ .opts = opts, .dir = cleanup_private_dir(), .clients = 1 };
 	for (int threads = 0; threads < 2; threads++) {
 		const char *mode = threads ? "thread" : "process";
+		const char *only = getenv("ENDPOINTS");
 
+		if (only && *only && strcmp(only, mode))
+			continue;
 		if (!threads && (tp->caps & TP_THREAD_ONLY)) {
 			printf("skip %s process: thread-only transport\n", tp->name);
 			continue;
@@ -413,7 +416,8 @@ static void setup(void)
 	atexit(cleanup_all);
 }
 
-/* tp_direct [-q] [transport...]: -q runs a tenth of the messages. */
+/* tp_direct [-q] [transport...]: -q runs a tenth of the messages;
+ * ENDPOINTS=thread or process runs that mode only (TSan: threads). */
 int main(int argc, char **argv)
 {
 	unsigned div = 1, named = 0;
