@@ -85,8 +85,10 @@ static int fifo_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	const struct fifo_path *p = (const struct fifo_path *)c->extra + 2 * id;
 	bool srv = role == TP_SERVER;
 	const char *who = srv ? "server" : "client";
-	int c2s, s2c, ret;
+	int c2s, s2c, ret = tp_check_id(ch, id, err, errlen);
 
+	if (ret)
+		return ret;
 	c2s = fifo_open_one(p[0].path, srv ? O_RDONLY : O_WRONLY, who, err, errlen);
 	if (c2s < 0)
 		return c2s;

@@ -99,8 +99,11 @@ static int null_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		     struct tp_endpoint **out, char *err, size_t errlen)
 {
 	const struct null_chan *nc = ch->priv;
-	struct tp_endpoint *ep = calloc(1, sizeof(*ep));
+	struct tp_endpoint *ep;
 
+	if (id >= (ch->cfg->clients ? ch->cfg->clients : 1))
+		return errf(err, errlen, EINVAL, "null: client id %u out of range", id);
+	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "null: out of memory");
 	ep->nc = *nc;

@@ -104,7 +104,10 @@ int tp_ep_from_chan(struct tp_channel *ch, enum tp_role role, unsigned id, unsig
 {
 	struct tp_chan *c = ch->priv;
 	struct tp_endpoint *ep;
+	int ret = tp_check_id(ch, id, err, errlen);
 
+	if (ret)
+		return ret;
 	if (ridx >= c->nfd || widx >= c->nfd || c->fd[ridx].fd < 0 || c->fd[widx].fd < 0)
 		return errf(err, errlen, EBADF, "%s: %s endpoint %u opened twice or after close",
 			    ch->tp->name, role == TP_SERVER ? "server" : "client", id);
@@ -353,8 +356,10 @@ int tp_conn_client(struct tp_channel *ch, unsigned id, const struct sockaddr *sa
 		   tp_sock_setup_fn setup, struct tp_endpoint **out, char *err, size_t errlen)
 {
 	const char *tp = ch->tp->name;
-	int fd, ret;
+	int fd, ret = tp_check_id(ch, id, err, errlen);
 
+	if (ret)
+		return ret;
 	tp_chan_drop_others(ch, TP_CLIENT, id);
 	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -375,8 +380,10 @@ int tp_conn_server(struct tp_channel *ch, unsigned id, int lfd, tp_sock_setup_fn
 		   struct tp_endpoint **out, char *err, size_t errlen)
 {
 	const char *tp = ch->tp->name;
-	int fd, ret;
+	int fd, ret = tp_check_id(ch, id, err, errlen);
 
+	if (ret)
+		return ret;
 	tp_chan_drop_others(ch, TP_SERVER, id);
 	/* blocks until client id connects; a signal interrupts it */
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);

@@ -118,8 +118,12 @@ static int sysv_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	const struct tp_chan *c = ch->priv;
 	struct sysv_ep *se = calloc(1, sizeof(*se));
 	size_t cap = ch->cfg->msg_size > MSG_HDR_SIZE ? ch->cfg->msg_size : MSG_HDR_SIZE;
-	int ret;
+	int ret = tp_check_id(ch, id, err, errlen);
 
+	if (ret) {
+		free(se);
+		return ret;
+	}
 	if (se) {
 		se->cap = cap;
 		se->buf = malloc(sizeof(struct sysv_buf) + cap);

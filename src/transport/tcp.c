@@ -105,7 +105,10 @@ static int tcp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 {
 	struct tp_chan *c = ch->priv;
 	const struct sockaddr_in *sa = (const struct sockaddr_in *)c->extra + id;
+	int ret = tp_check_id(ch, id, err, errlen);
 
+	if (ret)
+		return ret;
 	if (role == TP_CLIENT)
 		return tp_conn_client(ch, id, (const struct sockaddr *)sa, sizeof(*sa), tcp_setup,
 				      out, err, errlen);

@@ -51,6 +51,15 @@ static inline unsigned tp_clients(const struct tp_channel *ch)
 	return ch->cfg->clients ? ch->cfg->clients : 1;
 }
 
+/* An id past the channel's clients is the caller's bug: say so. */
+static inline int tp_check_id(const struct tp_channel *ch, unsigned id, char *err, size_t errlen)
+{
+	if (id < tp_clients(ch))
+		return 0;
+	return errf(err, errlen, EINVAL, "%s: client id %u out of range (%u clients)",
+		    ch->tp->name, id, tp_clients(ch));
+}
+
 /* Endpoint flags. */
 enum {
 	TPE_SHUTDOWN = 1u << 0,	/* close: shutdown(SHUT_WR) so the peer reads EOF */
