@@ -48,7 +48,7 @@ static int cond_create(void *shm, char *err, size_t errlen)
 }
 
 /* Lock; a holder that died leaves the state consistent enough (a counter),
- * but its peer is gone: report it. */
+ * but the peer is gone: -EOWNERDEAD says so. */
 static int cond_lock(struct cond_db *c)
 {
 	int r = pthread_mutex_lock(&c->mtx);
@@ -56,7 +56,7 @@ static int cond_lock(struct cond_db *c)
 	if (r == EOWNERDEAD) {
 		pthread_mutex_consistent(&c->mtx);
 		pthread_mutex_unlock(&c->mtx);
-		return -EPIPE;
+		return -EOWNERDEAD;
 	}
 	return -r;
 }
@@ -79,7 +79,7 @@ static int cond_wait(void *shm, uint64_t timeout_ns)
 		r = pthread_cond_timedwait(&c->cond, &c->mtx, &abs);
 		if (r == EOWNERDEAD) {
 			pthread_mutex_consistent(&c->mtx);
-			r = -EPIPE;
+			r = -EOWNERDEAD;
 			break;
 		}
 		if (r == ETIMEDOUT && c->rings == c->seen) {
