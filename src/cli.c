@@ -5,6 +5,7 @@
  * 0 ok, 1 the run failed, 2 bad input, 128+N interrupted by signal N. */
 #include <fnmatch.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -690,6 +691,29 @@ out:
 	return ret;
 }
 
+/* --plot DIR: the JSON result beside its figures. */
+static int plot_after_run(const struct run_args *a, const struct report *rep)
+{
+	struct run_args j = *a;
+	char path[1024], err[ERRLEN];
+
+	if (mkdir(a->plot_dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "ipclab: --plot %s: %s\n", a->plot_dir, strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/results.json", a->plot_dir);
+	j.format = "json";
+	j.output = path;
+	j.pivot = NULL;
+	if (write_report(&j, rep))
+		return 1;
+	if (plot_report_file(path, a->plot_dir, err, sizeof(err))) {
+		fprintf(stderr, "ipclab: --plot: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 static int do_run(struct run_args *args, unsigned nargs)
 {
 	struct report rep = { 0 };
@@ -699,6 +723,8 @@ static int do_run(struct run_args *args, unsigned nargs)
 	if (!res)
 		return ret;
 	wret = write_report(&args[0], &rep);
+	if (args[0].plot_dir && !wret)
+		wret = plot_after_run(&args[0], &rep);
 	wret = report_failures(res, rep.n) ? 1 : wret;
 	if (ret > 128)
 		fprintf(stderr, "ipclab: interrupted by signal %d\n", ret - 128);
@@ -740,7 +766,7 @@ static void vmstat_line(const struct cell *c, const struct sys_snap *a, const st
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT };
+       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -766,6 +792,7 @@ static const struct option long_opts[] = {
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
+	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -776,8 +803,10 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fputs("usage: ipclab [run] [options]     run experiments (no arguments: the default comparison)\n"
-	      "       ipclab list                 transports and patterns, with capabilities and options\n"
-	      "\n"
+	      "       ipclab list                 transports and patterns, with capabilities and options\n", f);
+	for (const struct subcommand *sc = subcommands; sc->name; sc++)
+		fprintf(f, "       ipclab %-20s %s\n", sc->name, sc->summary);
+	fputs("\n"
 	      "Lists (a,b,c) run the cartesian product of every listed value.\n"
 	      "  -t, --transport LIST   transports, 'all' or globs ('shm-*'); default all\n"
 	      "  -p, --pattern LIST     stream, pingpong; default pingpong\n"
@@ -808,6 +837,7 @@ static void usage(FILE *f)
 	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
 	      "                         markdown; default table\n"
 	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
+	      "      --plot DIR         also write DIR/results.json and its figures (gnuplot)\n"
 	      "  -q, --quiet            no progress line\n"
 	      "  -h, --help, --version\n"
 	      "Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
@@ -889,6 +919,7 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
 	case OPT_DRY_RUN: a->dry_run = true; break;
 	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
+	case OPT_PLOT: a->plot_dir = arg; break;
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PIVOT: {

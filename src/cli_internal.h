@@ -20,6 +20,7 @@ struct run_args {
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *section;	/* suite section written into each result */
+	const char *plot_dir;	/* --plot DIR */
 	int pm_qos_us;
 	const char *format, *output;
 	unsigned repeat;

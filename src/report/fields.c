@@ -117,7 +117,7 @@ const struct field result_fields[] = {
 	      "/dev/cpu_dma_latency held at this many microseconds during the run (--pm-qos); null = untouched"),
 	CFG_N("keep_awake", "keep-awake", F_BOOL, U_NONE, keep_awake, false,
 	      "a SCHED_IDLE busy loop kept each endpoint CPU out of idle states (--keep-awake)"),
-	CFG_N("repeat", "repeat", F_U64, U_COUNT, repeat, false,
+	CFG_N("repeat_n", "repeat", F_U64, U_COUNT, repeat, false,
 	      "repetitions folded into this result: each metric is their median (--repeat)"),
 
 	MET_N("elapsed_ns", "elapsed", F_U64, U_NS, elapsed, false, "length of the measured window"),

@@ -67,7 +67,7 @@ static void add_col(struct layout *lay, const char *label, const struct field *f
  * and the noisy flag when any result carries it. */
 static bool shown(const struct field *fd, const struct report *rep)
 {
-	static const char *const sweepable[] = { "think", "think_ns", "rate_per_s", "repeat",
+	static const char *const sweepable[] = { "think", "think_ns", "rate_per_s", "repeat_n",
 						 "section" };
 	char first[CELL_LEN], v[CELL_LEN];
 

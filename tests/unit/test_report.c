@@ -344,7 +344,7 @@ static const char *const unitless[] = {
 	"transport", "pattern", "count", "endpoints", "pin", "sched", "clients", "status",
 	"reason", "section", "warmup", "verify", "msgs", "lat_kind", "lat_samples",
 	"sample_every", "cpu_pct_total", "lost", "dups", "reorders", "zerocopy",
-	"think", "repeat", "keep_awake", "noisy",
+	"think", "repeat_n", "keep_awake", "noisy",
 };
 
 static bool has_unit(const char *key)
