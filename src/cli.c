@@ -652,6 +652,33 @@ static void idle_knobs_stop(int fd)
 		close(fd);
 }
 
+/* Things that distort or endanger a run, said once before it starts. */
+static void plan_warnings(const struct run_args *a, const struct plan *pl)
+{
+	bool rt = false, spin_same = false;
+	const char *spinner = "";
+	char buf[32];
+
+	if (a->quiet && a->dry_run)
+		return;
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct cell *c = &pl->cells[i];
+
+		rt |= c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR;
+		if ((c->tp->caps & TP_SPINS) && c->pin.server_cpu >= 0 &&
+		    c->pin.server_cpu == c->pin.client_cpu && !c->skip[0]) {
+			spin_same = true;
+			spinner = c->tp->name;
+		}
+	}
+	if (rt && read_text_file("/proc/sys/kernel/sched_rt_runtime_us", buf, sizeof(buf)) > 0 &&
+	    !strcmp(buf, "-1"))
+		fprintf(stderr, "ipclab: warning: RT throttling is off (kernel.sched_rt_runtime_us = -1): a runaway realtime endpoint can hold a CPU for ever\n");
+	if (spin_same)
+		fprintf(stderr, "ipclab: warning: %s spins while it waits and both endpoints share one CPU: every wait burns the peer's time slice (use --pin split)\n",
+			spinner);
+}
+
 int plan_and_run(struct run_args *args, unsigned nargs, struct report *rep, struct result **resp)
 {
 	struct plan pl = { 0 };
@@ -671,6 +698,7 @@ int plan_and_run(struct run_args *args, unsigned nargs, struct report *rep, stru
 		ret = usage_error("out of memory for %zu results", pl.n);
 		goto out;
 	}
+	plan_warnings(a, &pl);
 	env_collect(&rep->env);
 	fd = idle_knobs_start(a, &pl);
 	if (fd < 0) {

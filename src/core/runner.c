@@ -292,6 +292,8 @@ struct run_state {
 	unsigned nsides;
 	char fail[ERRLEN];
 	struct sys_snap tick_prev;
+	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
+	uint64_t last_stop_check;
 };
 
 static const char *side_name(const struct side_stats *st, char *buf, size_t len)
@@ -420,6 +422,46 @@ static bool check_sides(struct run_state *rs)
 	return !rs->fail[0];
 }
 
+/* The state letter of a process ('R', 'S', 'T' = stopped, ...), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_text_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return 0;
+	return p[1] == ' ' ? p[2] : 0;
+}
+
+/* A child stopped (SIGSTOP, a debugger) for over a second is reported, not
+ * waited on: checked four times a second. */
+static bool check_stopped(struct run_state *rs, uint64_t t)
+{
+	char who[32];
+
+	if (rs->cell->threads || t - rs->last_stop_check < 250 * NSEC_PER_MSEC)
+		return true;
+	rs->last_stop_check = t;
+	for (unsigned i = 0; i < rs->nsides; i++) {
+		char st = rs->pids[i] > 0 ? proc_state(rs->pids[i]) : 0;
+
+		if (st != 'T' && st != 't') {
+			rs->stopped_since[i] = 0;
+			continue;
+		}
+		if (!rs->stopped_since[i])
+			rs->stopped_since[i] = t;
+		else if (t - rs->stopped_since[i] > NSEC_PER_SEC) {
+			snprintf(rs->fail, sizeof(rs->fail),
+				 "%s (pid %d) is stopped (SIGSTOP or a debugger) after %llu messages",
+				 side_name(&rs->ctl->sides[i], who, sizeof(who)), rs->pids[i],
+				 (unsigned long long)atomic_load(&rs->ctl->sides[i].progress));
+			return false;
+		}
+	}
+	return true;
+}
+
 static uint64_t total_progress(struct run_state *rs)
 {
 	uint64_t n = 0;
@@ -479,6 +521,8 @@ static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t wa
 		uint64_t p = total_progress(rs), t = now_ns();
 
 		vmstat_tick(rs, t);
+		if (!check_stopped(rs, t))
+			return -EIO;
 		if (p != last) {
 			last = p;
 			last_t = t;
