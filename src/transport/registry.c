@@ -29,6 +29,10 @@ extern const struct transport tp_shm_signal;
 extern const struct transport tp_shm_spin;
 extern const struct transport tp_barrier;
 extern const struct transport tp_cacheline;
+extern const struct transport tp_ring;
+extern const struct transport tp_ring_spin;
+extern const struct transport tp_ring_eventfd;
+extern const struct transport tp_libqb_rb;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -53,6 +57,10 @@ const struct transport *const transports[] = {
 	&tp_shm_spin,
 	&tp_barrier,
 	&tp_cacheline,
+	&tp_ring,
+	&tp_ring_spin,
+	&tp_ring_eventfd,
+	&tp_libqb_rb,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/* libqb-rb: Debian libqb's shared-memory ring buffer (qb_rb_*), the ring
+ * seed 003 measured, so that it runs beside ipcring. Two rings per client
+ * (client->server, server->client), made by the parent with
+ * QB_RB_FLAG_CREATE | QB_RB_FLAG_SHARED_PROCESS. libqb backs each ring with
+ * two files, /dev/shm/qb-<name>-header and -data: the names come from
+ * cleanup_unique_name, are registered before qb_rb_open and are unlinked
+ * as soon as it returns: endpoints use the inherited handle and mappings
+ * (fork shares them; threads share the handle), so nobody opens a ring by
+ * name and even a SIGKILLed run leaves nothing in /dev/shm.
+ *
+ * Send is qb_rb_chunk_write (which posts the ring's process-shared
+ * semaphore once per message, as libqb does); a full ring is retried,
+ * yielding the CPU. Receive is in place: qb_rb_chunk_peek, then
+ * qb_rb_chunk_reclaim. -O wait picks how the reader waits: sem (block in
+ * sem_timedwait, sliced so that a stop request is seen), poll (busy-poll
+ * with sem_trywait) or nosem (QB_RB_FLAG_NO_SEMAPHORE: no semaphore at all,
+ * poll the chunk header). libqb has no end-of-stream, so each ring's
+ * shared user area holds a closed word, and close() also writes a
+ * zero-length chunk (real messages are never shorter than 16 bytes) that
+ * wakes a reader asleep on the semaphore. Built only with libqb-dev. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/runner.h"
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+
+#ifdef HAVE_LIBQB
+#include <sched.h>
+#include <qb/qbrb.h>
+#endif
+
+struct qbrb_opts {
+	uint64_t capacity;
+	int wait;		/* QW_* */
+};
+
+enum { QW_SEM, QW_POLL, QW_NOSEM };
+
+static const struct opt_desc qbrb_options[] = {
+	{ .name = "capacity", .type = OPT_SIZE, .offset = offsetof(struct qbrb_opts, capacity),
+	  .def = "1M", .min = 4096, .max = 1u << 30,
+	  .help = "bytes of each ring (qb_rb_open's size: the largest message; libqb adds a margin and rounds up to pages)" },
+	{ .name = "wait", .type = OPT_CHOICE, .offset = offsetof(struct qbrb_opts, wait),
+	  .def = "sem", .choices = "sem|poll|nosem",
+	  .help = "reader: sem_timedwait (sem), busy-poll with sem_trywait (poll), or no semaphore at all, polling the chunk header (nosem)" },
+	{ .name = NULL },
+};
+
+static const struct qbrb_opts qbrb_defaults = { .capacity = 1u << 20, .wait = QW_SEM };
+
+static const struct qbrb_opts *qbrb_opts_of(const void *opts)
+{
+	return opts ? opts : &qbrb_defaults;
+}
+
+static size_t qbrb_max_msg(const void *opts)
+{
+	return (size_t)qbrb_opts_of(opts)->capacity;
+}
+
+#ifdef HAVE_LIBQB
+
+#define QB_SLICE_MS 100		/* longest semaphore wait between stop checks */
+#define QB_CHECK_EVERY 256	/* polls between looks at closed / stop */
+#define QB_YIELD_AFTER 2048	/* polls in vain before each look yields */
+
+/* In each ring's shared user area. */
+struct qbrb_shared {
+	_Atomic uint32_t closed;	/* either end closed */
+};
+
+struct qbrb_chan {
+	qb_ringbuffer_t **rb;	/* 2 per client: [2 id] c2s, [2 id + 1] s2c */
+	unsigned nrb;
+	int wait;
+};
+
+struct tp_endpoint {
+	qb_ringbuffer_t *tx, *rx;
+	struct qbrb_shared *txs, *rxs;
+	int wait;
+	bool peeked, eof;
+};
+
+static const char *const qbrb_wait_names[] = { "sem", "poll", "nosem" };
+
+/* libqb is not instrumented: TSan cannot see its ring indices order the
+ * reader's reclaim before the writer's reuse (nor, with nosem, the commit
+ * before the read). Tell it, from the points where libqb has decided. */
+#ifdef IPCLAB_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#endif
+
+static inline void qbrb_hb_acquire(void *rb)
+{
+#ifdef IPCLAB_TSAN
+	__tsan_acquire(rb);
+#endif
+}
+
+static inline void qbrb_hb_release(void *rb)
+{
+#ifdef IPCLAB_TSAN
+	__tsan_release(rb);
+#endif
+}
+
+static ssize_t qbrb_write(qb_ringbuffer_t *rb, const void *buf, size_t len)
+{
+#ifdef IPCLAB_TSAN
+	void *p = qb_rb_chunk_alloc(rb, len);	/* qb_rb_chunk_write's body, split */
+	int r;
+
+	if (!p)
+		return -errno;
+	qbrb_hb_acquire(rb);
+	memcpy(p, buf, len);
+	qbrb_hb_release(rb);
+	r = qb_rb_chunk_commit(rb, len);
+	return r < 0 ? r : (ssize_t)len;
+#else
+	return qb_rb_chunk_write(rb, buf, len);
+#endif
+}
+
+/* One ring: register both files, create, then unlink them at once. */
+static int qbrb_make(struct tp_channel *ch, qb_ringbuffer_t **out, char *err, size_t errlen)
+{
+	const struct qbrb_opts *o = qbrb_opts_of(ch->cfg->opts);
+	uint32_t flags = QB_RB_FLAG_CREATE | QB_RB_FLAG_SHARED_PROCESS;
+	char name[64], hdr[128], data[128];
+	int h_hdr, h_data;
+
+	cleanup_unique_name(name, sizeof(name), "ipclab-qb");
+	snprintf(hdr, sizeof(hdr), "/dev/shm/qb-%s-header", name);
+	snprintf(data, sizeof(data), "/dev/shm/qb-%s-data", name);
+	h_hdr = cleanup_add(CL_PATH, hdr);
+	h_data = cleanup_add(CL_PATH, data);
+	if (h_hdr < 0 || h_data < 0) {
+		cleanup_forget(h_hdr);
+		cleanup_forget(h_data);
+		return errf(err, errlen, ENOMEM, "libqb-rb: cleanup table full");
+	}
+	if (o->wait == QW_NOSEM)
+		flags |= QB_RB_FLAG_NO_SEMAPHORE;
+	*out = qb_rb_open(name, (size_t)o->capacity, flags, sizeof(struct qbrb_shared));
+	if (!*out) {
+		int e = errno ? errno : EIO;
+
+		cleanup_run_one(h_hdr);
+		cleanup_run_one(h_data);
+		return errf(err, errlen, e, "libqb-rb: qb_rb_open(%s): %s", name,
+			    strerror(e));
+	}
+	/* nobody opens it by name: unlink now (a header elsewhere is refused) */
+	cleanup_run_one(h_hdr);
+	cleanup_run_one(h_data);
+	if (strcmp(qb_rb_name_get(*out), hdr) != 0)
+		return errf(err, errlen, EEXIST, "libqb-rb: libqb put the ring at %s, not in "
+			    "/dev/shm (is /dev/shm mounted and writable?)", qb_rb_name_get(*out));
+	return 0;
+}
+
+static int qbrb_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	const struct qbrb_opts *o = qbrb_opts_of(ch->cfg->opts);
+	struct qbrb_chan *qc = calloc(1, sizeof(*qc));
+	unsigned n = ch->cfg->clients ? ch->cfg->clients : 1;
+	int r;
+
+	if (!qc)
+		return errf(err, errlen, ENOMEM, "libqb-rb: out of memory");
+	ch->priv = qc;
+	qc->wait = o->wait;
+	if (ch->cfg->msg_size > o->capacity)
+		return errf(err, errlen, EMSGSIZE, "libqb-rb: a %zu-byte message exceeds the ring "
+			    "(%llu bytes); raise -O capacity", ch->cfg->msg_size,
+			    (unsigned long long)o->capacity);
+	qc->rb = calloc(2 * n, sizeof(*qc->rb));
+	if (!qc->rb)
+		return errf(err, errlen, ENOMEM, "libqb-rb: out of memory");
+	for (; qc->nrb < 2 * n; qc->nrb++) {
+		r = qbrb_make(ch, &qc->rb[qc->nrb], err, errlen);
+		if (r)
+			return r;
+	}
+	tp_setting(ch, "wait", "%s", qbrb_wait_names[o->wait]);
+	tp_setting(ch, "capacity_bytes", "%llu", (unsigned long long)o->capacity);
+	/* what libqb made of it: the free space of an empty ring */
+	tp_setting(ch, "ring_bytes", "%zd", qb_rb_space_free(qc->rb[0]));
+	tp_setting(ch, "semaphore", "%s", o->wait == QW_NOSEM ? "none" : "posix-pshared");
+	tp_setting(ch, "rings", "%u", qc->nrb);
+	return 0;
+}
+
+static void qbrb_destroy(struct tp_channel *ch)
+{
+	struct qbrb_chan *qc = ch->priv;
+
+	if (!qc)
+		return;
+	for (unsigned i = 0; i < qc->nrb; i++)
+		if (qc->rb[i])
+			qb_rb_close(qc->rb[i]);
+	free(qc->rb);
+	free(qc);
+	ch->priv = NULL;
+}
+
+static int qbrb_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+		     struct tp_endpoint **out, char *err, size_t errlen)
+{
+	struct qbrb_chan *qc = ch->priv;
+	struct tp_endpoint *ep;
+	qb_ringbuffer_t *c2s, *s2c;
+
+	if (2 * id + 1 >= qc->nrb)
+		return errf(err, errlen, EINVAL, "libqb-rb: client id %u out of range", id);
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return errf(err, errlen, ENOMEM, "libqb-rb: out of memory");
+	c2s = qc->rb[2 * id];
+	s2c = qc->rb[2 * id + 1];
+	ep->tx = role == TP_CLIENT ? c2s : s2c;
+	ep->rx = role == TP_CLIENT ? s2c : c2s;
+	ep->txs = qb_rb_shared_user_data_get(ep->tx);
+	ep->rxs = qb_rb_shared_user_data_get(ep->rx);
+	ep->wait = qc->wait;
+	*out = ep;
+	return 0;
+}
+
+/* A wait in vain: 1 to look again, 0 at end of stream, -EINTR on a stop.
+ * Polling modes spin and look at closed/stop every QB_CHECK_EVERY polls. */
+static int qbrb_idle(struct tp_endpoint *ep, uint32_t *polls)
+{
+	if (ep->wait != QW_SEM) {
+		cpu_relax();
+		if (++*polls % QB_CHECK_EVERY)
+			return 1;
+		if (*polls >= QB_YIELD_AFTER) {
+			sched_yield();
+			*polls = QB_YIELD_AFTER;	/* a multiple of the check period */
+		}
+	}
+	if (ipclab_stop_requested)
+		return -EINTR;
+	/* the closer's last chunk was committed before closed was set */
+	if (atomic_load(&ep->rxs->closed) && qb_rb_space_used(ep->rx) == 0)
+		return 0;
+	return 1;
+}
+
+static ssize_t qbrb_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (atomic_load_explicit(&ep->txs->closed, memory_order_acquire))
+			return -EPIPE;
+		n = qbrb_write(ep->tx, buf, len);
+		if (n != -EAGAIN)
+			return n < 0 || (size_t)n == len ? n : -EIO;
+		/* full (libqb never blocks a writer): let the reader run */
+		for (unsigned i = 0; i < QB_CHECK_EVERY; i++)
+			cpu_relax();
+		sched_yield();
+		if (ipclab_stop_requested)
+			return -EINTR;
+	}
+}
+
+static ssize_t qbrb_peek(struct tp_endpoint *ep, const void **msg, size_t len)
+{
+	int timeout = ep->wait == QW_SEM ? QB_SLICE_MS : 0;
+	uint32_t polls = 0;
+	ssize_t n;
+	void *d;
+	int r;
+
+	if (ep->eof)
+		return 0;
+	for (;;) {
+		d = NULL;
+		n = qb_rb_chunk_peek(ep->rx, &d, timeout);
+		/* without a semaphore, libqb says "no committed chunk here" so */
+		if (n == -EBADMSG && ep->wait == QW_NOSEM)
+			n = 0;
+		else if (n < 0)
+			return n;
+		if (d) {
+			if (n == 0) {		/* the close marker */
+				ep->eof = true;
+				return 0;
+			}
+			qbrb_hb_acquire(ep->rx);
+			ep->peeked = true;
+			*msg = d;
+			return n;
+		}
+		r = qbrb_idle(ep, &polls);
+		if (r <= 0)
+			return r;
+	}
+}
+
+static void qbrb_release(struct tp_endpoint *ep)
+{
+	ep->peeked = false;
+	qbrb_hb_release(ep->rx);
+	qb_rb_chunk_reclaim(ep->rx);
+}
+
+static ssize_t qbrb_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	const void *msg;
+	ssize_t n = qbrb_peek(ep, &msg, len);
+
+	if (n <= 0)
+		return n;
+	if ((size_t)n > len)
+		n = -EMSGSIZE;
+	else
+		memcpy(buf, msg, (size_t)n);
+	qbrb_release(ep);
+	return n;
+}
+
+static void qbrb_close(struct tp_endpoint *ep)
+{
+	if (ep->peeked)
+		qbrb_release(ep);
+	atomic_store(&ep->txs->closed, 1);
+	atomic_store(&ep->rxs->closed, 1);
+	/* wakes a reader asleep on the semaphore; a full ring gets none, and
+	 * its reader sees closed after its next slice */
+	(void)qbrb_write(ep->tx, "", 0);
+	free(ep);
+}
+
+static int qbrb_probe(const struct tp_config *cfg, char *why, size_t len)
+{
+	return 0;
+}
+
+#else /* !HAVE_LIBQB: registered, and skipped with the reason */
+
+struct tp_endpoint {
+	int unused;
+};
+
+static int qbrb_probe(const struct tp_config *cfg, char *why, size_t len)
+{
+	return errf(why, len, ENOTSUP, "built without libqb-dev (apt-get install libqb-dev)");
+}
+
+static int qbrb_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return qbrb_probe(ch->cfg, err, errlen);
+}
+
+static void qbrb_destroy(struct tp_channel *ch)
+{
+}
+
+static int qbrb_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+		     struct tp_endpoint **out, char *err, size_t errlen)
+{
+	return qbrb_probe(ch->cfg, err, errlen);
+}
+
+static ssize_t qbrb_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static ssize_t qbrb_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static ssize_t qbrb_peek(struct tp_endpoint *ep, const void **msg, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static void qbrb_release(struct tp_endpoint *ep)
+{
+}
+
+static void qbrb_close(struct tp_endpoint *ep)
+{
+}
+
+#endif /* HAVE_LIBQB */
+
+const struct transport tp_libqb_rb = {
+	.name = "libqb-rb",
+	.summary = "libqb's shared-memory ring buffer (qb_rb_*), a pair per client; -O wait=sem|poll|nosem",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY,
+	.options = qbrb_options,
+	.opts_size = sizeof(struct qbrb_opts),
+	.max_msg = qbrb_max_msg,
+	.probe = qbrb_probe,
+	.create = qbrb_create,
+	.open = qbrb_open,
+	.send = qbrb_send,
+	.recv = qbrb_recv,
+	.peek = qbrb_peek,
+	.release = qbrb_release,
+	.close = qbrb_close,
+	.destroy = qbrb_destroy,
+};

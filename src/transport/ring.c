@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/* ring, ring-spin, ring-eventfd: ipclab's transports on libipcring (the
+ * shared-memory SPSC ring of lib/ipcring/). Per client two rings in sealed
+ * memfds, client->server and server->client; the parent creates them, each
+ * endpoint attaches its producer and consumer ends in open(). The three
+ * transports share every hook and differ only in how a side waits once its
+ * spin budget is spent: a futex (ring), sched_yield (ring-spin) or an
+ * eventfd (ring-eventfd). Receives are in place (peek/release).
+ *
+ * Every blocking library call is bounded by RING_SLICE_MS, after which a
+ * stop request gives -EINTR: the library retries its waits on EINTR by
+ * design, so a signal alone does not end them. In process mode each
+ * endpoint hands the ring a pidfd of its peer (pids pass through a small
+ * shared page), so a SIGKILLed peer is reported as -EPIPE within a poll
+ * period (100 ms) instead of a hang.
+ *
+ * -O batch=N commits with IPCRING_MORE and publishes every Nth message. A
+ * batch is never left unpublished while its sender waits: the library
+ * flushes before it blocks on a full ring, this transport flushes before
+ * an endpoint receives, and close() flushes the end of a stream. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ipcring.h"
+#include "ipclab/runner.h"
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+
+#define RING_SLICE_MS 100	/* longest library wait between stop checks */
+#define RING_MAX_CLIENTS 1024
+
+struct ring_opts {
+	uint64_t capacity;
+	int align;		/* choice index: 0 = 8, 1 = 64 */
+	uint64_t spin_ns;
+	uint64_t batch;
+};
+
+#define RING_COMMON_OPTIONS(align_def)								\
+	{ .name = "capacity", .type = OPT_SIZE, .offset = offsetof(struct ring_opts, capacity),	\
+	  .def = "1M", .min = 4096, .max = 1u << 30,						\
+	  .help = "data bytes of each ring: a power of two; the largest message is a quarter" }, \
+	{ .name = "align", .type = OPT_CHOICE, .offset = offsetof(struct ring_opts, align),	\
+	  .def = align_def, .choices = "8|64",							\
+	  .help = "record alignment: 64 puts a <= 56-byte message and its header in one line" }, \
+	{ .name = "spin-ns", .type = OPT_DURATION, .offset = offsetof(struct ring_opts, spin_ns), \
+	  .def = "30us", .min = 0, .max = 1000000000,						\
+	  .help = "spin budget before sleeping (ring-spin: before yielding); 0 = none" },	\
+	{ .name = "batch", .type = OPT_UINT, .offset = offsetof(struct ring_opts, batch),	\
+	  .def = "1", .min = 1, .max = 65536,							\
+	  .help = "publish every Nth message (stream only; paced or think runs wait for N)" }, \
+	{ .name = NULL }
+
+static const struct opt_desc ring_options[] = { RING_COMMON_OPTIONS("8") };
+static const struct opt_desc ring_spin_options[] = { RING_COMMON_OPTIONS("64") };
+
+static const struct ring_opts ring_defaults = {
+	.capacity = 1u << 20, .align = 0, .spin_ns = 30000, .batch = 1,
+};
+
+/* Rings of one client id, in the channel's fd table. */
+enum { RF_C2S, RF_S2C, RF_C2S_EFD, RF_S2C_EFD, RF_PER_CLIENT };
+
+/* The shared page: each side's pid, so that the other can watch it. */
+struct ring_pids {
+	_Atomic int32_t pid[2];		/* [TP_SERVER], [TP_CLIENT] */
+};
+
+struct ring_chan {
+	struct ipcring_opts ro;
+	uint32_t batch;
+	unsigned nclients;
+	bool threads;
+	int *fd;			/* RF_PER_CLIENT per client, -1 when none */
+	struct ring_pids *pids;		/* MAP_SHARED, one per client */
+	size_t pids_len;
+};
+
+struct tp_endpoint {
+	struct ipcring *tx, *rx;
+	uint32_t batch, pending;	/* messages committed with MORE, unpublished */
+	bool peeked;
+	bool peer_known;		/* the rings watch the peer (or need not) */
+	_Atomic int32_t *peer_pid;
+};
+
+static const struct ring_opts *ring_opts_of(const void *opts)
+{
+	return opts ? opts : &ring_defaults;
+}
+
+static size_t ring_max_msg(const void *opts)
+{
+	return (size_t)(ring_opts_of(opts)->capacity / 4);
+}
+
+static const char *ring_mode_name(uint32_t mode)
+{
+	return mode == IPCRING_WAIT_SPIN_ONLY ? "spin-only" :
+	       mode == IPCRING_WAIT_EVENTFD ? "eventfd" : "futex";
+}
+
+/* Library options from ours; every field explicit, so nothing is implied. */
+static int ring_make_opts(struct tp_channel *ch, uint32_t mode, struct ipcring_opts *ro,
+			  char *err, size_t errlen)
+{
+	const struct ring_opts *o = ring_opts_of(ch->cfg->opts);
+	uint64_t cap = o->capacity;
+
+	if (cap & (cap - 1))
+		return errf(err, errlen, EINVAL, "%s: -O capacity=%llu is not a power of two "
+			    "(use e.g. 1M or 4M)", ch->tp->name, (unsigned long long)cap);
+	if (ch->cfg->msg_size > cap / 4)
+		return errf(err, errlen, EMSGSIZE, "%s: a %zu-byte message exceeds max_record "
+			    "(capacity/4 = %llu); raise -O capacity", ch->tp->name,
+			    ch->cfg->msg_size, (unsigned long long)cap / 4);
+	if (ch->cfg->clients > RING_MAX_CLIENTS)
+		return errf(err, errlen, EINVAL, "%s: at most %d clients", ch->tp->name,
+			    RING_MAX_CLIENTS);
+	*ro = (struct ipcring_opts){
+		.capacity = (uint32_t)cap,
+		.align = o->align ? 64 : 8,
+		.max_record = (uint32_t)(cap / 4),
+		.release_threshold = (uint32_t)(cap / 4),
+		.spin_ns = o->spin_ns ? (uint32_t)o->spin_ns : IPCRING_NO_SPIN,
+		.wait_mode = mode,
+	};
+	return 0;
+}
+
+static void ring_settings(struct tp_channel *ch, const struct ring_chan *rc)
+{
+	const struct ipcring_opts *ro = &rc->ro;
+
+	tp_setting(ch, "mode", "%s", ring_mode_name(ro->wait_mode));
+	tp_setting(ch, "capacity_bytes", "%u", ro->capacity);
+	tp_setting(ch, "align", "%u", ro->align);
+	tp_setting(ch, "max_record_bytes", "%u", ro->max_record);
+	tp_setting(ch, "release_threshold_bytes", "%u", ro->release_threshold);
+	tp_setting(ch, "spin_ns", "%u", ro->spin_ns == IPCRING_NO_SPIN ? 0 : ro->spin_ns);
+	tp_setting(ch, "batch", "%u", rc->batch);
+	tp_setting(ch, "rings", "%u", 2 * rc->nclients);
+}
+
+static int ring_create(struct tp_channel *ch, uint32_t mode, char *err, size_t errlen)
+{
+	struct ring_chan *rc = calloc(1, sizeof(*rc));
+	unsigned nfd;
+	int r;
+
+	if (!rc)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ch->priv = rc;
+	rc->nclients = ch->cfg->clients ? ch->cfg->clients : 1;
+	rc->threads = ch->cfg->threads;
+	rc->batch = (uint32_t)ring_opts_of(ch->cfg->opts)->batch;
+	r = ring_make_opts(ch, mode, &rc->ro, err, errlen);
+	if (r)
+		return r;
+	nfd = rc->nclients * RF_PER_CLIENT;
+	rc->fd = malloc(nfd * sizeof(*rc->fd));
+	rc->pids_len = (rc->nclients * sizeof(struct ring_pids) + 4095) & ~(size_t)4095;
+	rc->pids = mmap(NULL, rc->pids_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			-1, 0);
+	if (rc->pids == MAP_FAILED)
+		rc->pids = NULL;
+	if (!rc->fd || !rc->pids)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	for (unsigned i = 0; i < nfd; i++)
+		rc->fd[i] = -1;
+	for (unsigned i = 0; i < nfd; i += RF_PER_CLIENT)
+		for (unsigned d = 0; d < 2; d++) {
+			r = ipcring_create(&rc->ro, &rc->fd[i + RF_C2S + d],
+					   &rc->fd[i + RF_C2S_EFD + d]);
+			if (r)
+				return errf(err, errlen, -r, "%s: ipcring_create: %s%s", ch->tp->name,
+					    strerror(-r), r == -EMFILE ?
+					    " (raise the open-file limit: ulimit -n)" : "");
+		}
+	ring_settings(ch, rc);
+	return 0;
+}
+
+static void ring_destroy(struct tp_channel *ch)
+{
+	struct ring_chan *rc = ch->priv;
+
+	if (!rc)
+		return;
+	for (unsigned i = 0; rc->fd && i < rc->nclients * RF_PER_CLIENT; i++)
+		if (rc->fd[i] >= 0)
+			close(rc->fd[i]);
+	free(rc->fd);
+	if (rc->pids)
+		munmap(rc->pids, rc->pids_len);
+	free(rc);
+	ch->priv = NULL;
+}
+
+/* The ring accepted exactly what was asked (it validates on attach). */
+static int ring_check_info(struct tp_channel *ch, const struct ipcring *r, char *err,
+			   size_t errlen)
+{
+	const struct ipcring_opts *ro = &((const struct ring_chan *)ch->priv)->ro;
+	struct ipcring_info in;
+
+	if (ipcring_info(r, &in))
+		return errf(err, errlen, EINVAL, "%s: ipcring_info failed", ch->tp->name);
+	if (in.capacity != ro->capacity || in.align != ro->align ||
+	    in.max_record != ro->max_record || in.wait_mode != ro->wait_mode ||
+	    in.release_threshold != ro->release_threshold || in.spin_ns != ro->spin_ns)
+		return errf(err, errlen, EPROTO, "%s: the ring reports capacity %u align %u "
+			    "max_record %u spin_ns %u, not what was asked", ch->tp->name,
+			    in.capacity, in.align, in.max_record, in.spin_ns);
+	return 0;
+}
+
+static int ring_attach_ends(struct tp_channel *ch, struct tp_endpoint *ep, enum tp_role role,
+			    unsigned id, char *err, size_t errlen)
+{
+	const struct ring_chan *rc = ch->priv;
+	const int *f = rc->fd + (size_t)id * RF_PER_CLIENT;
+	/* the client produces on c2s and consumes s2c; the server the reverse */
+	int tx = role == TP_CLIENT ? RF_C2S : RF_S2C, rx = role == TP_CLIENT ? RF_S2C : RF_C2S;
+	int r;
+
+	r = ipcring_attach(&ep->tx, f[tx], IPCRING_PRODUCER, f[tx + RF_C2S_EFD]);
+	if (!r)
+		r = ipcring_attach(&ep->rx, f[rx], IPCRING_CONSUMER, f[rx + RF_C2S_EFD]);
+	if (r)
+		return errf(err, errlen, -r, "%s: ipcring_attach: %s", ch->tp->name, strerror(-r));
+	r = ring_check_info(ch, ep->tx, err, errlen);
+	return r ? r : ring_check_info(ch, ep->rx, err, errlen);
+}
+
+static void ring_free_ep(struct tp_endpoint *ep)
+{
+	(void)ipcring_close(ep->tx);
+	(void)ipcring_close(ep->rx);
+	free(ep);
+}
+
+static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+		     struct tp_endpoint **out, char *err, size_t errlen)
+{
+	struct ring_chan *rc = ch->priv;
+	struct tp_endpoint *ep;
+	int r;
+
+	if (id >= rc->nclients)
+		return errf(err, errlen, EINVAL, "%s: client id %u out of range (%u clients)",
+			    ch->tp->name, id, rc->nclients);
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	r = ring_attach_ends(ch, ep, role, id, err, errlen);
+	if (r) {
+		ring_free_ep(ep);
+		return r;
+	}
+	ep->batch = rc->batch;
+	/* threads share one pid: nothing to watch */
+	ep->peer_known = rc->threads;
+	ep->peer_pid = &rc->pids[id].pid[role == TP_SERVER ? TP_CLIENT : TP_SERVER];
+	atomic_store(&rc->pids[id].pid[role], (int32_t)getpid());
+	*out = ep;
+	return 0;
+}
+
+/* Slow path only: once the peer has opened, give both rings a pidfd of it
+ * (the library then polls it every 100 ms while waiting). */
+static void ring_watch_peer(struct tp_endpoint *ep)
+{
+	pid_t pid;
+	int fd;
+
+	if (ep->peer_known)
+		return;
+	pid = atomic_load_explicit(ep->peer_pid, memory_order_acquire);
+	if (!pid)
+		return;		/* not opened yet: the next wait looks again */
+	ep->peer_known = true;
+	if (pid == getpid())
+		return;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0) {
+		if (errno == ESRCH) {
+			(void)ipcring_mark_peer_dead(ep->tx);
+			(void)ipcring_mark_peer_dead(ep->rx);
+		}
+		return;		/* else: the ring's own pidfd of the header's pid */
+	}
+	(void)ipcring_set_peer(ep->tx, fd, IPCRING_PEER_PIDFD);
+	(void)ipcring_set_peer(ep->rx, fd, IPCRING_PEER_PIDFD);
+	close(fd);
+}
+
+static int ring_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
+{
+	int r;
+
+	for (;;) {
+		ring_watch_peer(ep);
+		r = ipcring_reserve(ep->tx, len, p, RING_SLICE_MS);
+		if (r != -ETIMEDOUT)
+			return r;
+		if (ipclab_stop_requested)
+			return -EINTR;
+	}
+}
+
+static ssize_t ring_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	void *p;
+	int r = ipcring_reserve(ep->tx, len, &p, 0);
+
+	if (__builtin_expect(r == -EAGAIN, 0))
+		r = ring_reserve_wait(ep, len, &p);
+	if (__builtin_expect(r != 0, 0))
+		return r;
+	memcpy(p, buf, len);
+	if (++ep->pending < ep->batch) {
+		r = ipcring_commit(ep->tx, len, IPCRING_MORE);
+	} else {
+		ep->pending = 0;
+		r = ipcring_commit(ep->tx, len, 0);
+	}
+	return r ? r : (ssize_t)len;
+}
+
+static int ring_peek_wait(struct tp_endpoint *ep, const void **msg, size_t *n)
+{
+	int r;
+
+	for (;;) {
+		ring_watch_peer(ep);
+		r = ipcring_peek(ep->rx, msg, n, RING_SLICE_MS);
+		if (r != -ETIMEDOUT)
+			return r;
+		if (ipclab_stop_requested)
+			return -EINTR;
+	}
+}
+
+static ssize_t ring_peek(struct tp_endpoint *ep, const void **msg, size_t len)
+{
+	size_t n;
+	int r;
+
+	if (ep->pending) {
+		/* about to wait for the peer: what we sent must be visible first */
+		ep->pending = 0;
+		(void)ipcring_flush(ep->tx);
+	}
+	r = ipcring_peek(ep->rx, msg, &n, 0);
+	if (__builtin_expect(r == -EAGAIN, 0))
+		r = ring_peek_wait(ep, msg, &n);
+	if (r <= 0)
+		return r;	/* 0: the peer closed and everything was read */
+	ep->peeked = true;
+	return (ssize_t)n;
+}
+
+static void ring_release(struct tp_endpoint *ep)
+{
+	ep->peeked = false;
+	(void)ipcring_release(ep->rx);
+}
+
+static ssize_t ring_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	const void *msg;
+	ssize_t n = ring_peek(ep, &msg, len);
+
+	if (n <= 0)
+		return n;
+	if ((size_t)n > len)
+		n = -EMSGSIZE;
+	else
+		memcpy(buf, msg, (size_t)n);
+	ring_release(ep);
+	return n;
+}
+
+/* Publishes what was batched and consumed, marks both ends CLOSED and wakes
+ * a peer asleep on either ring: it drains, then reads end of stream. */
+static void ring_close(struct tp_endpoint *ep)
+{
+	if (ep->peeked)
+		ring_release(ep);
+	ring_free_ep(ep);
+}
+
+#define RING_CAPS (TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY)
+
+#define RING_TRANSPORT(id, tpname, text, mode, opts, extra_caps)			\
+	static int create_##id(struct tp_channel *ch, char *err, size_t errlen)	\
+	{										\
+		return ring_create(ch, mode, err, errlen);				\
+	}										\
+	const struct transport tp_##id = {						\
+		.name = tpname, .summary = text, .caps = RING_CAPS | (extra_caps),	\
+		.options = opts, .opts_size = sizeof(struct ring_opts),		\
+		.max_msg = ring_max_msg, .create = create_##id, .open = ring_open,	\
+		.send = ring_send, .recv = ring_recv, .peek = ring_peek,		\
+		.release = ring_release, .close = ring_close, .destroy = ring_destroy,	\
+	}
+
+RING_TRANSPORT(ring, "ring",
+	       "libipcring SPSC ring pair per client: spin, then sleep on a futex; -O capacity, align, spin-ns, batch",
+	       IPCRING_WAIT_FUTEX, ring_options, 0);
+RING_TRANSPORT(ring_spin, "ring-spin",
+	       "libipcring, spin-only: spin, then sched_yield, never sleep (align 64 by default)",
+	       IPCRING_WAIT_SPIN_ONLY, ring_spin_options, TP_SPINS);
+RING_TRANSPORT(ring_eventfd, "ring-eventfd",
+	       "libipcring, the reader sleeps on an eventfd (the event-loop mode) instead of a futex",
+	       IPCRING_WAIT_EVENTFD, ring_options, 0);
