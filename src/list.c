@@ -15,6 +15,7 @@ static void caps_text(unsigned caps, char *buf, size_t len)
 		{ TP_NAMED, "named" }, { TP_ZEROCOPY, "zero-copy" },
 		{ TP_THREAD_ONLY, "thread-only" }, { TP_NEEDS_ROOT, "root" },
 		{ TP_IN_PROCESS, "self-test" }, { TP_SPINS, "spins" },
+		{ TP_NO_EINTR, "no-eintr" },
 	};
 	size_t off = 0;
 
@@ -53,7 +54,7 @@ int cli_list(void)
 			fmt_bytes(maxs, sizeof(maxs), (double)max);
 		else
 			snprintf(maxs, sizeof(maxs), "-");
-		printf("  %-18s %-36s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
+		printf("  %-18s %-40s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
 		print_options(tp->options);
 	}
 	printf("patterns:\n");
