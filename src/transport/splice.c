@@ -109,10 +109,10 @@ static int splice_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		       struct tp_endpoint **out, char *err, size_t errlen)
 {
 	unsigned base = id * P_PER_CLIENT;
+	unsigned r = base + (role == TP_SERVER ? P_C2S_R : P_S2C_R);
+	unsigned w = base + (role == TP_SERVER ? P_S2C_W : P_C2S_W);
 	size_t size = ch->cfg->msg_size ? ch->cfg->msg_size : 1;
-	int ret = role == TP_SERVER ?
-		  tp_ep_from_chan(ch, role, id, base + P_C2S_R, base + P_S2C_W, 0, out, err, errlen) :
-		  tp_ep_from_chan(ch, role, id, base + P_S2C_R, base + P_C2S_W, 0, out, err, errlen);
+	int ret = tp_ep_from_chan(ch, role, id, r, w, 0, out, err, errlen);
 
 	if (ret)
 		return ret;

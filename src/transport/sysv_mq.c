@@ -63,7 +63,8 @@ static int sysv_qbytes(int qid, uint64_t want, size_t size, unsigned long *got, 
 		if (msgctl(qid, IPC_SET, &ds) < 0)
 			return errf(err, errlen, errno,
 				    "sysv-mq: -O qbytes=%llu refused (%s): above /proc/sys/kernel/msgmnb only root may go; raise it: sysctl kernel.msgmnb=%llu",
-				    (unsigned long long)want, strerror(errno), (unsigned long long)want);
+				    (unsigned long long)want, strerror(errno),
+				    (unsigned long long)want);
 		if (msgctl(qid, IPC_STAT, &ds) < 0)
 			return errf(err, errlen, errno, "sysv-mq: IPC_STAT: %s", strerror(errno));
 	}
