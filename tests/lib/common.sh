@@ -1,14 +1,51 @@
 # SPDX-License-Identifier: MIT
 # Shared by the shell tests: the binary, leftovers snapshots, assertions.
-# Source it; $IPCLAB points at the built binary.
+# Source it first thing (it runs the sourcing script again, once, in a
+# private setting); $IPCLAB points at the built binary.
+#
+# Other runs of ipclab on the same machine must not show up as this test's
+# leftovers, so each test gets its own $TMPDIR and, as root, its own IPC and
+# mount namespaces with a fresh /dev/shm (tmpfs) and /dev/mqueue: there,
+# `leftovers` sees exactly what this test created, whatever else runs.
+# Processes are told apart by IPCLAB_TEST_TAG, which every ipclab the test
+# starts inherits. IPCLAB_TEST_SHARED=1 keeps the machine-wide view.
 set -u
 IPCLAB=${IPCLAB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/ipclab}
-export TMPDIR=${TMPDIR:-/tmp}
 fails=0
 
-if [ "$(id -u)" = 0 ] && ! mountpoint -q /dev/mqueue 2>/dev/null; then
+if [ -z "${IPCLAB_TEST_TAG:-}" ]; then
+	# outside: make the private directory, run the test inside, clean up
+	IPCLAB_TEST_TAG=$(mktemp -d "${TMPDIR:-/tmp}/iltest.XXXXXX") || exit 1
+	export IPCLAB_TEST_TAG IPCLAB_TEST_NS=0
+	ns=()
+	if [ "$(id -u)" = 0 ] && [ "${IPCLAB_TEST_SHARED:-0}" != 1 ] &&
+	   unshare --ipc --mount true 2>/dev/null; then
+		IPCLAB_TEST_NS=1
+		ns=(unshare --ipc --mount --propagation private)
+	fi
+	"${ns[@]}" bash "$0" "$@"
+	rc=$?
+	rm -rf "$IPCLAB_TEST_TAG"
+	exit $rc
+fi
+export TMPDIR=$IPCLAB_TEST_TAG
+
+if [ "$IPCLAB_TEST_NS" = 1 ] && [ -z "${IPCLAB_TEST_NS_READY:-}" ]; then
+	export IPCLAB_TEST_NS_READY=1
+	mount -t tmpfs -o mode=1777 ipclab-test /dev/shm
+	mkdir -p /dev/mqueue && mount -t mqueue ipclab-test /dev/mqueue
+elif [ "$(id -u)" = 0 ] && ! mountpoint -q /dev/mqueue 2>/dev/null; then
 	mkdir -p /dev/mqueue && mount -t mqueue none /dev/mqueue 2>/dev/null
 fi
+
+# ipclab processes this test started (they carry its tag), one pid a line.
+test_procs() {
+	local p
+	for p in $(pgrep -x ipclab 2>/dev/null); do
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+			grep -qxF "IPCLAB_TEST_TAG=$IPCLAB_TEST_TAG" && echo "$p"
+	done
+}
 
 # Everything ipclab could leave behind, one line each.
 leftovers() {
@@ -16,7 +53,7 @@ leftovers() {
 	ls -1 /dev/mqueue 2>/dev/null | grep -i 'ipclab' | sed 's|^|mq |'
 	ls -1d "$TMPDIR"/ipclab-* 2>/dev/null | sed 's|^|dir |'
 	ipcs -q -s -m 2>/dev/null | awk '$1 ~ /^0x/ {print "sysv " $1 " " $2}'
-	pgrep -x ipclab 2>/dev/null | sed 's|^|proc |'
+	test_procs | sed 's|^|proc |'
 }
 
 # Lines in $2 that are not in $1 (what a step left behind).
