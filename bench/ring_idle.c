@@ -3,8 +3,12 @@
  * ring_idle.c - two of issue 4's goals that ipclab's reports cannot show,
  * measured on libipcring directly (bench/ring.sh runs it):
  *  - idle: a consumer blocked for 1 s on an empty ring (futex and eventfd
- *    modes, default 30 us spin): its CPU time (getrusage RUSAGE_THREAD) and
- *    the sleeps it made;
+ *    modes, default 30 us spin): its CPU time and the sleeps it made, beside
+ *    a thread that only sleeps 10 x 100 ms (the ring wakes every 100 ms to
+ *    check its peer). CPU time from CLOCK_THREAD_CPUTIME_ID (the scheduler's
+ *    exact runtime); getrusage's is printed too, but with tick-based
+ *    accounting (CONFIG_TICK_CPU_ACCOUNTING) it is scaled from 4 ms ticks
+ *    and can be off by a millisecond either way;
  *  - futex calls per message while streaming: 64 B and 4 KiB records, one
  *    publish per record (ipclab's default batch=1), a consumer reading in
  *    place, producer and consumer threads pinned to CPU 0 and 1; the
@@ -39,13 +43,18 @@ static uint64_t ns_now(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t thread_cpu_ns(void)
+static uint64_t thread_rusage_ns(void)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_THREAD, &ru);
 	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
 	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	return ns_now(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void pin(int cpu)
@@ -72,7 +81,7 @@ static void idle(uint32_t mode, const char *name)
 	struct ipcring_stats st;
 	int memfd, efd, r;
 	const void *msg;
-	uint64_t cpu0, t0, cpu, wall;
+	uint64_t cpu0, ru0, t0, cpu, ru, wall;
 	size_t len;
 
 	r = ipcring_create(&o, &memfd, &efd);
@@ -84,20 +93,34 @@ static void idle(uint32_t mode, const char *name)
 		die("create/attach", r);
 	t0 = ns_now(CLOCK_MONOTONIC);
 	cpu0 = thread_cpu_ns();
+	ru0 = thread_rusage_ns();
 	r = ipcring_peek(c, &msg, &len, 1000);
 	cpu = thread_cpu_ns() - cpu0;
+	ru = thread_rusage_ns() - ru0;
 	wall = ns_now(CLOCK_MONOTONIC) - t0;
 	if (r != -ETIMEDOUT)
 		die("idle peek", r ? r : -EPROTO);
 	ipcring_stats(c, &st);
 	printf("idle_%s_wall_ns %llu\n", name, (unsigned long long)wall);
 	printf("idle_%s_cpu_ns %llu\n", name, (unsigned long long)cpu);
+	printf("idle_%s_rusage_ns %llu\n", name, (unsigned long long)ru);
 	printf("idle_%s_sleeps %llu\n", name, (unsigned long long)st.consumer.sleeps);
 	ipcring_close(p);
 	ipcring_close(c);
 	close(memfd);
 	if (efd >= 0)
 		close(efd);
+}
+
+/* The floor: a thread that only sleeps, in the ring's 100 ms slices. */
+static void idle_baseline(void)
+{
+	struct timespec ts = { .tv_nsec = 100000000 };
+	uint64_t cpu0 = thread_cpu_ns();
+
+	for (int i = 0; i < 10; i++)
+		nanosleep(&ts, NULL);
+	printf("idle_sleep_only_cpu_ns %llu\n", (unsigned long long)(thread_cpu_ns() - cpu0));
 }
 
 static void *producer(void *arg)
@@ -172,6 +195,7 @@ int main(int argc, char **argv)
 		}
 		n = strtoull(optarg, NULL, 10);
 	}
+	idle_baseline();
 	idle(IPCRING_WAIT_FUTEX, "futex");
 	idle(IPCRING_WAIT_EVENTFD, "eventfd");
 	stream(64, n);

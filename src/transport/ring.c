@@ -19,6 +19,7 @@
  * flushes before it blocks on a full ring, this transport flushes before
  * an endpoint receives, and close() flushes the end of a stream. */
 #include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -87,6 +88,7 @@ struct tp_endpoint {
 	uint32_t batch, pending;	/* messages committed with MORE, unpublished */
 	bool peeked;
 	bool peer_known;		/* the rings watch the peer (or need not) */
+	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
 };
 
@@ -241,6 +243,8 @@ static int ring_attach_ends(struct tp_channel *ch, struct tp_endpoint *ep, enum 
 
 static void ring_free_ep(struct tp_endpoint *ep)
 {
+	if (ep->pidfd >= 0)
+		close(ep->pidfd);
 	(void)ipcring_close(ep->tx);
 	(void)ipcring_close(ep->rx);
 	free(ep);
@@ -259,6 +263,7 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ep->pidfd = -1;
 	r = ring_attach_ends(ch, ep, role, id, err, errlen);
 	if (r) {
 		ring_free_ep(ep);
@@ -273,12 +278,17 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return 0;
 }
 
+static void ring_mark_dead(struct tp_endpoint *ep)
+{
+	(void)ipcring_mark_peer_dead(ep->tx);
+	(void)ipcring_mark_peer_dead(ep->rx);
+}
+
 /* Slow path only: once the peer has opened, give both rings a pidfd of it
- * (the library then polls it every 100 ms while waiting). */
+ * (the library polls it every 100 ms while it sleeps on a futex). */
 static void ring_watch_peer(struct tp_endpoint *ep)
 {
 	pid_t pid;
-	int fd;
 
 	if (ep->peer_known)
 		return;
@@ -288,30 +298,42 @@ static void ring_watch_peer(struct tp_endpoint *ep)
 	ep->peer_known = true;
 	if (pid == getpid())
 		return;
-	fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0) {
-		if (errno == ESRCH) {
-			(void)ipcring_mark_peer_dead(ep->tx);
-			(void)ipcring_mark_peer_dead(ep->rx);
-		}
+	ep->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (ep->pidfd < 0) {
+		if (errno == ESRCH)
+			ring_mark_dead(ep);
 		return;		/* else: the ring's own pidfd of the header's pid */
 	}
-	(void)ipcring_set_peer(ep->tx, fd, IPCRING_PEER_PIDFD);
-	(void)ipcring_set_peer(ep->rx, fd, IPCRING_PEER_PIDFD);
-	close(fd);
+	(void)ipcring_set_peer(ep->tx, ep->pidfd, IPCRING_PEER_PIDFD);
+	(void)ipcring_set_peer(ep->rx, ep->pidfd, IPCRING_PEER_PIDFD);
+}
+
+/* After a slice in vain: a stop request, or a look at the peer ourselves
+ * (a spin-only wait of one slice ends before the library's own check). */
+static int ring_slice_over(struct tp_endpoint *ep)
+{
+	struct pollfd pfd = { .fd = ep->pidfd, .events = POLLIN };
+
+	if (ipclab_stop_requested)
+		return -EINTR;
+	ring_watch_peer(ep);
+	if (ep->pidfd >= 0 && poll(&pfd, 1, 0) > 0)
+		ring_mark_dead(ep);	/* exited: the next wait ends in -EPIPE */
+	return 0;
 }
 
 static int ring_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
 {
 	int r;
 
+	ring_watch_peer(ep);
 	for (;;) {
-		ring_watch_peer(ep);
 		r = ipcring_reserve(ep->tx, len, p, RING_SLICE_MS);
 		if (r != -ETIMEDOUT)
 			return r;
-		if (ipclab_stop_requested)
-			return -EINTR;
+		r = ring_slice_over(ep);
+		if (r)
+			return r;
 	}
 }
 
@@ -338,13 +360,14 @@ static int ring_peek_wait(struct tp_endpoint *ep, const void **msg, size_t *n)
 {
 	int r;
 
+	ring_watch_peer(ep);
 	for (;;) {
-		ring_watch_peer(ep);
 		r = ipcring_peek(ep->rx, msg, n, RING_SLICE_MS);
 		if (r != -ETIMEDOUT)
 			return r;
-		if (ipclab_stop_requested)
-			return -EINTR;
+		r = ring_slice_over(ep);
+		if (r)
+			return r;
 	}
 }
 
