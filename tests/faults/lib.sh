@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: MIT
+# Shared by the fault-injection tests: a strict leftovers check, runs that
+# carry their own tag, waits with deadlines (never sleep-and-hope), and the
+# transports that can run here. Source it first thing from a tests/faults
+# script: it sources tests/lib/common.sh, which runs the script in private
+# namespaces (as root) so that other ipclab runs on the machine are not seen.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+# Reproducible randomness: FAULT_SEED=N repeats a sequence of choices.
+FAULT_SEED=${FAULT_SEED:-$(( $(date +%s%N) % 32768 ))}
+RANDOM=$FAULT_SEED
+echo "seed $FAULT_SEED (FAULT_SEED=$FAULT_SEED repeats these choices)"
+
+# fault MSG: a failure, unless tests/faults/known_bugs lists it (XFAIL).
+xfails=0
+fault() {
+	local re why known=${FAULT_KNOWN:-$(dirname "${BASH_SOURCE[0]}")/known_bugs}
+	if [ "${FAULT_STRICT:-0}" != 1 ] && [ -r "$known" ]; then
+		while IFS=$'\t' read -r re why; do
+			case $re in '#'* | '') continue ;; esac
+			if echo "$1" | grep -Eq -- "$re"; then
+				xfails=$((xfails + 1))
+				echo "XFAIL: $1"
+				echo "       (known: $why)"
+				return 0
+			fi
+		done <"$known"
+	fi
+	fail "$1"
+}
+
+# Nanoseconds, monotonic enough for 2-second bounds.
+now_ns() { date +%s%N; }
+
+# rand_between LO HI: a uniform integer in [LO, HI].
+rand_between() { echo $(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) )); }
+
+# Process state letter (R, S, T, Z...), or nothing when the pid is gone.
+proc_state() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
+# Alive and not a zombie.
+proc_alive() {
+	local s
+	s=$(proc_state "$1")
+	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+}
+
+# Processes whose environment holds IPCLAB_FAULT_RUN=$1: every process of
+# the ipclab run started with that tag, however deep, reparented or not.
+tagged_procs() {
+	grep -lsxzF "IPCLAB_FAULT_RUN=$1" /proc/[0-9]*/environ 2>/dev/null |
+		sed 's|/proc/\([0-9]*\)/environ|\1|' | while read -r p; do
+			proc_alive "$p" && echo "$p"
+		done
+}
+
+# Everything a run could leave behind. In the private namespaces every entry
+# of /dev/shm, /dev/mqueue and ipcs is this test's; outside them only the
+# ipclab-named ones are (common.sh's view).
+strict_leftovers() {
+	if [ "$IPCLAB_TEST_NS" = 1 ]; then
+		ls -1A /dev/shm 2>/dev/null | sed 's|^|shm |'
+		ls -1A /dev/mqueue 2>/dev/null | sed 's|^|mq |'
+		ipcs -q -s -m 2>/dev/null | awk '$2 ~ /^[0-9]+$/ {print "sysv " $1 " " $2}'
+	else
+		ls -1 /dev/shm 2>/dev/null | grep -i 'ipclab\|ipcring\|qb-' | sed 's|^|shm |'
+		ls -1 /dev/mqueue 2>/dev/null | grep -i 'ipclab' | sed 's|^|mq |'
+	fi
+	ls -1d "$TMPDIR"/ipclab-* 2>/dev/null | sed 's|^|dir |'
+}
+
+# wait_exit PID LIMIT_MS: poll until the process has exited (a zombie counts:
+# it is our child and is reaped by `wait` afterwards). 0 if it exited in time.
+wait_exit() {
+	local pid=$1 end=$(( $(now_ns) + $2 * 1000000 ))
+	while proc_alive "$pid"; do
+		[ "$(now_ns)" -lt "$end" ] || return 1
+		sleep 0.005
+	done
+	return 0
+}
+
+# wait_children PID N LIMIT_MS: print the pids of PID's ipclab children (the
+# endpoints, not a helper such as popen's gzip) once there are at least N of
+# them, in the order they were forked; or fail.
+wait_children() {
+	local pid=$1 n=$2 end=$(( $(now_ns) + $3 * 1000000 )) kids
+	for (( ; ; )); do
+		kids=$(ps -o pid=,comm= --ppid "$pid" --sort=start_time 2>/dev/null |
+			awk '$2 == "ipclab" {print $1}')
+		if [ "$(echo "$kids" | grep -c .)" -ge "$n" ]; then
+			echo "$kids"
+			return 0
+		fi
+		proc_alive "$pid" || return 1
+		[ "$(now_ns)" -lt "$end" ] || return 1
+		sleep 0.002
+	done
+}
+
+# describe_tagged TAG: what each process of a run is doing (after a hang).
+describe_tagged() {
+	local p
+	for p in $(tagged_procs "$1"); do
+		echo "  pid $p ppid $(awk '{print $4}' "/proc/$p/stat" 2>/dev/null) state $(proc_state "$p") wchan $(cat "/proc/$p/wchan" 2>/dev/null) stack: $(head -3 "/proc/$p/stack" 2>/dev/null | awk '{print $2}' | tr '\n' ' ')"
+	done
+}
+
+# kill_tagged TAG: SIGKILL whatever is left of a run (after a hang).
+kill_tagged() {
+	local p
+	for p in $(tagged_procs "$1"); do
+		kill -9 "$p" 2>/dev/null
+	done
+}
+
+# Transports `ipclab list` shows that run with process endpoints, one a line.
+process_transports() {
+	"$IPCLAB" list | awk '/^transports:/ {t = 1; next} /^patterns:/ {t = 0}
+		t && /^  [^ -]/ && $2 !~ /thread-only/ {print $1}'
+}
+
+# Transports whose caps include $1 (e.g. spins).
+transports_with() {
+	"$IPCLAB" list | awk -v cap="$1" '/^transports:/ {t = 1; next} /^patterns:/ {t = 0}
+		t && /^  [^ -]/ && ("," $2 ",") ~ ("," cap ",") {print $1}'
+}
+
+# runnable TP PATTERN: can this transport run here at all (a short run)?
+runnable() {
+	"$IPCLAB" run -t "$1" -p "$2" -n 200 -q -f csv >/dev/null 2>&1
+}
+
+# A valid JSON document (the file is complete)?
+json_valid() {
+	if command -v jq >/dev/null; then
+		jq -e . "$1" >/dev/null 2>&1
+	elif command -v python3 >/dev/null; then
+		python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null
+	else
+		echo "note: neither jq nor python3: JSON checked by its last byte only" >&2
+		[ "$(tail -c 2 "$1" | tr -d '\n')" = "}" ]
+	fi
+}
