@@ -48,4 +48,14 @@ int plan_and_run(struct run_args *args, unsigned nargs, struct report *rep, stru
 
 int write_report(const struct run_args *a, const struct report *rep);
 
+/* One line on stderr, "ipclab: ..."; returns 2 (bad input). */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Add the cells of one run_args to the plan (src/plan.c); 0 or 2. */
+int build_plan(struct run_args *a, struct plan *pl);
+/* Plan, run and report (src/run.c); the exit status. */
+int do_run(struct run_args *args, unsigned nargs);
+/* --vmstat's line (src/run.c). */
+struct sys_snap;
+void vmstat_line(const struct cell *c, const struct sys_snap *a, const struct sys_snap *b);
+
 #endif

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/* The plan: the cartesian product of what the user listed, checked (bad
+ * input is one line and exit 2) and turned into cells. */
+#include <fnmatch.h>
+#include <getopt.h>
+#include <sys/stat.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_internal.h"
+#include "ipclab/cleanup.h"
+#include "ipclab/idle.h"
+#include "ipclab/msg.h"
+#include "ipclab/placement.h"
+#include "ipclab/runner.h"
+#include "pattern/common.h"
+
+/* Split a comma list in place. */
+static unsigned split_list(char *s, char **out, unsigned max)
+{
+	unsigned n = 0;
+	char *save = NULL;
+
+	for (char *t = strtok_r(s, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save))
+		out[n++] = t;
+	return n;
+}
+
+static const char *nearest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = edit_distance(word, names[i]);
+
+		if (d < bd) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
+static int unknown_name(const char *what, const char *word, bool transport)
+{
+	const char *names[128];
+	size_t n = 0;
+	const char *hint;
+
+	if (transport)
+		for (size_t i = 0; i < n_transports && n < 128; i++)
+			names[n++] = transports[i]->name;
+	else
+		for (size_t i = 0; i < n_patterns && n < 128; i++)
+			names[n++] = patterns[i]->name;
+	hint = nearest(word, names, n);
+	if (hint)
+		return usage_error("unknown %s '%s'; did you mean '%s'? (ipclab list shows them all)",
+				   what, word, hint);
+	return usage_error("unknown %s '%s'; run 'ipclab list' to see them all", what, word);
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+static struct cell *plan_add(struct plan *pl)
+{
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? 2 * pl->cap : 64;
+		struct cell *c = realloc(pl->cells, cap * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		pl->cells = c;
+		pl->cap = cap;
+	}
+	memset(&pl->cells[pl->n], 0, sizeof(struct cell));
+	return &pl->cells[pl->n++];
+}
+
+/* Parse an options block for a transport or pattern from the -O list. */
+static int make_opts(struct plan *pl, const struct opt_desc *d, size_t size, struct run_args *a,
+		     bool *used, void **out)
+{
+	char err[ERRLEN];
+	void *blk;
+
+	*out = NULL;
+	if (!d || !size)
+		return 0;
+	blk = calloc(1, size);
+	if (!blk || pl->nblocks >= ARRAY_SIZE(pl->opt_blocks))
+		return free(blk), usage_error("too many transports and patterns in one run");
+	pl->opt_blocks[pl->nblocks++] = blk;
+	if (opt_defaults(d, blk, err, sizeof(err)))
+		return usage_error("internal: bad default: %s", err);
+	for (unsigned i = 0; i < a->nkv; i++) {
+		char key[64];
+		const char *eq = strchr(a->kv[i], '=');
+		const struct opt_desc *od;
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - a->kv[i]), a->kv[i]);
+		od = opt_find(d, key);
+		if (!od)
+			continue;
+		used[i] = true;
+		if (opt_set(od, blk, eq + 1, err, sizeof(err)))
+			return usage_error("%s", err);
+	}
+	*out = blk;
+	return 0;
+}
+
+/* Transports selected by one -t word: a name, "all", or a glob. */
+static int select_transports(const char *word, const struct transport **out, unsigned *n,
+			     bool *explicit_)
+{
+	bool glob = strpbrk(word, "*?[") != NULL, all = strcmp(word, "all") == 0;
+	unsigned before = *n;
+
+	for (size_t i = 0; i < n_transports && *n < MAX_LIST; i++) {
+		const struct transport *tp = transports[i];
+
+		if (all ? (tp->caps & TP_IN_PROCESS) != 0 :
+			  glob ? fnmatch(word, tp->name, 0) != 0 : strcmp(word, tp->name) != 0)
+			continue;
+		explicit_[*n] = !all && !glob;
+		out[(*n)++] = tp;
+	}
+	if (*n == before)
+		return glob ? usage_error("-t %s matches no transport; run 'ipclab list'", word) :
+			      unknown_name("transport", word, true);
+	return 0;
+}
+
+struct dims {
+	const struct transport *tp[MAX_LIST];
+	bool tp_explicit[MAX_LIST];
+	void *tp_opts[MAX_LIST];
+	const struct pattern *pat[MAX_LIST];
+	void *pat_opts[MAX_LIST];
+	uint64_t size[MAX_LIST];
+	bool threads[2];
+	struct pin_spec pin[MAX_LIST];
+	struct sched_spec sched[MAX_LIST];
+	unsigned clients[MAX_LIST];
+	uint64_t think[MAX_LIST], think_ns[MAX_LIST];
+	double rate[MAX_LIST];
+	char rate_text[MAX_LIST][24];
+	unsigned ntp, npat, nsize, nep, npin, nsched, nclients, nthink, nrate;
+};
+
+/* "1k..512k": every doubling from the first to the last; else one value. */
+static int expand_range(const char *w, int (*parse)(const char *, uint64_t *), uint64_t *out,
+			unsigned *n)
+{
+	const char *dots = strstr(w, "..");
+	char lo_s[32];
+	uint64_t lo, hi;
+
+	if (!dots)
+		return *n < MAX_LIST && !parse(w, &out[(*n)++]) ? 0 : -EINVAL;
+	snprintf(lo_s, sizeof(lo_s), "%.*s", (int)(dots - w), w);
+	if (parse(lo_s, &lo) || parse(dots + 2, &hi) || lo == 0 || hi < lo)
+		return -EINVAL;
+	for (uint64_t v = lo; v <= hi && *n < MAX_LIST; v *= 2)
+		out[(*n)++] = v;
+	return 0;
+}
+
+/* "1/s", "10k/s", "500", "max" (0 = as fast as it can). */
+static int parse_rate(const char *w, double *out)
+{
+	char num[32];
+	size_t l = strcspn(w, "/");
+	uint64_t v;
+
+	if (strcmp(w, "max") == 0)
+		return *out = 0, 0;
+	if (l >= sizeof(num) || (w[l] && strcmp(w + l, "/s")))
+		return -EINVAL;
+	snprintf(num, sizeof(num), "%.*s", (int)l, w);
+	if (parse_count(num, &v) || v == 0 || v > 1000000000)
+		return -EINVAL;
+	*out = (double)v;
+	return 0;
+}
+
+static int parse_dims_names(struct run_args *a, struct dims *d)
+{
+	char *w[MAX_LIST];
+	unsigned n = split_list(a->transports, w, MAX_LIST);
+
+	if (!n)
+		return usage_error("-t: no transport named; e.g. -t pipe,unix-stream or -t all");
+	for (unsigned i = 0; i < n; i++)
+		if (select_transports(w[i], d->tp, &d->ntp, d->tp_explicit))
+			return 2;
+	n = split_list(a->patterns, w, MAX_LIST);
+	for (unsigned i = 0; i < n; i++) {
+		d->pat[d->npat] = pattern_find(w[i]);
+		if (!d->pat[d->npat++])
+			return unknown_name("pattern", w[i], false);
+	}
+	if (!d->npat)
+		return usage_error("-p: no pattern named; e.g. -p stream or -p pingpong");
+	return 0;
+}
+
+static int parse_dims_numbers(struct run_args *a, struct dims *d)
+{
+	char *w[MAX_LIST];
+	unsigned n = split_list(a->sizes, w, MAX_LIST);
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned first = d->nsize;
+
+		if (expand_range(w[i], parse_size, d->size, &d->nsize))
+			return usage_error("-s %s: not a size or range; use e.g. 64, 4k, 1M or 1k..512k", w[i]);
+		for (unsigned k = first; k < d->nsize; k++) {
+			if (d->size[k] < MSG_HDR_SIZE)
+				return usage_error("-s %s: a message holds at least the %zu-byte header; use -s %zu or more",
+						   w[i], MSG_HDR_SIZE, MSG_HDR_SIZE);
+			if (d->size[k] > (1u << 30))
+				return usage_error("-s %s: larger than 1 GiB; use a smaller size", w[i]);
+		}
+	}
+	n = a->thinks ? split_list(a->thinks, w, MAX_LIST) : 0;
+	for (unsigned i = 0; i < n; i++)
+		if (expand_range(w[i], parse_count, d->think, &d->nthink))
+			return usage_error("--think %s: expected iterations per byte, e.g. 1,2,4 or 1..2048", w[i]);
+	n = a->think_nss ? split_list(a->think_nss, w, MAX_LIST) : 0;
+	if (n && d->nthink)
+		return usage_error("--think and --think-ns exclude each other; use one");
+	for (unsigned i = 0; i < n; i++)
+		if (expand_range(w[i], parse_duration, d->think_ns, &d->nthink))
+			return usage_error("--think-ns %s: expected a duration, e.g. 10us or 1us..1ms", w[i]);
+	if (n)
+		for (unsigned i = 0; i < d->nthink; i++)
+			d->think_ns[i] = d->think[i], d->think[i] = 0;
+	if (!d->nthink)
+		d->nthink = 1;
+	n = a->rates ? split_list(a->rates, w, MAX_LIST) : 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (parse_rate(w[i], &d->rate[d->nrate]))
+			return usage_error("--rate %s: expected messages per second, e.g. 1/s, 10k/s or max", w[i]);
+		snprintf(d->rate_text[d->nrate++], sizeof(d->rate_text[0]), "%s", w[i]);
+	}
+	if (!d->nrate)
+		snprintf(d->rate_text[d->nrate++], sizeof(d->rate_text[0]), "max");
+	n = split_list(a->clients, w, MAX_LIST);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (parse_u64(w[i], &v) || v < 1 || v > MAX_CLIENTS)
+			return usage_error("--clients %s: expected a number from 1 to %d", w[i], MAX_CLIENTS);
+		d->clients[d->nclients++] = (unsigned)v;
+	}
+	return 0;
+}
+
+static int parse_dims_placement(struct run_args *a, struct dims *d)
+{
+	char *w[MAX_LIST], err[ERRLEN];
+	unsigned n = split_list(a->endpoints, w, MAX_LIST);
+
+	for (unsigned i = 0; i < n; i++) {
+		if (strcmp(w[i], "process") && strcmp(w[i], "thread"))
+			return usage_error("--endpoints %s: expected process or thread (or both: process,thread)", w[i]);
+		d->threads[d->nep++ % 2] = strcmp(w[i], "thread") == 0;
+	}
+	if (d->nep > 2)
+		d->nep = 2;
+	n = split_list(a->pins, w, MAX_LIST);
+	for (unsigned i = 0; i < n; i++)
+		if (pin_parse(w[i], &d->pin[d->npin++], err, sizeof(err)))
+			return usage_error("%s", err);
+	n = split_list(a->scheds, w, MAX_LIST);
+	for (unsigned i = 0; i < n; i++)
+		if (sched_parse(w[i], &d->sched[d->nsched++], err, sizeof(err)))
+			return usage_error("%s", err);
+	return 0;
+}
+
+static void collect_option_names(const struct dims *d, const char **names, size_t *n)
+{
+	for (unsigned i = 0; i < d->ntp; i++)
+		for (const struct opt_desc *o = d->tp[i]->options; o && o->name; o++)
+			if (*n < 128)
+				names[(*n)++] = o->name;
+	for (unsigned i = 0; i < d->npat; i++)
+		for (const struct opt_desc *o = d->pat[i]->options; o && o->name; o++)
+			if (*n < 128)
+				names[(*n)++] = o->name;
+}
+
+static int parse_dims_options(struct plan *pl, struct run_args *a, struct dims *d)
+{
+	bool used[MAX_LIST] = { false };
+	const char *names[128];
+	size_t nn = 0;
+
+	for (unsigned i = 0; i < a->nkv; i++)
+		if (!strchr(a->kv[i], '=') || a->kv[i][0] == '=')
+			return usage_error("-O %s: expected key=value, e.g. -O pipe-size=1M", a->kv[i]);
+	for (unsigned i = 0; i < d->ntp; i++)
+		if (make_opts(pl, d->tp[i]->options, d->tp[i]->opts_size, a, used, &d->tp_opts[i]))
+			return 2;
+	for (unsigned i = 0; i < d->npat; i++)
+		if (make_opts(pl, d->pat[i]->options, d->pat[i]->opts_size, a, used, &d->pat_opts[i]))
+			return 2;
+	collect_option_names(d, names, &nn);
+	for (unsigned i = 0; i < a->nkv; i++) {
+		char key[64];
+		const char *hint;
+
+		if (used[i])
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(a->kv[i], "="), a->kv[i]);
+		hint = nearest(key, names, nn);
+		if (hint)
+			return usage_error("-O %s: no selected transport or pattern has option '%s'; did you mean '%s'?",
+					   a->kv[i], key, hint);
+		return usage_error("-O %s: no selected transport or pattern has option '%s'; 'ipclab list' shows each one's options",
+				   a->kv[i], key);
+	}
+	return 0;
+}
+
+/* Why a cell cannot run (input error if the transport was named, else a
+ * skip); "" if it can. Returns 2 for an input error already printed. */
+static int cell_check(struct cell *c, bool named)
+{
+	const struct transport *tp = c->tp;
+	size_t max = tp->max_msg ? tp->max_msg(c->tp_opts) : 0;
+	char why[sizeof(c->skip)] = "";
+
+	if (max && c->size > max)
+		snprintf(why, sizeof(why), "%s carries at most %zu bytes per message here, -s %llu is larger",
+			 tp->name, max, (unsigned long long)c->size);
+	else if ((tp->caps & TP_THREAD_ONLY) && !c->threads)
+		snprintf(why, sizeof(why), "%s works between threads only; use --endpoints thread",
+			 tp->name);
+	else if (c->clients > 1 && !(tp->caps & TP_MULTI_CLIENT))
+		snprintf(why, sizeof(why), "%s serves one client; --clients %u needs a multi-client transport",
+			 tp->name, c->clients);
+	if (!why[0])
+		return 0;
+	if (named)
+		return usage_error("%s", why);
+	snprintf(c->skip, sizeof(c->skip), "%s", why);
+	return 0;
+}
+
+/* Iterations of the think loop per ns, measured once and printed. */
+static double think_per_ns(const struct run_args *a)
+{
+	static double per_ns;
+
+	if (!per_ns) {
+		per_ns = think_calibrate();
+		if (!a->quiet)
+			fprintf(stderr, "ipclab: think loop calibrated: %.3f iterations/ns (%.2f ns each)\n",
+				per_ns, 1 / per_ns);
+	}
+	return per_ns;
+}
+
+static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
+{
+	for (unsigned ip = 0; ip < d->npat; ip++)
+	for (unsigned is = 0; is < d->nsize; is++)
+	for (unsigned it = 0; it < d->ntp; it++)
+	for (unsigned ie = 0; ie < d->nep; ie++)
+	for (unsigned ipn = 0; ipn < d->npin; ipn++)
+	for (unsigned isc = 0; isc < d->nsched; isc++)
+	for (unsigned ic = 0; ic < d->nclients; ic++)
+	for (unsigned ik = 0; ik < d->nthink; ik++)
+	for (unsigned ir = 0; ir < d->nrate; ir++) {
+		struct cell *c = plan_add(pl);
+
+		if (!c)
+			return usage_error("out of memory");
+		*c = (struct cell){ .tp = d->tp[it], .tp_opts = d->tp_opts[it],
+				    .pat = d->pat[ip], .pat_opts = d->pat_opts[ip],
+				    .size = d->size[is], .count = a->count,
+				    .duration_ns = a->duration_ns, .threads = d->threads[ie],
+				    .pin = d->pin[ipn], .sched = d->sched[isc],
+				    .clients = d->clients[ic], .verify = a->verify,
+				    .timeout_ns = a->timeout_ns };
+		c->warmup = a->warmup_set ? a->warmup : runner_default_warmup(a->count);
+		c->think = d->think[ik];
+		c->think_ns = d->think_ns[ik];
+		if (c->think_ns)
+			c->think_iters = (uint64_t)((double)c->think_ns * think_per_ns(a));
+		c->rate = d->rate[ir];
+		c->pm_qos_us = a->pm_qos_us;
+		snprintf(c->section, sizeof(c->section), "%s", a->section ? a->section : "");
+		c->keep_awake = a->keep_awake;
+		snprintf(c->rate_text, sizeof(c->rate_text), "%s", d->rate_text[ir]);
+		/* a paced run warms up with one message unless told otherwise */
+		if (c->rate > 0 && !a->warmup_set)
+			c->warmup = 1;
+		if (cell_check(c, d->tp_explicit[it] && !a->lenient))
+			return 2;
+		if ((c->tp->caps & TP_SPINS) && c->sched.policy != SCHED_OTHER &&
+		    c->pin.server_cpu >= 0 && c->pin.server_cpu == c->pin.client_cpu)
+			return usage_error("%s spins while waiting: under --sched %s on one CPU the spinner never lets its peer run; use --pin split or --sched other",
+					   c->tp->name, c->sched.text);
+	}
+	return 0;
+}
+
+int build_plan(struct run_args *orig, struct plan *pl)
+{
+	/* the lists are split in place: work on copies, so that run_args can
+	 * share strings (the default run and the suite do) */
+	struct run_args copy = *orig, *a = &copy;
+	char **lists[] = { &a->transports, &a->patterns, &a->sizes, &a->endpoints, &a->pins,
+			   &a->scheds, &a->clients, &a->thinks, &a->think_nss, &a->rates };
+	struct dims *d = calloc(1, sizeof(*d));
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+		if (*lists[i] && !(*lists[i] = strdup(*lists[i])))
+			ret = usage_error("out of memory");
+	if (!d)
+		ret = usage_error("out of memory");
+	if (!ret)
+		ret = parse_dims_names(a, d);
+	if (!ret)
+		ret = parse_dims_numbers(a, d);
+	if (!ret)
+		ret = parse_dims_placement(a, d);
+	if (!ret)
+		ret = parse_dims_options(pl, a, d);
+	if (!ret)
+		ret = add_cells(pl, a, d);
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+		free(*lists[i]);
+	free(d);
+	return ret;
+}
+
