@@ -16,7 +16,8 @@ fails=0
 if [ -z "${IPCLAB_TEST_TAG:-}" ]; then
 	# outside: make the private directory, run the test inside, clean up
 	IPCLAB_TEST_TAG=$(mktemp -d "${TMPDIR:-/tmp}/iltest.XXXXXX") || exit 1
-	export IPCLAB_TEST_TAG IPCLAB_TEST_NS=0
+	IPCLAB_TEST_HOST_IPC=$(readlink /proc/self/ns/ipc)
+	export IPCLAB_TEST_TAG IPCLAB_TEST_HOST_IPC IPCLAB_TEST_NS=0
 	ns=()
 	if [ "$(id -u)" = 0 ] && [ "${IPCLAB_TEST_SHARED:-0}" != 1 ] &&
 	   unshare --ipc --mount true 2>/dev/null; then
