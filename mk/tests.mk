@@ -15,7 +15,7 @@ TEST_PROGS += $(B)/tests/test_core
 DEPS_FILES += $(B)/tests/unit/test_core.d
 
 # Scripts run against the built binary ($IPCLAB).
-SCRIPT_TESTS := $(sort $(wildcard tests/cli/*.sh tests/conformance/*.sh))
+SCRIPT_TESTS := $(sort $(wildcard tests/cli/*.sh tests/conformance/*.sh tests/faults/*.sh))
 export IPCLAB := $(abspath $(IPCLAB_BIN))
 
 # Thread-mode tests under TSan: `make SAN=tsan check-threads`. TSan cannot

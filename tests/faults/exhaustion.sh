@@ -7,7 +7,7 @@
 # msgsize_max), the SysV limits (msgmni, semmni, msgmnb) and a full
 # /dev/shm. The kernel limits are lowered only inside this test's private
 # IPC and mount namespaces (root); elsewhere those parts are skipped.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -6,7 +6,7 @@
 # valid JSON holding only complete cells (all of them after exit 0), with no
 # temporary file beside it. No process and nothing named is left.
 # FAULT_SIGNALS (20) runs; FAULT_SEED repeats the random choices.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 RUNS=${FAULT_SIGNALS:-20}
 LIMIT_MS=2000

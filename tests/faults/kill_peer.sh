@@ -12,7 +12,7 @@
 # that runs with process endpoints. FAULT_SOAK=N: N kills for every
 # transport x pattern instead (`make soak`). FAULT_TRANSPORTS, FAULT_PATTERNS
 # narrow the set; FAULT_SEED repeats a run's random choices.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 KILLS=${FAULT_KILLS:-20}
 SOAK=${FAULT_SOAK:-0}

@@ -8,7 +8,7 @@
 # warns when RT throttling is off (sched_rt_runtime_us = -1): shown here
 # through a bind mount over the sysctl file in this test's private mount
 # namespace, so the machine's setting is never touched.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 mapfile -t spinners < <(transports_with spins)
 [ ${#spinners[@]} -gt 0 ] || { echo "no spinning transport registered"; exit 77; }

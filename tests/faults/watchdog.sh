@@ -6,7 +6,7 @@
 # (200 ms) is tolerated; a stall (no message for longer than --timeout, made
 # here by a 1/s send rate) ends the run with a "stalled" report, for process
 # and thread endpoints. FAULT_STOPS (8) stopped runs over random transports.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 STOPS=${FAULT_STOPS:-8}
 LIMIT_MS=3000
