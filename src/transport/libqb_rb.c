@@ -3,11 +3,13 @@
  * seed 003 measured, so that it runs beside ipcring. Two rings per client
  * (client->server, server->client), made by the parent with
  * QB_RB_FLAG_CREATE | QB_RB_FLAG_SHARED_PROCESS. libqb backs each ring with
- * two files, /dev/shm/qb-<name>-header and -data: the names come from
- * cleanup_unique_name, are registered before qb_rb_open and are unlinked
- * as soon as it returns: endpoints use the inherited handle and mappings
- * (fork shares them; threads share the handle), so nobody opens a ring by
- * name and even a SIGKILLed run leaves nothing in /dev/shm.
+ * two files, <name>-header and <name>-data; here <name> lies in a private
+ * 0700 directory in /dev/shm made for the channel (an unpredictable name
+ * from cleanup_unique_name), every path is registered with cleanup before
+ * libqb creates it, and the files and the directory are removed as soon as
+ * the rings exist: endpoints use the inherited handle and mappings (fork
+ * shares them; threads share the handle), so nobody opens a ring by name
+ * and even a SIGKILLed run leaves nothing in /dev/shm.
  *
  * Send is qb_rb_chunk_write (which posts the ring's process-shared
  * semaphore once per message, as libqb does); a full ring is retried,
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ipclab/cleanup.h"
 #include "ipclab/runner.h"
@@ -80,6 +83,8 @@ struct qbrb_chan {
 	qb_ringbuffer_t **rb;	/* 2 per client: [2 id] c2s, [2 id + 1] s2c */
 	unsigned nrb;
 	int wait;
+	int dir_handle;		/* cleanup handle of dir while it exists, or -1 */
+	char dir[96];		/* private directory in /dev/shm for the files */
 };
 
 struct tp_endpoint {
@@ -131,17 +136,43 @@ static ssize_t qbrb_write(qb_ringbuffer_t *rb, const void *buf, size_t len)
 #endif
 }
 
-/* One ring: register both files, create, then unlink them at once. */
-static int qbrb_make(struct tp_channel *ch, qb_ringbuffer_t **out, char *err, size_t errlen)
+/* A private 0700 directory in /dev/shm (the tmpfs libqb keeps its rings
+ * on), made exclusively under an unpredictable name, so that nobody else
+ * can plant or guess a file in it. Given an absolute name, libqb creates
+ * <name>-header and <name>-data right there (O_EXCL) and never falls back
+ * to another directory, as it does for a bare name it finds taken. */
+static int qbrb_mkdir(struct qbrb_chan *qc, char *err, size_t errlen)
+{
+	char name[64];
+	int e;
+
+	cleanup_unique_name(name, sizeof(name), "ipclab-qb");
+	snprintf(qc->dir, sizeof(qc->dir), "/dev/shm/%s", name);
+	qc->dir_handle = cleanup_add(CL_DIR, qc->dir);
+	if (qc->dir_handle < 0)
+		return errf(err, errlen, ENOMEM, "libqb-rb: cleanup table full");
+	if (mkdir(qc->dir, 0700) == 0)
+		return 0;
+	e = errno;
+	cleanup_forget(qc->dir_handle);
+	qc->dir_handle = -1;
+	return errf(err, errlen, e, "libqb-rb: mkdir %s: %s (libqb needs a writable tmpfs "
+		    "on /dev/shm)", qc->dir, strerror(e));
+}
+
+/* Ring i: register both files, create, and unlink them at once: endpoints
+ * use the handle and mappings they inherit, nobody opens a ring by name. */
+static int qbrb_make(struct tp_channel *ch, struct qbrb_chan *qc, unsigned i, char *err,
+		     size_t errlen)
 {
 	const struct qbrb_opts *o = qbrb_opts_of(ch->cfg->opts);
 	uint32_t flags = QB_RB_FLAG_CREATE | QB_RB_FLAG_SHARED_PROCESS;
-	char name[64], hdr[128], data[128];
-	int h_hdr, h_data;
+	char base[128], hdr[144], data[144];
+	int h_hdr, h_data, e;
 
-	cleanup_unique_name(name, sizeof(name), "ipclab-qb");
-	snprintf(hdr, sizeof(hdr), "/dev/shm/qb-%s-header", name);
-	snprintf(data, sizeof(data), "/dev/shm/qb-%s-data", name);
+	snprintf(base, sizeof(base), "%s/r%u", qc->dir, i);
+	snprintf(hdr, sizeof(hdr), "%s-header", base);
+	snprintf(data, sizeof(data), "%s-data", base);
 	h_hdr = cleanup_add(CL_PATH, hdr);
 	h_data = cleanup_add(CL_PATH, data);
 	if (h_hdr < 0 || h_data < 0) {
@@ -151,21 +182,13 @@ static int qbrb_make(struct tp_channel *ch, qb_ringbuffer_t **out, char *err, si
 	}
 	if (o->wait == QW_NOSEM)
 		flags |= QB_RB_FLAG_NO_SEMAPHORE;
-	*out = qb_rb_open(name, (size_t)o->capacity, flags, sizeof(struct qbrb_shared));
-	if (!*out) {
-		int e = errno ? errno : EIO;
-
-		cleanup_run_one(h_hdr);
-		cleanup_run_one(h_data);
-		return errf(err, errlen, e, "libqb-rb: qb_rb_open(%s): %s", name,
-			    strerror(e));
-	}
-	/* nobody opens it by name: unlink now (a header elsewhere is refused) */
+	errno = 0;
+	qc->rb[i] = qb_rb_open(base, (size_t)o->capacity, flags, sizeof(struct qbrb_shared));
+	e = errno ? errno : EIO;
 	cleanup_run_one(h_hdr);
 	cleanup_run_one(h_data);
-	if (strcmp(qb_rb_name_get(*out), hdr) != 0)
-		return errf(err, errlen, EEXIST, "libqb-rb: libqb put the ring at %s, not in "
-			    "/dev/shm (is /dev/shm mounted and writable?)", qb_rb_name_get(*out));
+	if (!qc->rb[i])
+		return errf(err, errlen, e, "libqb-rb: qb_rb_open(%s): %s", base, strerror(e));
 	return 0;
 }
 
@@ -180,6 +203,7 @@ static int qbrb_create(struct tp_channel *ch, char *err, size_t errlen)
 		return errf(err, errlen, ENOMEM, "libqb-rb: out of memory");
 	ch->priv = qc;
 	qc->wait = o->wait;
+	qc->dir_handle = -1;
 	if (ch->cfg->msg_size > o->capacity)
 		return errf(err, errlen, EMSGSIZE, "libqb-rb: a %zu-byte message exceeds the ring "
 			    "(%llu bytes); raise -O capacity", ch->cfg->msg_size,
@@ -187,11 +211,14 @@ static int qbrb_create(struct tp_channel *ch, char *err, size_t errlen)
 	qc->rb = calloc(2 * n, sizeof(*qc->rb));
 	if (!qc->rb)
 		return errf(err, errlen, ENOMEM, "libqb-rb: out of memory");
-	for (; qc->nrb < 2 * n; qc->nrb++) {
-		r = qbrb_make(ch, &qc->rb[qc->nrb], err, errlen);
-		if (r)
-			return r;
-	}
+	r = qbrb_mkdir(qc, err, errlen);
+	for (; !r && qc->nrb < 2 * n; qc->nrb++)
+		r = qbrb_make(ch, qc, qc->nrb, err, errlen);
+	/* empty now: remove it (destroy's qb_rb_close finds nothing to unlink) */
+	cleanup_run_one(qc->dir_handle);
+	qc->dir_handle = -1;
+	if (r)
+		return r;
 	tp_setting(ch, "wait", "%s", qbrb_wait_names[o->wait]);
 	tp_setting(ch, "capacity_bytes", "%llu", (unsigned long long)o->capacity);
 	/* what libqb made of it: the free space of an empty ring */
