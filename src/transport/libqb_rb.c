@@ -432,7 +432,7 @@ static void qbrb_close(struct tp_endpoint *ep)
 const struct transport tp_libqb_rb = {
 	.name = "libqb-rb",
 	.summary = "libqb's shared-memory ring buffer (qb_rb_*), a pair per client; -O wait=sem|poll|nosem",
-	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY,
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY | TP_NAMED,	/* files, briefly */
 	.options = qbrb_options,
 	.opts_size = sizeof(struct qbrb_opts),
 	.max_msg = qbrb_max_msg,
