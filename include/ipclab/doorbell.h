@@ -16,7 +16,7 @@
 
 /* Set by the runner's stop/interrupt signal handler. Waits that can block
  * check it before blocking and spin loops poll it; both return -EINTR. */
-extern volatile sig_atomic_t ipclab_stop_requested;
+extern _Atomic int ipclab_stop_requested;
 
 enum db_side {
 	DB_WAITER,		/* the one side that calls wait() */

@@ -29,7 +29,7 @@ void runner_set_tick(runner_tick_fn fn)
 {
 	tick_fn = fn;
 }
-__attribute__((weak)) volatile sig_atomic_t ipclab_stop_requested;
+__attribute__((weak)) _Atomic int ipclab_stop_requested;
 
 static void on_stop_signal(int sig)
 {

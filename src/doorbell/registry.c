@@ -6,7 +6,7 @@
 
 #include "ipclab/doorbell.h"
 
-volatile sig_atomic_t ipclab_stop_requested;
+_Atomic int ipclab_stop_requested;
 
 const struct doorbell *const doorbells[] = {
 	&db_futex,
