@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+# Fuzzing (fuzz/): libFuzzer harnesses for ipcring's attach path and its
+# records, and for the parsers.
+#   make fuzz      builds them with clang, -fsanitize=fuzzer,address,undefined,
+#                  in build/libfuzzer/ (a second build of the libraries); needs
+#                  Debian's clang and libclang-rt-14-dev (installed as root)
+#   make fuzz-ci   runs each for FUZZ_SECONDS (60) over its corpus, the
+#                  three at once (FUZZ_PARALLEL=0: one after the other)
+# `make check` needs neither: build/tests/fuzz-replay-NAME feeds every file
+# of fuzz/corpus/NAME (seeds and kept findings) to the same harness built
+# with the ordinary compiler, so findings stay regression tests.
+
+FUZZERS := ipcring_attach ipcring_records parse
+FUZZ_B := build/libfuzzer
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_PARALLEL ?= 1
+FUZZ_PKGS := clang libclang-rt-14-dev
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_REPLAY := $(FUZZERS:%=$(B)/tests/fuzz-replay-%)
+
+TEST_PROGS += $(FUZZ_REPLAY)
+DEPS_FILES += $(FUZZERS:%=$(B)/fuzz/%.d) $(FUZZERS:%=$(B)/fuzz/replay-%.d)
+
+# the harnesses reach into lib/ipcring/internal.h and src/cli_internal.h
+$(B)/fuzz/%.o: CFLAGS += -Isrc -Ilib/ipcring
+
+# static patterns: an open pattern would also "make" the missing .d files
+$(FUZZERS:%=$(B)/fuzz/replay-%.o): $(B)/fuzz/replay-%.o: fuzz/replay.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DFUZZ_CORPUS='"$(CURDIR)/fuzz/corpus/$*"' -c -o $@ $<
+
+$(filter %ipcring_attach %ipcring_records,$(FUZZ_REPLAY)): $(B)/tests/fuzz-replay-%: \
+		$(B)/fuzz/%.o $(B)/fuzz/replay-%.o $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/fuzz-replay-parse: $(B)/fuzz/parse.o $(B)/fuzz/replay-parse.o $(IPCLAB_LIB) $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
+
+# libFuzzer binaries: made by the sub-make of `make fuzz` (B=build-fuzz,
+# CC=clang, sanitizer flags in CFLAGS); libFuzzer supplies main().
+fuzz-bins: $(FUZZERS:%=$(B)/fuzz/bin/%)
+
+$(B)/fuzz/bin/ipcring_attach $(B)/fuzz/bin/ipcring_records: $(B)/fuzz/bin/%: $(B)/fuzz/%.o $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+$(B)/fuzz/bin/parse: $(B)/fuzz/parse.o $(IPCLAB_LIB) $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
+
+fuzz-deps:
+	@missing=""; for p in $(FUZZ_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "fuzz: installing$$missing"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } >/dev/null || \
+		{ echo "fuzz: apt-get install$$missing failed" >&2; exit 1; }; \
+	else \
+		echo "fuzz: make fuzz builds with clang and libFuzzer; install them with: sudo apt-get install$$missing" >&2; exit 1; \
+	fi
+
+fuzz: fuzz-deps
+	@CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" \
+		$(MAKE) --no-print-directory B=$(FUZZ_B) SAN= WERROR= CC=$(FUZZ_CC) fuzz-bins
+	@echo "fuzz: $(FUZZERS:%=$(FUZZ_B)/fuzz/bin/%)"
+
+fuzz-ci: fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_PARALLEL=$(FUZZ_PARALLEL) fuzz/ci.sh $(FUZZ_B) $(FUZZERS)
+
+.PHONY: fuzz fuzz-ci fuzz-deps fuzz-bins
