@@ -24,6 +24,7 @@ enum tp_caps {
 	TP_NEEDS_ROOT = 1u << 8,   /* needs privileges to run */
 	TP_IN_PROCESS = 1u << 9,   /* no kernel object: a lab self-test */
 	TP_SPINS = 1u << 10,	   /* waits by spinning: needs its own CPU under SCHED_FIFO */
+	TP_ZEROCOPY_SEND = 1u << 12, /* reserve/commit: build a message in place */
 	TP_NO_EINTR = 1u << 11,	   /* a blocked recv ignores signals: only the peer's close ends it */
 };
 
@@ -84,6 +85,11 @@ struct transport {
 	/* TP_ZEROCOPY: receive in place, then hand the space back. */
 	ssize_t (*peek)(struct tp_endpoint *ep, const void **msg, size_t len);
 	void (*release)(struct tp_endpoint *ep);
+	/* TP_ZEROCOPY_SEND: send in place. reserve() hands out room for one
+	 * message of len bytes (returns len or -errno, like send); commit()
+	 * sends what was written there. */
+	ssize_t (*reserve)(struct tp_endpoint *ep, void **buf, size_t len);
+	ssize_t (*commit)(struct tp_endpoint *ep, size_t len);
 	int (*pollfd)(const struct tp_endpoint *ep);	/* -1 if none; optional */
 	void (*close)(struct tp_endpoint *ep);
 	/* In the parent, always, once, after partial create too. */

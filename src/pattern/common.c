@@ -5,25 +5,46 @@
 
 #include "common.h"
 
-int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32_t flags,
-	     uint64_t ts_ns)
+static int send_failed(struct participant *p, uint32_t seq, ssize_t n, size_t len)
 {
-	struct msg_hdr *h = p->buf;
-	size_t len = p->cell->size;
-	ssize_t n;
-
-	msg_fill(p->buf, len, seq, p->cell->verify);
-	h->seq = seq;
-	h->len = (uint32_t)len | flags;
-	h->ts_ns = ts_ns;
-	n = p->cell->tp->send(ep, p->buf, len);
-	if (n == (ssize_t)len)
-		return 0;
 	if (n == -EINTR && part_stopping(p))
 		return -EINTR;
 	if (n < 0)
 		return part_fail(p, (int)-n, "send of message %u failed: %s", seq, strerror((int)-n));
 	return part_fail(p, EIO, "send of message %u moved %zd of %zu bytes", seq, n, len);
+}
+
+static inline void build(void *buf, size_t len, uint32_t seq, uint32_t flags, uint64_t ts_ns,
+			 bool verify)
+{
+	struct msg_hdr *h = buf;
+
+	msg_fill(buf, len, seq, verify);
+	h->seq = seq;
+	h->len = (uint32_t)len | flags;
+	h->ts_ns = ts_ns;
+}
+
+int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32_t flags,
+	     uint64_t ts_ns)
+{
+	const struct transport *tp = p->cell->tp;
+	size_t len = p->cell->size;
+	ssize_t n;
+	void *buf;
+
+	if (tp->reserve) {
+		/* in place: no copy between the pattern's buffer and the transport */
+		n = tp->reserve(ep, &buf, len);
+		if (n != (ssize_t)len)
+			return send_failed(p, seq, n, len);
+		build(buf, len, seq, flags, ts_ns, p->cell->verify);
+		n = tp->commit(ep, len);
+	} else {
+		build(p->buf, len, seq, flags, ts_ns, p->cell->verify);
+		n = tp->send(ep, p->buf, len);
+	}
+	return n == (ssize_t)len ? 0 : send_failed(p, seq, n, len);
 }
 
 bool pat_use_zerocopy(const struct participant *p, int recv_mode)
@@ -45,7 +66,7 @@ int pat_recv(struct participant *p, struct tp_endpoint *ep, uint32_t want_seq,
 	if (n == -EINTR && part_stopping(p))
 		return -EINTR;
 	*hdr = msg;
-	return part_check_msg(p, msg, n, want_seq);
+	return part_check_fast(p, msg, n, want_seq);
 }
 
 void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy)
@@ -62,7 +83,7 @@ static inline void think_loop(uint64_t n)
 		v *= 3;
 }
 
-void pat_think(const struct participant *p)
+void pat_think_loop(const struct participant *p)
 {
 	const struct cell *c = p->cell;
 

@@ -32,7 +32,12 @@ enum { RECV_AUTO, RECV_COPY, RECV_PEEK };
 
 /* Busy computation between messages (--think, --think-ns): seed 001's loop,
  * `v *= 3` on a volatile, size * think times (or think_iters times). */
-void pat_think(const struct participant *p);
+void pat_think_loop(const struct participant *p);
+static inline void pat_think(const struct participant *p)
+{
+	if (__builtin_expect(p->cell->think || p->cell->think_iters, 0))
+		pat_think_loop(p);
+}
 
 /* Loop iterations per nanosecond of pat_think's loop, measured. */
 double think_calibrate(void);

@@ -105,6 +105,8 @@ int transport_validate(const struct transport *tp, char *err, size_t errlen)
 		missing = "destroy";
 	else if ((tp->caps & TP_ZEROCOPY) && (!tp->peek || !tp->release))
 		missing = "peek/release (TP_ZEROCOPY)";
+	else if ((tp->caps & TP_ZEROCOPY_SEND) && (!tp->reserve || !tp->commit))
+		missing = "reserve/commit (TP_ZEROCOPY_SEND)";
 	else if (tp->options && !tp->opts_size)
 		missing = "opts_size";
 	if (missing)

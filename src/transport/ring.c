@@ -338,16 +338,20 @@ static int ring_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
 	}
 }
 
-static ssize_t ring_send(struct tp_endpoint *ep, const void *buf, size_t len)
+/* Zero-copy send: the pattern writes the message where the ring keeps it. */
+static ssize_t ring_reserve(struct tp_endpoint *ep, void **buf, size_t len)
 {
-	void *p;
-	int r = ipcring_reserve(ep->tx, len, &p, 0);
+	int r = ipcring_reserve(ep->tx, len, buf, 0);
 
 	if (__builtin_expect(r == -EAGAIN, 0))
-		r = ring_reserve_wait(ep, len, &p);
-	if (__builtin_expect(r != 0, 0))
-		return r;
-	memcpy(p, buf, len);
+		r = ring_reserve_wait(ep, len, buf);
+	return r ? r : (ssize_t)len;
+}
+
+static ssize_t ring_commit(struct tp_endpoint *ep, size_t len)
+{
+	int r;
+
 	if (++ep->pending < ep->batch) {
 		r = ipcring_commit(ep->tx, len, IPCRING_MORE);
 	} else {
@@ -355,6 +359,17 @@ static ssize_t ring_send(struct tp_endpoint *ep, const void *buf, size_t len)
 		r = ipcring_commit(ep->tx, len, 0);
 	}
 	return r ? r : (ssize_t)len;
+}
+
+static ssize_t ring_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	void *p;
+	ssize_t r = ring_reserve(ep, &p, len);
+
+	if (__builtin_expect(r < 0, 0))
+		return r;
+	memcpy(p, buf, len);
+	return ring_commit(ep, len);
 }
 
 static int ring_peek_wait(struct tp_endpoint *ep, const void **msg, size_t *n)
@@ -421,7 +436,7 @@ static void ring_close(struct tp_endpoint *ep)
 	ring_free_ep(ep);
 }
 
-#define RING_CAPS (TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY)
+#define RING_CAPS (TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY | TP_ZEROCOPY_SEND)
 
 #define RING_TRANSPORT(id, tpname, text, mode, opts, extra_caps)			\
 	static int create_##id(struct tp_channel *ch, char *err, size_t errlen)	\
@@ -433,7 +448,8 @@ static void ring_close(struct tp_endpoint *ep)
 		.options = opts, .opts_size = sizeof(struct ring_opts),		\
 		.max_msg = ring_max_msg, .create = create_##id, .open = ring_open,	\
 		.send = ring_send, .recv = ring_recv, .peek = ring_peek,		\
-		.release = ring_release, .close = ring_close, .destroy = ring_destroy,	\
+		.release = ring_release, .reserve = ring_reserve,			\
+		.commit = ring_commit, .close = ring_close, .destroy = ring_destroy,	\
 	}
 
 RING_TRANSPORT(ring, "ring",
