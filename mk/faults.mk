@@ -5,7 +5,7 @@
 #   make soak      SOAK_KILLS (500) SIGKILLs for every transport x pattern,
 #                  SOAK_SIGNALS (500) SIGINT/SIGTERMs, SOAK_STOPS (100) SIGSTOPs
 #   make valgrind  memcheck on one short run of every transport and pattern:
-#                  zero errors (installs nothing: needs Debian's valgrind)
+#                  zero errors (installs Debian's valgrind as root if missing)
 # FAULT_SEED=N repeats a fault run's random choices.
 
 FAULT_SHIM := $(B)/tests/faults/predictable_names.so
@@ -22,11 +22,30 @@ $(FAULT_SHIM): tests/faults/predictable_names.c
 	@mkdir -p $(@D)
 	$(CC) -shared -fPIC -O2 -std=gnu11 $(WARN) -o $@ $<
 
-.PHONY: soak valgrind
+# $(call deb_need,WHO,PACKAGES): install the missing Debian packages (as
+# root, with apt-get), or fail saying exactly what to install.
+define deb_need
+	@missing=""; for p in $(2); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "$(1): installing$$missing"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } >/dev/null || \
+		{ echo "$(1): apt-get install$$missing failed" >&2; exit 1; }; \
+	else \
+		echo "$(1): needs Debian packages:$$missing; install them with: sudo apt-get install$$missing" >&2; exit 1; \
+	fi
+endef
+
+.PHONY: soak valgrind valgrind-deps
 soak: all
 	@FAULT_SOAK=$(SOAK_KILLS) tests/faults/kill_peer.sh
 	@FAULT_SIGNALS=$(SOAK_SIGNALS) tests/faults/interrupt.sh
 	@FAULT_STOPS=$(SOAK_STOPS) tests/faults/watchdog.sh
 
-valgrind: all
+valgrind-deps:
+	$(call deb_need,valgrind,valgrind)
+
+valgrind: valgrind-deps all
 	@VALGRIND_N=$(VALGRIND_N) tests/faults/valgrind.bash

@@ -52,17 +52,7 @@ $(B)/fuzz/bin/parse: $(B)/fuzz/parse.o $(IPCLAB_LIB) $(IPCRING_A)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
 
 fuzz-deps:
-	@missing=""; for p in $(FUZZ_PKGS); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -z "$$missing" ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "fuzz: installing$$missing"; \
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } >/dev/null || \
-		{ echo "fuzz: apt-get install$$missing failed" >&2; exit 1; }; \
-	else \
-		echo "fuzz: make fuzz builds with clang and libFuzzer; install them with: sudo apt-get install$$missing" >&2; exit 1; \
-	fi
+	$(call deb_need,fuzz,$(FUZZ_PKGS))
 
 fuzz: fuzz-deps
 	@CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" \

@@ -54,7 +54,7 @@ int cli_list(void)
 			fmt_bytes(maxs, sizeof(maxs), (double)max);
 		else
 			snprintf(maxs, sizeof(maxs), "-");
-		printf("  %-18s %-40s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
+		printf("  %-18s %-44s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
 		print_options(tp->options);
 	}
 	printf("patterns:\n");
