@@ -5,7 +5,7 @@
  * the input, and the data area filled with input bytes (the records the
  * consumer will find: commit words, lengths, stamps). One side is attached
  * and driven by the rest of the input, a list of operations: peek, release,
- * read, read_batch (consumer) or reserve, commit, write (producer), mixed
+ * read, read_batch (consumer) or reserve, commit, write, writev (producer), mixed
  * with the peer's hostile writes (its index, its state, any word of the
  * data area) between calls. Every call must return data or an error (-EBADMSG
  * for a corrupt record), never crash, and every byte it hands out must lie
@@ -149,11 +149,11 @@ static void producer_ops(struct ipcring *r, struct cursor *c)
 	int ret = 0;
 
 	for (int i = 0; i < 64 && c->n; i++) {
-		unsigned op = take(c, 1) % 7;
+		unsigned op = take(c, 1) % 8;
 		size_t len = take(c, 2) % (r->max_record + 16);
 
-		if (op >= 4) {
-			peer_write(r, c, op - 4);
+		if (op >= 5) {
+			peer_write(r, c, op - 5);
 			continue;
 		}
 		if (op <= 1) {
@@ -167,6 +167,13 @@ static void producer_ops(struct ipcring *r, struct cursor *c)
 			static uint8_t src[1 << 14];
 
 			ret = ipcring_write(r, src, len % sizeof(src), 0, 0);
+		} else if (op == 3) {
+			static uint8_t src[1 << 14];
+			struct iovec iov[2] = {
+				{ src, len % sizeof(src) }, { src, take(c, 2) % sizeof(src) },
+			};
+
+			ret = ipcring_writev(r, iov, 2, IPCRING_MORE, 0);
 		} else {
 			ret = ipcring_flush(r);
 		}
