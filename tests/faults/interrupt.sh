@@ -36,14 +36,17 @@ pick_transports() {
 	(IFS=,; echo "${picked[*]}")
 }
 
-# json_cells FILE: "N STATUSES" - the number of results and their statuses.
+# json_cells FILE: "N STATUSES" - the number of results and their statuses
+# ("- -" when there is no JSON tool to ask).
 json_cells() {
 	if command -v jq >/dev/null; then
 		jq -r '"\(.results | length) \([.results[].status] | unique | join(","))"' "$1"
-	else
+	elif command -v python3 >/dev/null; then
 		python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 print(len(r), ",".join(sorted({x["status"] for x in r})))' "$1"
+	else
+		echo "- -"
 	fi
 }
 
@@ -62,7 +65,9 @@ check_output() {
 		return
 	fi
 	read -r n st < <(json_cells "$out")
-	if [ "$rc" = 0 ]; then
+	if [ "$n" = - ]; then
+		return
+	elif [ "$rc" = 0 ]; then
 		[ "$n" = $CELLS ] && [ "$st" = ok ] || fault "$what: exit 0 with $n cells ($st), expected $CELLS ok"
 	else
 		partial=$((partial + 1))

@@ -43,19 +43,26 @@ pair_usable() {
 	[ "${usable[$key]}" = 1 ]
 }
 
-# calib[TP/PAT]: the message count that makes the pair last about 150 ms
-# here, and that run's wall time in ms ("count ms"), measured once per pair.
+# calib[TP/PAT] = "COUNT START_MS RUN_MS": a message count that keeps the
+# pair busy for about 150 ms here, the fixed cost before messages move, and
+# the run's expected length. Two runs (2k, 10k messages) separate the two.
 calibrate() {
-	local key=$1/$2 t0 ms n
-	if [ -z "${calib[$key]:-}" ]; then
-		t0=$(now_ns)
-		"$IPCLAB" run -t "$1" -p "$2" -n 5000 -q -f csv >/dev/null 2>&1
-		ms=$(( ($(now_ns) - t0) / 1000000 + 1 ))
-		n=$(( 5000 * 150 / ms ))
-		[ $n -lt 2000 ] && n=2000
-		[ $n -gt 2000000 ] && n=2000000
-		calib[$key]="$n $(( ms * n / 5000 + 1 ))"
-	fi
+	local key=$1/$2 t0 t1 t2 per_k start n
+	[ -n "${calib[$key]:-}" ] && return
+	t0=$(now_ns)
+	"$IPCLAB" run -t "$1" -p "$2" -n 2000 -q -f csv >/dev/null 2>&1
+	t1=$(now_ns)
+	"$IPCLAB" run -t "$1" -p "$2" -n 10000 -q -f csv >/dev/null 2>&1
+	t2=$(now_ns)
+	# microseconds per thousand messages, and the start-up cost in ms
+	per_k=$(( ((t2 - t1) - (t1 - t0)) / 8000 ))
+	[ $per_k -lt 1 ] && per_k=1
+	start=$(( ((t1 - t0) / 1000 - 2 * per_k) / 1000 ))
+	[ $start -lt 1 ] && start=1
+	n=$(( 150000 * 1000 / per_k ))
+	[ $n -lt 2000 ] && n=2000
+	[ $n -gt 5000000 ] && n=5000000
+	calib[$key]="$n $start $(( start + n * per_k / 1000000 ))"
 }
 
 sleep_ms() { sleep "$(printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )))"; }
@@ -96,14 +103,15 @@ clean_slate() {
 # one_kill TP PAT PHASE ROLE_INDEX
 one_kill() {
 	local tp=$1 pat=$2 phase=$3 ri=$4 tag="$$-$((runs + 1))" args pid kids victim
-	local t0 tk ms rc what c w delay alive=1
+	local t0 tk ms rc what c st w delay alive=1
 	local role=${ROLES[$ri]}
 	what="$tp $pat kill $role at $phase"
 	if [ "$phase" = end ]; then
 		calibrate "$tp" "$pat"
-		read -r c w <<<"${calib[$tp/$pat]}"
+		read -r c st w <<<"${calib[$tp/$pat]}"
 		args=(-n "$c")
-		delay=$(rand_between $(( w * 3 / 10 )) $(( w * 12 / 10 )))
+		# the second half of the messages, the end and the teardown
+		delay=$(rand_between $(( (st + w) / 2 )) $(( w + 20 )))
 	else
 		args=(-d 30s)
 		delay=$( [ "$phase" = mid ] && rand_between 20 300 || echo 0)

@@ -5,10 +5,11 @@
 # and ours, and every POSIX queue, /dev/shm file and SysV object that exists
 # is 0600. (2) Planted names: with getrandom() made predictable (an
 # LD_PRELOAD helper), a POSIX queue is planted under the first names
-# posix-mq will use and symlinks to a canary file under the names libqb-rb
-# will use in /dev/shm, as an attacker who guessed them would. ipclab must
-# not open, truncate or write through them (O_EXCL), must fail cleanly or
-# avoid them, and must not remove what it did not create.
+# posix-mq will use, and under the names libqb-rb will use in /dev/shm a
+# symlink to a directory of symlinks to a canary file, as an attacker who
+# guessed them would. ipclab must not open, truncate or write through them
+# (O_EXCL, mkdir), must fail cleanly or avoid them, and must not remove
+# what it did not create.
 . "$(dirname "$0")/lib.bash"
 
 SHIM=${FAULT_SHIM:-$(dirname "$IPCLAB")/tests/faults/predictable_names.so}
@@ -79,6 +80,8 @@ elif [ "$IPCLAB_TEST_NS" != 1 ]; then
 else
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 	echo "canary" >"$dir/canary"
+	mkdir -p "$dir/attack"
+	for f in r0-header r0-data r1-header r1-data; do ln -s "$dir/canary" "$dir/attack/$f"; done
 	chmod 0644 "$dir/canary"
 	canary_sum=$(stat -c '%s %Y' "$dir/canary")
 	for tp in posix-mq libqb-rb; do
@@ -96,6 +99,11 @@ else
 				plants+=("/dev/mqueue/ipclab-mq-$pid-$hex")
 				: >"/dev/mqueue/ipclab-mq-$pid-$hex"	# creates a queue
 			else
+				# its private directory, as a symlink to one of ours
+				# whose ring files point at the canary; and libqb's
+				# own bare names, in case those are used
+				ln -s "$dir/attack" "/dev/shm/ipclab-qb-$pid-$hex"
+				plants+=("/dev/shm/ipclab-qb-$pid-$hex")
 				for part in header data; do
 					ln -s "$dir/canary" "/dev/shm/qb-ipclab-qb-$pid-$hex-$part"
 					plants+=("/dev/shm/qb-ipclab-qb-$pid-$hex-$part")
@@ -109,6 +117,8 @@ else
 		rc=$?
 		[ "$(stat -c '%s %Y' "$dir/canary")" = "$canary_sum" ] && [ "$(cat "$dir/canary")" = canary ] ||
 			fail "$tp: wrote through a planted symlink: the canary changed"
+		[ "$(ls -A "$dir/attack" | wc -l)" = 4 ] ||
+			fail "$tp: created or removed files in the planted directory: $(ls -A "$dir/attack" | tr '\n' ' ')"
 		case $rc in
 		0) echo "ok   $tp: ran with planted names present (it used other names)" ;;
 		1) echo "ok   $tp: refused the planted name: $(head -1 "$dir/err" | cut -c1-160)" ;;
