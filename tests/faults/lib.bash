@@ -86,13 +86,17 @@ wait_exit() {
 }
 
 # wait_children PID N LIMIT_MS: print the pids of PID's ipclab children (the
-# endpoints, not a helper such as popen's gzip) once there are at least N of
-# them, in the order they were forked; or fail.
+# endpoints) once there are at least N of them, in the order they were
+# forked; or fail. Children are looked at only once the run's private
+# directory exists: before it, a child may be popen's (the environment
+# probe), still called ipclab in the instant before it execs.
 wait_children() {
 	local pid=$1 n=$2 end=$(( $(now_ns) + $3 * 1000000 )) kids
 	for (( ; ; )); do
-		kids=$(ps -o pid=,comm= --ppid "$pid" --sort=start_time 2>/dev/null |
-			awk '$2 == "ipclab" {print $1}')
+		kids=
+		compgen -G "$TMPDIR/ipclab-*" >/dev/null &&
+			kids=$(ps -o pid=,comm= --ppid "$pid" --sort=start_time 2>/dev/null |
+				awk '$2 == "ipclab" {print $1}')
 		if [ "$(echo "$kids" | grep -c .)" -ge "$n" ]; then
 			echo "$kids"
 			return 0
