@@ -105,6 +105,12 @@ const struct transport *transport_find(const char *name);
 void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* recv() for a zero-copy transport: peek, copy out, release (-EMSGSIZE,
+ * releasing the message, if it is longer than len). */
+ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,
+			 ssize_t (*peek)(struct tp_endpoint *, const void **, size_t),
+			 void (*release)(struct tp_endpoint *));
+
 /* Check a transport's ops for missing hooks; -EINVAL with the hook's name. */
 int transport_validate(const struct transport *tp, char *err, size_t errlen);
 

@@ -348,17 +348,7 @@ static void qbrb_release(struct tp_endpoint *ep)
 
 static ssize_t qbrb_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
-	const void *msg;
-	ssize_t n = qbrb_peek(ep, &msg, len);
-
-	if (n <= 0)
-		return n;
-	if ((size_t)n > len)
-		n = -EMSGSIZE;
-	else
-		memcpy(buf, msg, (size_t)n);
-	qbrb_release(ep);
-	return n;
+	return tp_recv_via_peek(ep, buf, len, qbrb_peek, qbrb_release);
 }
 
 static void qbrb_close(struct tp_endpoint *ep)

@@ -85,6 +85,23 @@ void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
 	ch->settings.n++;
 }
 
+ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,
+			 ssize_t (*peek)(struct tp_endpoint *, const void **, size_t),
+			 void (*release)(struct tp_endpoint *))
+{
+	const void *msg;
+	ssize_t n = peek(ep, &msg, len);
+
+	if (n <= 0)
+		return n;
+	if ((size_t)n > len)
+		n = -EMSGSIZE;
+	else
+		memcpy(buf, msg, (size_t)n);
+	release(ep);
+	return n;
+}
+
 int transport_validate(const struct transport *tp, char *err, size_t errlen)
 {
 	const char *missing = NULL;

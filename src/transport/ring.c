@@ -414,17 +414,7 @@ static void ring_release(struct tp_endpoint *ep)
 
 static ssize_t ring_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
-	const void *msg;
-	ssize_t n = ring_peek(ep, &msg, len);
-
-	if (n <= 0)
-		return n;
-	if ((size_t)n > len)
-		n = -EMSGSIZE;
-	else
-		memcpy(buf, msg, (size_t)n);
-	ring_release(ep);
-	return n;
+	return tp_recv_via_peek(ep, buf, len, ring_peek, ring_release);
 }
 
 /* Publishes what was batched and consumed, marks both ends CLOSED and wakes
