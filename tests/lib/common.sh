@@ -24,6 +24,10 @@ if [ -z "${IPCLAB_TEST_TAG:-}" ]; then
 		IPCLAB_TEST_NS=1
 		ns=(unshare --ipc --mount --propagation private)
 	fi
+	# a signal (the test runner's timeout) is handled once the test is over
+	for sig in HUP INT TERM; do
+		trap 'rm -rf "$IPCLAB_TEST_TAG"; exit $((128 + $(kill -l '$sig')))' $sig
+	done
 	"${ns[@]}" bash "$0" "$@"
 	rc=$?
 	rm -rf "$IPCLAB_TEST_TAG"
