@@ -337,11 +337,13 @@ static int cell_check(struct cell *c, bool named)
 {
 	const struct transport *tp = c->tp;
 	size_t max = tp->max_msg ? tp->max_msg(c->tp_opts) : 0;
-	char why[sizeof(c->skip)] = "";
+	char why[256] = "";
 
 	if (max && c->size > max)
-		snprintf(why, sizeof(why), "%s carries at most %zu bytes per message here, -s %llu is larger",
-			 tp->name, max, (unsigned long long)c->size);
+		snprintf(why, sizeof(why), "%s carries at most %zu bytes per message here, -s %llu is larger; use -s %zu or less%s%s",
+			 tp->name, max, (unsigned long long)c->size, max,
+			 tp->max_msg_limit ? ", or raise " : "",
+			 tp->max_msg_limit ? tp->max_msg_limit : "");
 	else if ((tp->caps & TP_THREAD_ONLY) && !c->threads)
 		snprintf(why, sizeof(why), "%s works between threads only; use --endpoints thread",
 			 tp->name);

@@ -52,7 +52,7 @@ struct cell {
 	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	char rate_text[24];
-	char skip[128];		/* not run here, and why ("" = run it) */
+	char skip[256];		/* not run here, and why ("" = run it) */
 	char section[32];	/* suite section ("" = none) */
 };
 

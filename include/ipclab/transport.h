@@ -66,6 +66,8 @@ struct transport {
 	size_t opts_size;
 	/* Largest message this transport can carry here (kernel limits); 0 = no limit. */
 	size_t (*max_msg)(const void *opts);
+	/* What sets that limit and how to raise it, for the error (optional). */
+	const char *max_msg_limit;
 	/* Usable here? 0, or -errno with why filled (the cell is skipped). Optional. */
 	int (*probe)(const struct tp_config *cfg, char *why, size_t len);
 	/* In the parent, before endpoints start: make the kernel objects. Fills

@@ -79,6 +79,7 @@ struct run_state {
 	struct sys_snap tick_prev;
 	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
 	uint64_t last_stop_check;
+	bool in_prefer;			/* inside prefer_dead_peer() */
 };
 
 static const char *side_name(const struct side_stats *st, char *buf, size_t len)
@@ -161,10 +162,13 @@ static void stop_sides(struct run_state *rs, bool kill_now)
 	}
 }
 
+static void prefer_dead_peer(struct run_state *rs, unsigned failed);
+
 /* A child that exited: was it an orderly end? Fill rs->fail if not. */
 static bool reap_child(struct run_state *rs, unsigned i, int status)
 {
 	struct side_stats *st = &rs->ctl->sides[i];
+	pid_t pid = rs->pids[i];	/* fork's: the child may die before storing its own */
 	char who[32];
 
 	cleanup_forget(rs->pid_handles[i]);
@@ -173,22 +177,52 @@ static bool reap_child(struct run_state *rs, unsigned i, int status)
 		return true;
 	if (rs->fail[0])
 		return false;
-	if (atomic_load(&st->state) == SIDE_DONE && st->status)
-		snprintf(rs->fail, sizeof(rs->fail), "%s", st->err);
-	else if (WIFSIGNALED(status))
+	if (atomic_load(&st->state) == SIDE_DONE && st->status) {
+		/* its own error may be the echo of a peer's death: look first */
+		if (!rs->in_prefer) {
+			rs->in_prefer = true;
+			prefer_dead_peer(rs, i);
+			rs->in_prefer = false;
+		}
+		if (!rs->fail[0])
+			snprintf(rs->fail, sizeof(rs->fail), "%s", st->err);
+	} else if (WIFSIGNALED(status))
 		snprintf(rs->fail, sizeof(rs->fail),
 			 "%s (pid %d) died: killed by signal %d (%s) after %llu messages",
-			 side_name(st, who, sizeof(who)), st->pid, WTERMSIG(status),
+			 side_name(st, who, sizeof(who)), pid, WTERMSIG(status),
 			 strsignal(WTERMSIG(status)), (unsigned long long)atomic_load(&st->progress));
 	else
 		snprintf(rs->fail, sizeof(rs->fail), "%s (pid %d) died: exit status %d after %llu messages",
-			 side_name(st, who, sizeof(who)), st->pid,
+			 side_name(st, who, sizeof(who)), pid,
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 			 (unsigned long long)atomic_load(&st->progress));
 	return false;
 }
 
 /* Non-blocking check of every side; false once something failed. */
+/* A side failed: was it because a peer died? A dying process closes its
+ * files before it can be reaped, so its survivor may see EOF or EPIPE first:
+ * give the others a moment to become reapable, and name the dead one. */
+static void prefer_dead_peer(struct run_state *rs, unsigned failed)
+{
+	uint64_t until = now_ns() + NSEC_PER_SEC;
+
+	if (rs->cell->threads)
+		return;
+	do {
+		for (unsigned j = 0; j < rs->nsides; j++) {
+			int status;
+
+			if (j == failed || rs->pids[j] <= 0 ||
+			    waitpid(rs->pids[j], &status, WNOHANG) != rs->pids[j])
+				continue;
+			if (!reap_child(rs, j, status) && rs->fail[0])
+				return;
+		}
+		usleep(5000);
+	} while (now_ns() < until);
+}
+
 static bool check_sides(struct run_state *rs)
 {
 	for (unsigned i = 0; i < rs->nsides; i++) {
@@ -199,6 +233,11 @@ static bool check_sides(struct run_state *rs)
 		    waitpid(rs->pids[i], &status, WNOHANG) == rs->pids[i] && !reap_child(rs, i, status))
 			return false;
 		if (atomic_load(&st->state) == SIDE_DONE && st->status) {
+			if (!rs->fail[0] && !rs->in_prefer) {
+				rs->in_prefer = true;
+				prefer_dead_peer(rs, i);
+				rs->in_prefer = false;
+			}
 			if (!rs->fail[0])
 				snprintf(rs->fail, sizeof(rs->fail), "%s", st->err);
 			return false;

@@ -425,7 +425,7 @@ const struct transport tp_libqb_rb = {
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY | TP_NAMED,	/* files, briefly */
 	.options = qbrb_options,
 	.opts_size = sizeof(struct qbrb_opts),
-	.max_msg = qbrb_max_msg,
+	.max_msg = qbrb_max_msg, .max_msg_limit = "-O capacity",
 	.probe = qbrb_probe,
 	.create = qbrb_create,
 	.open = qbrb_open,

@@ -195,7 +195,7 @@ const struct transport tp_posix_mq = {
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_POLLABLE,
 	.options = pmq_options,
 	.opts_size = sizeof(struct pmq_opts),
-	.max_msg = pmq_max_msg,
+	.max_msg = pmq_max_msg, .max_msg_limit = "fs.mqueue.msgsize_max (/proc/sys/fs/mqueue/msgsize_max)",
 	.create = pmq_create,
 	.open = pmq_open,
 	.send = pmq_send,

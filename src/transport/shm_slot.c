@@ -371,7 +371,7 @@ static void slot_close(struct tp_endpoint *ep)
 	const struct transport tp_shm_##id = {						\
 		.name = tpname, .summary = text, .caps = SLOT_CAPS | (extra_caps),	\
 		.options = slot_options, .opts_size = sizeof(struct slot_opts),	\
-		.max_msg = slot_max_msg, .create = create_##id, .open = slot_open,	\
+		.max_msg = slot_max_msg, .max_msg_limit = "-O slot-size", .create = create_##id, .open = slot_open,	\
 		.send = slot_send, .recv = slot_recv, .peek = slot_peek,		\
 		.release = slot_release, .close = slot_close, .destroy = slot_destroy,	\
 	}

@@ -196,7 +196,7 @@ const struct transport tp_sysv_mq = {
 	.caps = TP_DGRAM | TP_MULTI_CLIENT,
 	.options = sysv_options,
 	.opts_size = sizeof(struct sysv_opts),
-	.max_msg = sysv_max_msg,
+	.max_msg = sysv_max_msg, .max_msg_limit = "kernel.msgmax (/proc/sys/kernel/msgmax)",
 	.create = sysv_create,
 	.open = sysv_open,
 	.send = sysv_send,
