@@ -105,14 +105,18 @@ static int run_plan(const struct run_args *a, const struct plan *pl, struct resu
 
 int write_report(const struct run_args *a, const struct report *rep)
 {
+	int tmp_handle = -1;
 	char tmp[1100], err[ERRLEN] = "";
 	FILE *f = stdout;
 	int ret;
 
 	if (a->output) {
 		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", a->output, (int)getpid());
+		/* registered first: a signal while writing must not leave it */
+		tmp_handle = cleanup_add(CL_PATH, tmp);
 		f = fopen(tmp, "wx");
 		if (!f) {
+			cleanup_forget(tmp_handle);
 			fprintf(stderr, "ipclab: cannot write %s: %s\n", tmp, strerror(errno));
 			return 1;
 		}
@@ -131,15 +135,16 @@ int write_report(const struct run_args *a, const struct report *rep)
 		ret = report_table(f, rep);
 	if (f != stdout) {
 		if (fclose(f) || ret) {
-			unlink(tmp);
+			cleanup_run_one(tmp_handle);
 			fprintf(stderr, "ipclab: writing %s failed%s%s\n", a->output, err[0] ? ": " : "", err);
 			return 1;
 		}
 		if (rename(tmp, a->output)) {
 			fprintf(stderr, "ipclab: cannot rename %s to %s: %s\n", tmp, a->output, strerror(errno));
-			unlink(tmp);
+			cleanup_run_one(tmp_handle);
 			return 1;
 		}
+		cleanup_forget(tmp_handle);
 	} else {
 		fflush(stdout);
 	}

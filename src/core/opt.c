@@ -140,6 +140,7 @@ void opt_format(const struct opt_desc *d, const void *src, char *buf, size_t len
 	}
 	default:
 		memcpy(&v, field, sizeof(v));
-		snprintf(buf, len, "%llu", (unsigned long long)v);
+		/* a duration keeps its unit, so that -O reads it back the same */
+		snprintf(buf, len, d->type == OPT_DURATION ? "%lluns" : "%llu", (unsigned long long)v);
 	}
 }
