@@ -103,21 +103,30 @@ static void probe_fifo(struct suite_opts *o)
 			 "SCHED_FIFO is not permitted here (needs CAP_SYS_NICE or RLIMIT_RTPRIO): normal scheduling only");
 }
 
-/* ---- seed 000: pipe vs posix-mq vs unix-stream, 4 KiB, normal vs FIFO ----------- */
-
-static unsigned plan_000(const struct suite_opts *o, struct run_args *a)
+/* Seeds 000 and 002: a 4 KiB stream over kernel transports, normal
+ * scheduling and SCHED_FIFO where permitted. */
+static unsigned kernel_stream_4k(const struct suite_opts *o, struct run_args *a,
+				 const char *section, char *tps)
 {
-	static char t[] = "pipe,posix-mq,unix-stream", p[] = "stream", s[] = "4k";
-	static char sc[] = "other,fifo:90", sc1[] = "other";
+	static char p[] = "stream", s[] = "4k", sc[] = "other,fifo:90", sc1[] = "other";
 
-	base_args(o, a, "seed-000");
-	a->transports = t;
+	base_args(o, a, section);
+	a->transports = tps;
 	a->patterns = p;
 	a->sizes = s;
 	a->scheds = o->fifo_ok ? sc : sc1;
 	a->count = o->quick ? 20000 : 100000;
 	a->count_set = true;
 	return 1;
+}
+
+/* ---- seed 000: pipe vs posix-mq vs unix-stream, 4 KiB, normal vs FIFO ----------- */
+
+static unsigned plan_000(const struct suite_opts *o, struct run_args *a)
+{
+	static char t[] = "pipe,posix-mq,unix-stream";
+
+	return kernel_stream_4k(o, a, "seed-000", t);
 }
 
 static void print_000(const struct suite_opts *o, const struct result *r, size_t n)
@@ -217,17 +226,10 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 
 static unsigned plan_002(const struct suite_opts *o, struct run_args *a)
 {
-	static char t[] = "pipe,unix-stream,posix-mq", p[] = "stream", s[] = "4k";
-	static char pin[] = "same,split", sc[] = "other,fifo:90", sc1[] = "other";
+	static char t[] = "pipe,unix-stream,posix-mq", pin[] = "same,split";
 
-	base_args(o, a, "seed-002");
-	a->transports = t;
-	a->patterns = p;
-	a->sizes = s;
+	kernel_stream_4k(o, a, "seed-002", t);
 	a->pins = pin;
-	a->scheds = o->fifo_ok ? sc : sc1;
-	a->count = o->quick ? 20000 : 100000;
-	a->count_set = true;
 	return 1;
 }
 
