@@ -23,12 +23,20 @@
 
 int usage_error(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fputs("ipclab: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* one line, whatever the user typed: control bytes are shown escaped */
+	fputs("ipclab: ", stderr);
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	}
 	fputc('\n', stderr);
 	return 2;
 }

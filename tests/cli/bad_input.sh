@@ -5,6 +5,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 
 expect_usage_error "unknown transport" run -t pipf -n 10
+expect_usage_error "newline in a name stays one line" run -t $'pi\npe' -n 10
 expect_usage_error "unknown pattern" run -t null -p pingpnog -n 10
 expect_usage_error "size 0" run -t null -s 0 -n 10
 expect_usage_error "size below header" run -t null -s 15 -n 10
