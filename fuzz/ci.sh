@@ -48,7 +48,11 @@ for name in "$@"; do
 	if [ "$rc" != 0 ] || [ "$found" != 0 ]; then
 		fails=$((fails + 1))
 		grep -E 'ERROR|SUMMARY|==[0-9]+==' "$log" | head -20 | sed 's/^/    | /'
-		ls -1 "$b/artifacts/$name/" | sed "s|^|    artifact: $b/artifacts/$name/|"
+		for a in "$b/artifacts/$name"/*; do
+			[ -f "$a" ] || continue
+			# the input itself, so a finding seen only in a CI log can be rebuilt
+			echo "    artifact: $a ($(stat -c %s "$a") bytes, base64: $(head -c 3000 "$a" | base64 -w0))"
+		done
 		echo "    reproduce: $b/fuzz/bin/$name ARTIFACT (or build/tests/fuzz-replay-$name ARTIFACT)"
 	fi
 done
