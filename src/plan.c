@@ -409,7 +409,9 @@ static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 			c->warmup = 1;
 		if (cell_check(c, d->tp_explicit[it] && !a->lenient))
 			return 2;
-		if ((c->tp->caps & TP_SPINS) && c->sched.policy != SCHED_OTHER &&
+		/* only a realtime policy starves the peer: batch and idle share */
+		if ((c->tp->caps & TP_SPINS) &&
+		    (c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR) &&
 		    c->pin.server_cpu >= 0 && c->pin.server_cpu == c->pin.client_cpu)
 			return usage_error("%s spins while waiting: under --sched %s on one CPU the spinner never lets its peer run; use --pin split or --sched other",
 					   c->tp->name, c->sched.text);

@@ -4,7 +4,8 @@
 # policy with both endpoints on one CPU, would hold that CPU for ever (the
 # spinner never yields to its peer): refused as bad input (exit 2, one line,
 # nothing created), for processes and threads, --pin same or S:S. The same
-# on two CPUs, and a sleeping transport on one, are accepted. A realtime run
+# on two CPUs, under batch or idle, and a sleeping transport on one CPU, are
+# accepted. A realtime run
 # warns when RT throttling is off (sched_rt_runtime_us = -1): shown here
 # through a bind mount over the sysctl file in this test's private mount
 # namespace, so the machine's setting is never touched.
@@ -29,6 +30,11 @@ for tp in "${spinners[@]}"; do
 	# in a list, the one unsafe cell refuses the whole plan before anything runs
 	expect_usage_error "$tp in a plan with --pin split,same" \
 		run -t "pipe,$tp" --sched fifo:10 --pin split,same -n 100
+	# batch and idle are not realtime: the peer gets its share of the CPU
+	for sched in batch idle; do
+		"$IPCLAB" run -t "$tp" --sched $sched --pin same -n 100 --dry-run -q -f csv >/dev/null ||
+			fail "$tp --sched $sched --pin same refused (not a realtime policy)"
+	done
 	if [ "$ncpu" -ge 2 ]; then
 		"$IPCLAB" run -t "$tp" --sched fifo:10 --pin split -n 100 --dry-run -q -f csv >/dev/null ||
 			fail "$tp --sched fifo:10 --pin split refused (two CPUs: each spinner has its own)"
