@@ -422,7 +422,9 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 	ret = c->tp->create(&rs->ch, err, sizeof(err));
 	res->settings = rs->ch.settings;
 	if (ret)
-		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err[0] ? err : strerror(-ret));
+		return errf(rs->fail, sizeof(rs->fail), -ret, "%s%s", err[0] ? err : strerror(-ret),
+			    (ret == -EMFILE || ret == -ENFILE) && !strstr(err, "ulimit") ?
+			    " (out of file descriptors: raise the open-file limit, ulimit -n)" : "");
 	return 0;
 }
 

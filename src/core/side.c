@@ -81,8 +81,12 @@ int part_fail(struct participant *p, int err, const char *fmt, ...)
 			 p->role == TP_SERVER ? "server" : "client", p->id);
 
 	va_start(ap, fmt);
-	vsnprintf(p->st->err + n, sizeof(p->st->err) - (size_t)n, fmt, ap);
+	n += vsnprintf(p->st->err + n, sizeof(p->st->err) - (size_t)n, fmt, ap);
 	va_end(ap);
+	if ((err == EMFILE || err == ENFILE) && !strstr(p->st->err, "ulimit") &&
+	    (size_t)n < sizeof(p->st->err))
+		snprintf(p->st->err + n, sizeof(p->st->err) - (size_t)n,
+			 " (out of file descriptors: raise the open-file limit, ulimit -n)");
 	p->st->status = -err;
 	return -err;
 }
