@@ -10,6 +10,7 @@
 #include "ipclab/report.h"
 
 #define MAX_LIST 64
+#define MAX_CELLS 10000	/* cells in one plan */
 
 struct run_args {
 	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;

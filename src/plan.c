@@ -374,6 +374,12 @@ static double think_per_ns(const struct run_args *a)
 
 static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 {
+	unsigned long long n = (unsigned long long)d->npat * d->nsize * d->ntp * d->nep *
+			       d->npin * d->nsched * d->nclients * d->nthink * d->nrate;
+
+	if (n + pl->n > MAX_CELLS)
+		return usage_error("the plan has %llu cells (every combination of the lists), more than %u; shorten the lists or split the run",
+				   n + pl->n, MAX_CELLS);
 	for (unsigned ip = 0; ip < d->npat; ip++)
 	for (unsigned is = 0; is < d->nsize; is++)
 	for (unsigned it = 0; it < d->ntp; it++)
