@@ -188,7 +188,9 @@ static int qbrb_make(struct tp_channel *ch, struct qbrb_chan *qc, unsigned i, ch
 	cleanup_run_one(h_hdr);
 	cleanup_run_one(h_data);
 	if (!qc->rb[i])
-		return errf(err, errlen, e, "libqb-rb: qb_rb_open(%s): %s", base, strerror(e));
+		return errf(err, errlen, e, "libqb-rb: qb_rb_open(%s): %s%s", base, strerror(e),
+			    e == ENOSPC ? " (/dev/shm is full: free space there, or raise its size: "
+					  "mount -o remount,size=... /dev/shm)" : "");
 	return 0;
 }
 

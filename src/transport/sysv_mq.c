@@ -102,7 +102,7 @@ static int sysv_create(struct tp_channel *ch, char *err, size_t errlen)
 		qid[id] = msgget(IPC_PRIVATE, IPC_CREAT | IPC_EXCL | 0600);
 		if (qid[id] < 0)
 			return errf(err, errlen, errno, "sysv-mq: msgget: %s%s", strerror(errno),
-				    errno == ENOSPC ? " (too many queues: /proc/sys/kernel/msgmni)" : "");
+				    errno == ENOSPC ? " (too many queues: raise them with sysctl kernel.msgmni, or remove stale ones with ipcrm)" : "");
 		cleanup_set_id(c->cl[id], qid[id]);
 		ret = sysv_qbytes(qid[id], o ? o->qbytes : 0, size, &qbytes, err, errlen);
 		if (ret)
