@@ -21,12 +21,15 @@
 
 #define BATCH	32
 
+/* Read by the producer on every message; the consumer's running sum lives
+ * in a line of its own, or every fold would pull this line across. */
 struct bench {
-	int memfd[2];
+	_Alignas(128) int memfd[2];
 	uint32_t size;
 	uint64_t count;		/* messages to move */
-	uint64_t sum;		/* consumer: fold of the payload */
 	int err;
+	_Alignas(128) uint64_t sum;	/* consumer: fold of the payload */
+	char pad[120];
 };
 
 static uint64_t now_ns(void)

@@ -6,6 +6,13 @@ $(B)/bench/pipe_loop: bench/pipe_loop.c
 
 ALL_TARGETS += $(B)/bench/pipe_loop
 
+# the floor for small-message streaming through a ring (no library)
+$(B)/bench/ring_floor: bench/ring_floor.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -pthread -o $@ $<
+
+ALL_TARGETS += $(B)/bench/ring_floor
+
 bench: all
 	bench/fidelity.sh
 
