@@ -43,7 +43,7 @@ int usage_error(const char *fmt, ...)
 
 /* ---- options ------------------------------------------------------------------- */
 
-enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
+enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT };
 
@@ -73,6 +73,7 @@ static const struct option long_opts[] = {
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -113,6 +114,8 @@ static void usage(FILE *f)
 	      "      --vmstat           print a line a second while cells run (stderr): context switches,\n"
 	      "                         interrupts, and us/sy/id per CPU and in total (/proc/stat)\n"
 	      "      --timeout D        fail a cell when no message moves for D; default 10s\n"
+	      "      --max-time D       end a cell that runs longer than D; default derived from\n"
+	      "                         count, size, rate and think (60 s + 4x the expected time)\n"
 	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
 	      "                         markdown; default table\n"
 	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
@@ -178,6 +181,12 @@ static int parse_number_arg(int opt, const char *arg, struct run_args *a)
 		if (parse_duration(arg, &v))
 			return usage_error("--timeout %s: expected a duration, e.g. 30s (0 = none)", arg);
 		a->timeout_ns = v;
+		return 0;
+	case OPT_MAX_TIME:
+		if (parse_duration(arg, &v))
+			return usage_error("--max-time %s: expected a duration, e.g. 10min (0 = no limit)", arg);
+		a->max_time_ns = v;
+		a->max_time_set = true;
 		return 0;
 	}
 	return 0;

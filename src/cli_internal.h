@@ -16,8 +16,8 @@ struct run_args {
 	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
 	char *thinks, *think_nss, *rates, *pivot;
 	const struct field *pivot_spec[3];
-	uint64_t count, warmup, duration_ns, timeout_ns;
-	bool count_set, warmup_set, verify, quiet, default_run, keep_awake;
+	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;
+	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *section;	/* suite section written into each result */

@@ -372,6 +372,27 @@ static double think_per_ns(const struct run_args *a)
 	return per_ns;
 }
 
+/*
+ * --max-time when not given: 60 s plus four times what the cell should take
+ * at worst-case speeds (100 us and 50 ns a byte per message, think time
+ * twice, a paced client's schedule, or -d). Generous on purpose: it ends a
+ * run that crawls, which the no-progress --timeout cannot see.
+ */
+static uint64_t derive_max_time(const struct cell *c)
+{
+	double msgs = (double)(c->count + c->warmup) * (c->clients ? c->clients : 1);
+	double per_msg = 100e3 + 50.0 * (double)c->size + 2.0 * (double)c->think_ns +
+			 2.0 * (double)c->think * (double)c->size;
+	double expect = c->duration_ns ? (double)c->duration_ns + (double)c->warmup * per_msg
+				       : msgs * per_msg;
+	double limit;
+
+	if (c->rate > 0 && !c->duration_ns)
+		expect += msgs / c->rate * 1e9;
+	limit = 60e9 + 4 * expect;
+	return limit >= 1.8e19 ? UINT64_MAX : (uint64_t)limit;
+}
+
 static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 {
 	unsigned long long n = (unsigned long long)d->npat * d->nsize * d->ntp * d->nep *
@@ -413,6 +434,7 @@ static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
 		/* a paced run warms up with one message unless told otherwise */
 		if (c->rate > 0 && !a->warmup_set)
 			c->warmup = 1;
+		c->max_time_ns = a->max_time_set ? a->max_time_ns : derive_max_time(c);
 		if (cell_check(c, d->tp_explicit[it] && !a->lenient))
 			return 2;
 		/* only a realtime policy starves the peer: batch and idle share */

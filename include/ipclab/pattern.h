@@ -45,6 +45,7 @@ struct cell {
 	unsigned clients;
 	bool verify;
 	uint64_t timeout_ns;	/* watchdog: no progress for this long fails */
+	uint64_t max_time_ns;	/* the whole cell may take this long (0 = no limit) */
 	uint64_t think;		/* busy loop iterations per message byte, both sides */
 	uint64_t think_ns;	/* or a calibrated busy time per message */
 	uint64_t think_iters;	/* think_ns as loop iterations (calibrated) */

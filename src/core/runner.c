@@ -79,6 +79,7 @@ struct run_state {
 	struct sys_snap tick_prev;
 	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
 	uint64_t last_stop_check;
+	uint64_t start_ns;		/* when the sides were started */
 	bool in_prefer;			/* inside prefer_dead_peer() */
 };
 
@@ -310,6 +311,21 @@ static void describe_stall(struct run_state *rs, uint64_t idle_ns)
 		snprintf(rs->fail + off, sizeof(rs->fail) - off, " (raise --timeout if this is expected)");
 }
 
+static void describe_overrun(struct run_state *rs, uint64_t ran_ns)
+{
+	size_t off;
+	char who[32];
+
+	off = (size_t)snprintf(rs->fail, sizeof(rs->fail), "ran %.1f s, longer than --max-time %.1f s;",
+			       (double)ran_ns / 1e9, (double)rs->cell->max_time_ns / 1e9);
+	for (unsigned i = 0; i < rs->nsides && off < sizeof(rs->fail); i++)
+		off += (size_t)snprintf(rs->fail + off, sizeof(rs->fail) - off, " %s at %llu",
+					side_name(&rs->ctl->sides[i], who, sizeof(who)),
+					(unsigned long long)atomic_load(&rs->ctl->sides[i].progress));
+	if (off < sizeof(rs->fail))
+		snprintf(rs->fail + off, sizeof(rs->fail) - off, " messages (raise --max-time, or 0 for no limit)");
+}
+
 /* Wait until `word` reaches `want` while watching the sides. */
 /* --vmstat: a snapshot a second, handed to the tick function. */
 static void vmstat_tick(struct run_state *rs, uint64_t t)
@@ -352,6 +368,10 @@ static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t wa
 			last_t = t;
 		} else if (rs->cell->timeout_ns && t - last_t > rs->cell->timeout_ns) {
 			describe_stall(rs, t - last_t);
+			return -ETIMEDOUT;
+		}
+		if (rs->cell->max_time_ns && t - rs->start_ns > rs->cell->max_time_ns) {
+			describe_overrun(rs, t - rs->start_ns);
 			return -ETIMEDOUT;
 		}
 		runner_futex(word, FUTEX_WAIT, v, 20 * NSEC_PER_MSEC);
@@ -430,7 +450,10 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 
 static int execute(struct run_state *rs)
 {
-	int ret = start_sides(rs);
+	int ret;
+
+	rs->start_ns = now_ns();
+	ret = start_sides(rs);
 
 	if (!ret)
 		ret = watch_until(rs, &rs->ctl->ready, rs->nsides);

@@ -35,6 +35,7 @@ GET_NUM(warmup, r->cell.warmup)
 GET_NUM(duration, r->cell.duration_ns)
 GET_NUM(verify, r->cell.verify)
 GET_NUM(timeout, r->cell.timeout_ns)
+GET_NUM(max_time, r->cell.max_time_ns)
 GET_NUM(think, r->cell.think)
 GET_NUM(think_ns, r->cell.think_ns)
 GET_NUM(rate, r->cell.rate)
@@ -107,6 +108,8 @@ const struct field result_fields[] = {
 	      "payload checksums were checked (--verify)"),
 	CFG_N("timeout_ns", "timeout", F_U64, U_NS, timeout, false,
 	      "watchdog: a run without progress for this long fails"),
+	CFG_N("max_time_ns", "max-time", F_U64, U_NS, max_time, false,
+	      "a cell running longer than this is ended and fails (--max-time; derived when not given)"),
 	CFG_N("think", "think", F_U64, U_COUNT, think, false,
 	      "busy-loop iterations per message byte between messages, both sides (--think)"),
 	CFG_N("think_ns", "think-ns", F_U64, U_NS, think_ns, false,

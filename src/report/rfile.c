@@ -15,7 +15,7 @@
 #include "rfile.h"
 
 const char *const rf_unmatched_keys[] = {
-	"status", "reason", "count", "warmup", "duration_ns", "timeout_ns", "repeat", "repeat_n", NULL,
+	"status", "reason", "count", "warmup", "duration_ns", "timeout_ns", "max_time_ns", "repeat", "repeat_n", NULL,
 };
 
 const char *rf_metric_alias(const char *name)

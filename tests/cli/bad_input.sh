@@ -24,6 +24,7 @@ expect_usage_error "bad endpoints" run -t null -e fibers -n 10
 expect_usage_error "unknown command" frobnicate
 expect_usage_error "clients 0" run -t null --clients 0 -n 10
 expect_usage_error "duration garbage" run -t null -d soon
+expect_usage_error "max-time garbage" run -t null -n 10 --max-time soon
 expect_usage_error "plan too large" run -t null,pipe,fifo -p pingpong,stream -s 16..4k -e process,thread --pin same,split,none --think 1..2048 --rate 1/s,2/s,5/s,10/s,100/s,1000/s -n 10
 if "$IPCLAB" list | grep -q '^  pipe '; then
 	expect_usage_error "pipe-size not a size" run -t pipe -O pipe-size=lots -n 10

@@ -4,8 +4,9 @@
 # report naming it (exit 1) within 3 s, with --timeout 2s and with no
 # timeout at all, and the stopped process is not left behind; a brief stop
 # (200 ms) is tolerated; a stall (no message for longer than --timeout, made
-# here by a 1/s send rate) ends the run with a "stalled" report, for process
-# and thread endpoints. FAULT_STOPS (8) stopped runs over random transports.
+# here by a 1/s send rate) ends the run with a "stalled" report, and a cell
+# that crawls past --max-time with a --max-time report, for process and
+# thread endpoints. FAULT_STOPS (8) stopped runs over random transports.
 . "$(dirname "$0")/lib.bash"
 
 STOPS=${FAULT_STOPS:-8}
@@ -125,6 +126,24 @@ for ep in process thread; do
 		echo "ok   stall ($ep endpoints) reported after $ms ms: $(head -1 "$dir/err" | cut -c1-120)"
 	fi
 	after_run "stall $ep" "$tag"
+done
+
+# A crawl: a message every 200 ms moves too often for --timeout (10 s) but
+# the whole cell would take 4 s; --max-time 1s ends it with a report.
+for ep in process thread; do
+	tag="$$-overrun-$ep"
+	t0=$(now_ns)
+	IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t pipe -p pingpong --rate 5/s -n 20 --max-time 1s \
+		-e $ep -q -f csv >/dev/null 2>"$dir/err" &
+	run_wait "overrun $ep" "$tag" $! "$t0" || continue
+	if [ "$rc" != 1 ] || ! grep -q 'longer than --max-time 1.0 s' "$dir/err"; then
+		fault "overrun ($ep endpoints): exit $rc, expected 1 with a --max-time report: $(head -c 300 "$dir/err")"
+	elif [ $ms -lt 1000 ] || [ $ms -gt $LIMIT_MS ]; then
+		fault "overrun ($ep endpoints): reported after $ms ms (expected 1000 to $LIMIT_MS)"
+	else
+		echo "ok   overrun ($ep endpoints) reported after $ms ms: $(head -1 "$dir/err" | cut -c1-120)"
+	fi
+	after_run "overrun $ep" "$tag"
 done
 
 echo "totals: stopped runs $runs, reported by name $reported; hangs $hangs; slowest report ${max_ms} ms; known bugs (XFAIL) $xfails"
