@@ -3,7 +3,8 @@
 # The experiment knobs through the CLI, on the null transport: ranges and
 # lists make the cartesian product, the pivot lays a metric out rows x
 # columns, several clients each move their count, repetitions report
-# spread, paced runs keep their schedule, and the suite plans every seed.
+# spread, paced runs keep their schedule, --max-time is derived per cell,
+# and the suite plans every seed.
 . "$(dirname "$0")/../lib/common.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -17,6 +18,18 @@ py 'import json,sys; r=json.load(open(sys.argv[1]))["results"]
 assert len(r)==16, len(r)
 assert sorted({x["size_bytes"] for x in r})==[1024,2048,4096,8192]
 assert {x["think"] for x in r}=={1,4} and all(x["reason"]=="dry run" for x in r)' "range x list product"
+
+# --max-time derived per cell: a paced cell's limit covers its schedule
+# (1000 messages at 10/s: over 100 s), grows as the rate falls, and -d uses
+# the window; given, it is taken as is, and 0 means no limit
+"$IPCLAB" run -t null -n 1000 --rate 10/s,5/s --dry-run -f json -o "$dir/r.json" -q || fail "max-time dry run"
+py 'import json,sys; r=json.load(open(sys.argv[1]))["results"]
+b,a=[x["max_time_ns"] for x in sorted(r,key=lambda x:x["rate_per_s"])]
+assert 4*100e9+60e9 <= a < b, (a,b)' "max-time derived from count and rate"
+"$IPCLAB" run -t null -d 30s --max-time 0 --dry-run -f json -o "$dir/r.json" -q || fail "max-time 0 dry run"
+py 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; assert r["max_time_ns"]==0, r["max_time_ns"]' "max-time 0 kept"
+"$IPCLAB" run -t null -d 30s --dry-run -f json -o "$dir/r.json" -q || fail "max-time -d dry run"
+py 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; assert r["max_time_ns"]>=60e9+4*30e9, r["max_time_ns"]' "max-time from -d"
 
 # pivot: rows = sizes, columns = thinks, one value each
 "$IPCLAB" run -t null -p stream -s 1k..4k --think 1,4 -n 300 -q --pivot size,think,msgs >"$dir/pivot" ||
