@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pin.h"
+
 #include "ipcring.h"
 
 #define BATCH	32
@@ -38,16 +40,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu % (n > 0 ? n : 1), &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void die(const char *what, int err)

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pin.h"
+
 #define CAP	(1u << 20)
 #define MSG	64u
 #define HDR	8u
@@ -42,16 +44,6 @@ struct ring {
 	enum layout layout;
 	_Alignas(128) uint64_t sum;	/* the consumer's */
 };
-
-static void pin(int cpu)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu % (n > 0 ? n : 1), &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static double now_s(void)
 {

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pin.h"
+
 #include "ipcring.h"
 
 struct stream_arg {
@@ -55,16 +57,6 @@ static uint64_t thread_rusage_ns(void)
 static uint64_t thread_cpu_ns(void)
 {
 	return ns_now(CLOCK_THREAD_CPUTIME_ID);
-}
-
-static void pin(int cpu)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu % (n > 0 ? n : 1), &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void die(const char *what, int err)

@@ -7,7 +7,7 @@ $(B)/bench/pipe_loop: bench/pipe_loop.c
 ALL_TARGETS += $(B)/bench/pipe_loop
 
 # the floor for small-message streaming through a ring (no library)
-$(B)/bench/ring_floor: bench/ring_floor.c
+$(B)/bench/ring_floor: bench/ring_floor.c bench/pin.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -pthread -o $@ $<
 

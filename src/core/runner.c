@@ -296,34 +296,35 @@ static uint64_t total_progress(struct run_state *rs)
 	return n;
 }
 
-static void describe_stall(struct run_state *rs, uint64_t idle_ns)
+/* rs->fail: the message, each side's progress, then the fix. */
+static void describe_watchdog(struct run_state *rs, const char *what, const char *fix)
 {
-	size_t off;
+	size_t off = (size_t)snprintf(rs->fail, sizeof(rs->fail), "%s;", what);
 	char who[32];
 
-	off = (size_t)snprintf(rs->fail, sizeof(rs->fail), "stalled: no message moved for %.1f s;",
-			       (double)idle_ns / 1e9);
 	for (unsigned i = 0; i < rs->nsides && off < sizeof(rs->fail); i++)
 		off += (size_t)snprintf(rs->fail + off, sizeof(rs->fail) - off, " %s at %llu",
 					side_name(&rs->ctl->sides[i], who, sizeof(who)),
 					(unsigned long long)atomic_load(&rs->ctl->sides[i].progress));
 	if (off < sizeof(rs->fail))
-		snprintf(rs->fail + off, sizeof(rs->fail) - off, " (raise --timeout if this is expected)");
+		snprintf(rs->fail + off, sizeof(rs->fail) - off, " (%s)", fix);
+}
+
+static void describe_stall(struct run_state *rs, uint64_t idle_ns)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "stalled: no message moved for %.1f s", (double)idle_ns / 1e9);
+	describe_watchdog(rs, what, "raise --timeout if this is expected");
 }
 
 static void describe_overrun(struct run_state *rs, uint64_t ran_ns)
 {
-	size_t off;
-	char who[32];
+	char what[96];
 
-	off = (size_t)snprintf(rs->fail, sizeof(rs->fail), "ran %.1f s, longer than --max-time %.1f s;",
-			       (double)ran_ns / 1e9, (double)rs->cell->max_time_ns / 1e9);
-	for (unsigned i = 0; i < rs->nsides && off < sizeof(rs->fail); i++)
-		off += (size_t)snprintf(rs->fail + off, sizeof(rs->fail) - off, " %s at %llu",
-					side_name(&rs->ctl->sides[i], who, sizeof(who)),
-					(unsigned long long)atomic_load(&rs->ctl->sides[i].progress));
-	if (off < sizeof(rs->fail))
-		snprintf(rs->fail + off, sizeof(rs->fail) - off, " messages (raise --max-time, or 0 for no limit)");
+	snprintf(what, sizeof(what), "ran %.1f s, longer than --max-time %.1f s (messages so far)",
+		 (double)ran_ns / 1e9, (double)rs->cell->max_time_ns / 1e9);
+	describe_watchdog(rs, what, "raise --max-time, or 0 for no limit");
 }
 
 /* Wait until `word` reaches `want` while watching the sides. */
