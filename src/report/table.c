@@ -21,12 +21,13 @@
 static const char legend[] =
 	"lat: RTT = round trip (send to reply), 1-way = send to receive, never mixed; "
 	"p50/p99/max in ns/us/ms; MB/s = 10^6 bytes/s; CPU% = user+sys of both sides, "
-	"% of one CPU (200 = two CPUs busy); cs/s = system-wide context switches/s";
+	"% of one CPU (200 = two CPUs busy); cs/s = system-wide context switches/s; "
+	"busy/CPU = each CPU's busy % over the window (/proc/stat)";
 static const char legend_ranked[] =
 	"ranked within each (pattern, size): by p50 for RTT patterns, else by msgs/s; "
 	"vs best = times worse than the group's best";
 
-enum col_kind { COL_FIELD, COL_RANK, COL_REL };
+enum col_kind { COL_FIELD, COL_RANK, COL_REL, COL_BUSY };
 
 struct col {
 	const char *label;
@@ -104,6 +105,9 @@ static void build_cols(struct layout *lay, const struct report *rep)
 		if (!fd->config && !lay->first_metric)
 			lay->first_metric = lay->ncols;
 		add_col(lay, fd->label, fd, COL_FIELD, fd->kind != F_STR);
+		/* each CPU's busy %, always beside the system-wide cs/s */
+		if (!strcmp(fd->key, "sys_ctx_switches_per_s"))
+			add_col(lay, "busy/CPU", NULL, COL_BUSY, true);
 	}
 	if (lay->ranked)
 		add_col(lay, "vs best", NULL, COL_REL, true);
@@ -161,9 +165,36 @@ static void rank_rows(struct layout *lay)
 	}
 }
 
+/* "99/3" for up to four CPUs, else "max 99 mean 13". */
+static void busy_cell(const struct result *r, char *buf, size_t len)
+{
+	unsigned n = r->ncpu < SYS_MAX_CPUS ? r->ncpu : SYS_MAX_CPUS;
+	double max = 0, sum = 0;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (!n) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		double v = isfinite(r->cpu_busy_pct[i]) ? r->cpu_busy_pct[i] : 0;
+
+		max = v > max ? v : max;
+		sum += v;
+		if (n <= 4 && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%.0f", i ? "/" : "", v);
+	}
+	if (n > 4)
+		snprintf(buf, len, "max %.0f mean %.0f", max, sum / n);
+}
+
 static void fill_cell(const struct col *c, const struct row *w, char *buf, size_t len)
 {
 	switch (c->kind) {
+	case COL_BUSY:
+		busy_cell(w->r, buf, len);
+		break;
 	case COL_FIELD:
 		field_human(c->fd, w->r, buf, len);
 		break;

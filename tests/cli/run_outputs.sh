@@ -11,6 +11,19 @@ before=$(leftovers)
 	fail "table run failed: $(cat "$dir/err")"
 grep -q 'null' "$dir/table" || fail "table has no null row"
 [ "$(grep -c 'null' "$dir/table")" -ge 8 ] || fail "table has fewer than 8 null rows"
+# every row shows each CPU's busy % beside cs/s: N/N/... up to 4 CPUs, else
+# "max N mean M" (then the last word, checked here, is the mean)
+head -1 "$dir/table" | grep -Eq 'cs/s +busy/CPU$' || fail "table header lacks busy/CPU after cs/s: $(head -1 "$dir/table")"
+ncpu=$(nproc)
+grep '^null' "$dir/table" | awk '{print $NF}' | while read -r b; do
+	if [ "$ncpu" -le 4 ]; then
+		[[ $b =~ ^[0-9]+(/[0-9]+)*$ ]] && [ "$(tr -cd / <<<"$b" | wc -c)" = $((ncpu - 1)) ] ||
+			{ echo "busy/CPU cell '$b' is not one value per CPU ($ncpu)"; exit 1; }
+	fi
+	for v in ${b//\// }; do
+		[[ $v =~ ^[0-9]+$ ]] && [ "$v" -le 100 ] || { echo "busy/CPU cell '$b': '$v' is not a % from 0 to 100"; exit 1; }
+	done
+done || fail "busy/CPU column"
 
 "$IPCLAB" run -t null -p pingpong -n 1000 -f json -o "$dir/r.json" -q || fail "json run failed"
 python3 - "$dir/r.json" <<'PY' || fail "json checks"
