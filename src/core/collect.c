@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Turn the sides' records of one cell into its result: throughput over the
  * window, merged latency, CPU per side and per message, system view. */
+#include <math.h>
 #include <string.h>
 
 #include "ipclab/runner.h"
@@ -81,8 +82,9 @@ static void collect_system(const struct run_ctl_view *v, struct result *res)
 	for (unsigned c = 0; c < a->ncpu && c < SYS_MAX_CPUS; c++) {
 		uint64_t tot = b->total[c + 1] - a->total[c + 1];
 
+		/* no clock tick in the window: unknown, not idle */
 		res->cpu_busy_pct[c] = tot ? 100.0 * (double)(b->busy[c + 1] - a->busy[c + 1]) /
-						     (double)tot : 0;
+						     (double)tot : NAN;
 	}
 }
 

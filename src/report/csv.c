@@ -5,6 +5,7 @@
  * exact text; numbers are written so that they read back to the same value.
  * Metrics of a result that did not run are empty cells. */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "ipclab/report.h"
@@ -53,17 +54,21 @@ static void append(char *buf, size_t len, const char *sep, const char *s)
 		snprintf(buf, len, "%s", s);
 }
 
-/* Per-CPU busy %, ';'-separated (no quoting needed). */
+/* Per-CPU busy %, ';'-separated (no quoting needed); a CPU whose window
+ * held no clock tick is an empty item, so positions stay CPU numbers. */
 static void cpu_busy_list(const struct result *r, char *buf, size_t len)
 {
-	char num[32];
+	size_t off = 0;
 
 	buf[0] = '\0';
 	if (r->status != RES_OK)
 		return;
-	for (unsigned i = 0; i < r->ncpu && i < SYS_MAX_CPUS; i++) {
-		fmt_double_exact(num, sizeof(num), r->cpu_busy_pct[i]);
-		append(buf, len, ";", num);
+	for (unsigned i = 0; i < r->ncpu && i < SYS_MAX_CPUS && off < len; i++) {
+		char num[32] = "";
+
+		if (isfinite(r->cpu_busy_pct[i]))
+			fmt_double_exact(num, sizeof(num), r->cpu_busy_pct[i]);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ";" : "", num);
 	}
 }
 

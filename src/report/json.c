@@ -188,8 +188,8 @@ static json_t *cpu_busy_json(const struct result *r)
 	int rc = 0;
 
 	for (unsigned i = 0; arr && i < r->ncpu && i < SYS_MAX_CPUS; i++)
-		rc |= json_array_append_new(arr, json_real(isfinite(r->cpu_busy_pct[i]) ?
-							   r->cpu_busy_pct[i] : 0.0));
+		rc |= json_array_append_new(arr, isfinite(r->cpu_busy_pct[i]) ?
+						 json_real(r->cpu_busy_pct[i]) : json_null());
 	if (rc) {
 		json_decref(arr);
 		return NULL;

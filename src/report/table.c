@@ -165,7 +165,8 @@ static void rank_rows(struct layout *lay)
 	}
 }
 
-/* "99/3" for up to four CPUs, else "max 99 mean 13". */
+/* "99/3" for up to four CPUs, else "max 99 mean 13"; "-" when the window
+ * held no clock tick (/proc/stat counts in ticks). */
 static void busy_cell(const struct result *r, char *buf, size_t len)
 {
 	unsigned n = r->ncpu < SYS_MAX_CPUS ? r->ncpu : SYS_MAX_CPUS;
@@ -178,8 +179,13 @@ static void busy_cell(const struct result *r, char *buf, size_t len)
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		double v = isfinite(r->cpu_busy_pct[i]) ? r->cpu_busy_pct[i] : 0;
+		double v = r->cpu_busy_pct[i];
 
+		if (!isfinite(v)) {
+			/* a window shorter than a clock tick: not measured */
+			snprintf(buf, len, "-");
+			return;
+		}
 		max = v > max ? v : max;
 		sum += v;
 		if (n <= 4 && off < len)

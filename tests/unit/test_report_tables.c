@@ -3,6 +3,7 @@
  * columns, units and reasons; the ranked table sorts as documented; the
  * markdown table is well-formed whatever a reason holds; env_collect fills
  * every field. */
+#include <math.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
@@ -42,6 +44,50 @@ static void test_table(void **state)
 	assert_non_null(strstr(line, "200"));
 	assert_null(line_of(text, 5, line, sizeof(line)));
 	free(text);
+}
+
+/* busy/CPU beside cs/s: "80/71" from the fixture's 80 and 71.25; a CPU
+ * whose window held no clock tick (NAN) makes the cell "-", a null in JSON
+ * and an empty item in CSV, never a 0. */
+static void test_busy_column(void **state)
+{
+	struct report *rep = *state;
+	char *text = capture(report_table, rep), line[1024], err[ERRLEN] = "";
+	json_t *root, *busy;
+	const char *hdr_busy, *hdr_cs;
+	FILE *f;
+
+	assert_non_null(line_of(text, 0, line, sizeof(line)));
+	hdr_cs = strstr(line, "cs/s");
+	hdr_busy = strstr(line, "busy/CPU");
+	assert_true(hdr_cs && hdr_busy && hdr_cs < hdr_busy);
+	assert_non_null(line_of(text, 2, line, sizeof(line)));
+	assert_non_null(strstr(line, " 80/71"));
+	free(text);
+
+	rep->results[0].cpu_busy_pct[0] = NAN;
+	text = capture(report_table, rep);
+	assert_non_null(line_of(text, 2, line, sizeof(line)));
+	assert_null(strstr(line, "80/71"));
+	assert_null(strstr(line, "/71"));
+	assert_true(line[strlen(line) - 1] == '-');
+	free(text);
+	text = capture(report_csv, rep);
+	assert_non_null(strstr(text, ",;71.25,"));
+	free(text);
+	f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(report_json(f, rep, err, sizeof(err)), 0);
+	rewind(f);
+	root = json_loadf(f, 0, NULL);
+	fclose(f);
+	assert_non_null(root);
+	busy = json_object_get(json_object_get(json_array_get(json_object_get(root, "results"), 0),
+					       "metrics"), "cpu_busy_pct");
+	assert_int_equal(json_array_size(busy), 2);
+	assert_true(json_is_null(json_array_get(busy, 0)));
+	assert_true(json_real_value(json_array_get(busy, 1)) == 71.25);
+	json_decref(root);
 }
 
 static void add_ranked(struct result *r, const char *tp, const char *pat, uint64_t size,
@@ -166,6 +212,7 @@ int run_table_tests(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_busy_column, setup, teardown),
 		cmocka_unit_test(test_table_ranked),
 		cmocka_unit_test_setup_teardown(test_markdown, setup, teardown),
 		cmocka_unit_test(test_env),
