@@ -100,6 +100,7 @@ struct ring_rec {
 };
 
 struct ring_map;
+struct stat;
 
 /* Process-local handle. Hot fields first. */
 struct ipcring {
@@ -142,6 +143,7 @@ struct ipcring {
 	int peer_kind;
 	int auto_pidfd;			/* -1 not yet, -2 unavailable */
 	struct ring_map *map;
+	size_t data_len;		/* bytes mapped at data (cap, or 2 * cap) */
 	struct ring_cfg cfg;		/* the validated private copy */
 };
 
@@ -149,8 +151,9 @@ struct ipcring {
 typedef int (*ring_ready_fn)(struct ipcring *r, bool sc);
 
 /* map.c */
-int ring_map_get(int fd, const struct ring_cfg *cfg, struct ring_map **out,
-		 struct ring_shm **shm, uint8_t **data);
+int ring_map_get(int fd, const struct stat *st, const struct ring_cfg *cfg,
+		 struct ring_map **out, struct ring_shm **shm, uint8_t **data,
+		 size_t *data_len);
 void ring_map_put(struct ring_map *m);
 
 /* segment.c */

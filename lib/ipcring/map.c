@@ -5,7 +5,10 @@
  * with IPCRING_F_SINGLE_MAP. Attaching the same memfd twice in one process
  * (both ends in threads) shares one mapping, so that the two ends use the
  * same addresses, which is what ThreadSanitizer needs to see their
- * synchronisation.
+ * synchronisation. A shared mapping is keyed on the inode and on every
+ * value of the header that its shape depends on (header size, capacity,
+ * single or double), all taken from the attaching side's validated copy:
+ * the shared header itself may have been rewritten since another attach.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +26,8 @@ struct ring_map {
 	void *base;
 	size_t len;
 	uint32_t hdr_size;
+	uint32_t capacity;
+	bool single;
 };
 
 static pthread_mutex_t ring_maps_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,12 +71,20 @@ static int map_single(int fd, const struct ring_cfg *c, struct ring_map *m)
 	return 0;
 }
 
-static struct ring_map *map_find(dev_t dev, ino_t ino)
+static bool cfg_single(const struct ring_cfg *c)
+{
+	return (c->flags & IPCRING_F_SINGLE_MAP) != 0;
+}
+
+/* A mapping of the same inode made for exactly this shape, or NULL. */
+static struct ring_map *map_find(const struct stat *st, const struct ring_cfg *c)
 {
 	struct ring_map *m;
 
 	for (m = ring_maps; m; m = m->next)
-		if (m->dev == dev && m->ino == ino)
+		if (m->dev == st->st_dev && m->ino == st->st_ino &&
+		    m->hdr_size == c->hdr_size && m->capacity == c->capacity &&
+		    m->single == cfg_single(c))
 			return m;
 	return NULL;
 }
@@ -84,7 +97,7 @@ static int map_new(int fd, const struct stat *st, const struct ring_cfg *c,
 
 	if (!m)
 		return -ENOMEM;
-	if (c->flags & IPCRING_F_SINGLE_MAP)
+	if (cfg_single(c))
 		ret = map_single(fd, c, m);
 	else
 		ret = map_double(fd, c, m);
@@ -95,6 +108,8 @@ static int map_new(int fd, const struct stat *st, const struct ring_cfg *c,
 	m->dev = st->st_dev;
 	m->ino = st->st_ino;
 	m->hdr_size = c->hdr_size;
+	m->capacity = c->capacity;
+	m->single = cfg_single(c);
 	m->refs = 1;
 	m->next = ring_maps;
 	ring_maps = m;
@@ -103,31 +118,32 @@ static int map_new(int fd, const struct stat *st, const struct ring_cfg *c,
 }
 
 /*
- * Get (or share) the mapping of @fd. @cfg is the validated private copy of
- * the header; a shared mapping was made from the same inode, hence the same
- * immutable header block.
+ * Get (or share) the mapping of @fd. @st is the fstat() that the attach
+ * validated the fd with, @cfg its validated private copy of the header; the
+ * shape of the mapping comes from these alone, never from the shared
+ * header. *@data_len receives the bytes mapped at *@data: capacity, or
+ * twice that when the data area is mapped twice.
  */
-int ring_map_get(int fd, const struct ring_cfg *cfg, struct ring_map **out,
-		 struct ring_shm **shm, uint8_t **data)
+int ring_map_get(int fd, const struct stat *st, const struct ring_cfg *cfg,
+		 struct ring_map **out, struct ring_shm **shm, uint8_t **data,
+		 size_t *data_len)
 {
 	struct ring_map *m;
-	struct stat st;
 	int ret = 0;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
 	pthread_mutex_lock(&ring_maps_lock);
-	m = map_find(st.st_dev, st.st_ino);
-	if (m && m->hdr_size == cfg->hdr_size)
+	m = map_find(st, cfg);
+	if (m)
 		m->refs++;
 	else
-		ret = map_new(fd, &st, cfg, &m);
+		ret = map_new(fd, st, cfg, &m);
 	pthread_mutex_unlock(&ring_maps_lock);
 	if (ret)
 		return ret;
 	*out = m;
 	*shm = m->base;
 	*data = (uint8_t *)m->base + m->hdr_size;
+	*data_len = m->len - m->hdr_size;
 	return 0;
 }
 

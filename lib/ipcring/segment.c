@@ -149,29 +149,28 @@ int ring_validate(const struct ring_shm *h, uint64_t fd_size, long page)
 	return 0;
 }
 
-/* Check the fd and read a private copy of its header. */
-static int seg_read(int fd, struct ring_shm *h)
+/* Check the fd (*@st) and read a private copy of its header. */
+static int seg_read(int fd, struct ring_shm *h, struct stat *st)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	struct stat st;
 	ssize_t n;
 	int seals;
 
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, st) < 0)
 		return -errno;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || (seals & SEALS_REQUIRED) != SEALS_REQUIRED)
 		return -EINVAL;
-	if (st.st_size < (off_t)RING_HDR_MIN)
+	if (st->st_size < (off_t)RING_HDR_MIN)
 		return -EBADMSG;
 	n = pread(fd, h, sizeof(*h), 0);
 	if (n < 0)
 		return -errno;
 	if (n != (ssize_t)sizeof(*h))
 		return -EBADMSG;
-	return ring_validate(h, (uint64_t)st.st_size, page);
+	return ring_validate(h, (uint64_t)st->st_size, page);
 }
 
 static void handle_init(struct ipcring *r, const struct ring_cfg *c, int role)
@@ -257,12 +256,15 @@ int ipcring_attach(struct ipcring **ring, int memfd, enum ipcring_role role,
 {
 	struct ring_shm h;
 	struct ipcring *r;
+	struct stat st;
 	int ret;
 
 	if (!ring || (role != IPCRING_PRODUCER && role != IPCRING_CONSUMER))
 		return -EINVAL;
 	*ring = NULL;
-	ret = seg_read(memfd, &h);
+	/* from here on only this validated copy (and st) is used, never the
+	 * shared header, which the peer may rewrite at any time */
+	ret = seg_read(memfd, &h, &st);
 	if (ret)
 		return ret;
 	r = calloc(1, sizeof(*r));
@@ -271,7 +273,8 @@ int ipcring_attach(struct ipcring **ring, int memfd, enum ipcring_role role,
 	r->peer_fd = r->auto_pidfd = -1;
 	ret = efd_setup(r, &h.cfg, eventfd);
 	if (!ret)
-		ret = ring_map_get(memfd, &h.cfg, &r->map, &r->shm, &r->data);
+		ret = ring_map_get(memfd, &st, &h.cfg, &r->map, &r->shm,
+				   &r->data, &r->data_len);
 	if (!ret) {
 		handle_init(r, &h.cfg, role);
 		ret = handle_claim(r);
