@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -220,20 +221,60 @@ static int handle_claim(struct ipcring *r)
 	return 0;
 }
 
+/*
+ * Is @fd a genuine, non-semaphore, non-blocking eventfd open for reading
+ * and writing? Its open file description is shared with the caller (and
+ * the peer), so the library never changes its flags: a blocking one is
+ * refused rather than switched to O_NONBLOCK. /proc/self/fdinfo tells an
+ * eventfd from the other anonymous-inode fds (epoll, timerfd, signalfd)
+ * and shows the semaphore flag; without /proc, an anonymous inode that
+ * answers like an eventfd is accepted, and the drain is still one read.
+ */
+static int efd_check(int fd)
+{
+	char path[64], info[1024];
+	struct stat st;
+	ssize_t n;
+	int fl, ifd;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_mode & S_IFMT)	/* an anonymous inode has no file type */
+		return -EINVAL;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	if ((fl & O_ACCMODE) != O_RDWR || !(fl & O_NONBLOCK))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	ifd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ifd < 0)
+		return errno == ENOENT || errno == EACCES ? 0 : -errno;
+	n = read(ifd, info, sizeof(info) - 1);
+	close(ifd);
+	if (n <= 0)
+		return -EINVAL;
+	info[n] = '\0';
+	if (!strstr(info, "\neventfd-count:") ||
+	    strstr(info, "\neventfd-semaphore: 1"))
+		return -EINVAL;
+	return 0;
+}
+
 static int efd_setup(struct ipcring *r, const struct ring_cfg *c, int eventfd)
 {
-	int fl;
+	int ret;
 
 	r->efd = -1;
 	if (c->wait_mode != IPCRING_WAIT_EVENTFD)
 		return 0;
 	if (eventfd < 0)
 		return -EINVAL;
+	ret = efd_check(eventfd);
+	if (ret)
+		return ret;
 	r->efd = fcntl(eventfd, F_DUPFD_CLOEXEC, 0);
 	if (r->efd < 0)
-		return -errno;
-	fl = fcntl(r->efd, F_GETFL);
-	if (fl < 0 || fcntl(r->efd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
 	return 0;
 }

@@ -55,12 +55,17 @@ static void ec_bump(_Atomic uint32_t *ec)
 		;
 }
 
+/*
+ * One read resets a (non-semaphore, non-blocking) eventfd to 0; never loop,
+ * a descriptor that keeps answering must not keep the caller here.
+ */
 void ring_efd_drain(int efd)
 {
 	uint64_t v;
 
-	while (read(efd, &v, sizeof(v)) == (ssize_t)sizeof(v))
-		;
+	if (read(efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: already 0 */
+	}
 }
 
 static void efd_kick(int efd)

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -124,8 +125,176 @@ static void test_header_rewritten_between_attaches(void)
 	close(fd);
 }
 
-int main(void)
+/*
+ * Run @fn(@arg) in a child killed after @secs: a call that never returns
+ * fails the test instead of hanging it. The child exits with fn's status.
+ */
+static int bounded(int (*fn)(void *), void *arg, unsigned secs)
 {
-	test_header_rewritten_between_attaches();
+	pid_t pid = fork();
+	int st;
+
+	T_ASSERT(pid >= 0);
+	if (!pid) {
+		alarm(secs);
+		_exit(fn(arg));
+	}
+	T_EQ(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st)) {
+		fprintf(stderr, "the child was killed by signal %d (a call did not "
+			"return within %u s)\n", WTERMSIG(st), secs);
+		return -1;
+	}
+	return WEXITSTATUS(st);
+}
+
+struct efd_case {
+	const char *what;
+	int memfd;
+	int efd;
+	int role;
+};
+
+/* In the child: a fake eventfd must be refused; if not, one short wait. */
+static int efd_refused(void *arg)
+{
+	const struct efd_case *k = arg;
+	int fl = fcntl(k->efd, F_GETFL), ret;
+	struct ipcring *r;
+	const void *m;
+	size_t n;
+	void *w;
+
+	ret = ipcring_attach(&r, k->memfd, k->role, k->efd);
+	if (fcntl(k->efd, F_GETFL) != fl) {
+		fprintf(stderr, "%s: attach changed the caller's file status flags\n",
+			k->what);
+		return 3;
+	}
+	if (ret == -EINVAL)
+		return 0;
+	fprintf(stderr, "%s: attach gave %d, not -EINVAL\n", k->what, ret);
+	if (!ret && k->role == IPCRING_CONSUMER) {
+		ret = ipcring_peek(r, &m, &n, 50);	/* must come back */
+	} else if (!ret) {
+		while (!(ret = ipcring_reserve(r, 64, &w, 0)))
+			ipcring_commit(r, 64, 0);
+	}
+	return 2;
+}
+
+/* Finding 7: what is passed as the eventfd is checked, never trusted. */
+static void test_fake_eventfds(void)
+{
+	struct ipcring_opts o = { .capacity = 8192, .wait_mode = IPCRING_WAIT_EVENTFD,
+				  .spin_ns = IPCRING_NO_SPIN };
+	int memfd, efd, pfd[2], fakes[5];
+	const char *names[5] = { "/dev/zero", "pipe", "epoll fd",
+				 "semaphore eventfd with a huge count",
+				 "blocking eventfd" };
+	uint64_t huge = (uint64_t)1 << 40;
+	int bad = 0;
+
+	fakes[0] = open("/dev/zero", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	T_EQ(pipe2(pfd, O_NONBLOCK | O_CLOEXEC), 0);
+	fakes[1] = pfd[0];
+	fakes[2] = epoll_create1(EPOLL_CLOEXEC);
+	fakes[3] = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
+	T_EQ(write(fakes[3], &huge, sizeof(huge)), sizeof(huge));
+	fakes[4] = eventfd(0, EFD_CLOEXEC);
+	for (int i = 0; i < 5; i++) {
+		T_ASSERT(fakes[i] >= 0);
+		for (int role = IPCRING_PRODUCER; role <= IPCRING_CONSUMER; role++) {
+			struct efd_case k = { names[i], -1, fakes[i], role };
+			int ret;
+
+			T_EQ(ipcring_create(&o, &memfd, &efd), 0);	/* a fresh ring */
+			k.memfd = memfd;
+			ret = bounded(efd_refused, &k, 3);
+			close(memfd);
+			close(efd);
+
+			if (ret) {
+				fprintf(stderr, "%s (%s) was not refused: %s\n", names[i],
+					role == IPCRING_PRODUCER ? "producer" : "consumer",
+					ret < 0 ? "a call did not return" : "attached");
+				bad++;
+			}
+		}
+		close(fakes[i]);
+	}
+	close(pfd[1]);
+	if (bad)
+		T_FAIL("%d fake eventfds accepted", bad);
+}
+
+static _Atomic bool kicking;
+
+static void *kicker(void *arg)
+{
+	uint64_t v = (uint64_t)1 << 40;
+
+	while (atomic_load(&kicking))
+		if (write(*(int *)arg, &v, sizeof(v)) < 0)
+			sched_yield();
+	return NULL;
+}
+
+/* The genuine eventfd, written by a hostile peer before and during a wait. */
+static int busy_efd_wait(void *arg)
+{
+	struct ipcring_opts o = { .capacity = 8192, .wait_mode = IPCRING_WAIT_EVENTFD,
+				  .spin_ns = 1000 };
+	uint64_t huge = ((uint64_t)1 << 62), t0;
+	struct ipcring *c;
+	pthread_t th;
+	const void *m;
+	size_t n;
+	int memfd, efd, ret;
+
+	(void)arg;
+	T_EQ(ipcring_create(&o, &memfd, &efd), 0);
+	T_EQ(write(efd, &huge, sizeof(huge)), sizeof(huge));
+	T_EQ(ipcring_attach(&c, memfd, IPCRING_CONSUMER, efd), 0);
+	t0 = t_now_ns();
+	T_EQ(ipcring_peek(c, &m, &n, 50), -ETIMEDOUT);
+	atomic_store(&kicking, true);
+	T_EQ(pthread_create(&th, NULL, kicker, &efd), 0);
+	T_EQ(ipcring_peek(c, &m, &n, 50), -ETIMEDOUT);
+	atomic_store(&kicking, false);
+	pthread_join(th, NULL);
+	ret = t_now_ns() - t0 < 1000000000ull ? 0 : 4;
+	ipcring_close(c);
+	close(memfd);
+	close(efd);
+	return ret;
+}
+
+static void test_busy_eventfd(void)
+{
+	if (bounded(busy_efd_wait, NULL, 5))
+		T_FAIL("a wait on a busy eventfd was not bounded by its timeout");
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "remap", test_header_rewritten_between_attaches },
+	{ "fake-eventfd", test_fake_eventfds },
+	{ "busy-eventfd", test_busy_eventfd },
+};
+
+/* With arguments, run only the tests named. */
+int main(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		bool run = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			run |= !strcmp(argv[a], tests[i].name);
+		if (run)
+			tests[i].fn();
+	}
 	return 0;
 }
