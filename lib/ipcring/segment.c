@@ -216,8 +216,14 @@ static int handle_claim(struct ipcring *r)
 	r->head_cache = atomic_load_explicit(&s->head, memory_order_acquire);
 	r->pos = r->role == IPCRING_PRODUCER ?
 		 atomic_load_explicit(&s->tail, memory_order_acquire) : r->head_cache;
-	if ((r->pos & (r->align - 1)) || r->pos - r->head_cache > r->cap)
+	if ((r->pos & (r->align - 1)) || r->pos - r->head_cache > r->cap) {
+		/* the indices changed since they were validated: give the role
+		 * back, so that to the peer this side never attached */
+		atomic_store(pid, 0);
+		st = ST_ALIVE;
+		atomic_compare_exchange_strong(r->my_state, &st, ST_INIT);
 		return -EBADMSG;
+	}
 	return 0;
 }
 

@@ -276,6 +276,88 @@ static void test_busy_eventfd(void)
 		T_FAIL("a wait on a busy eventfd was not bounded by its timeout");
 }
 
+struct flipper {
+	struct ring_shm *shm;
+	_Atomic bool stop;
+};
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = t_now_ns() + ns;
+
+	while (t_now_ns() < end)
+		;
+}
+
+/*
+ * The peer: tail good for a random 0-60 us (an attach validates it), then
+ * unaligned for 2 us (the attach claims the role and reads it again).
+ */
+static void *flip_tail(void *arg)
+{
+	struct flipper *f = arg;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+		atomic_store(&f->shm->tail, 64);
+		spin_ns(t_rand(&seed) % 60000);
+		atomic_store(&f->shm->tail, 4);
+		spin_ns(2000);
+	}
+	atomic_store(&f->shm->tail, 0);
+	return NULL;
+}
+
+/*
+ * Finding 8, first part: an attach that fails after claiming its role
+ * (the indices changed between the validation and the claim) leaves the
+ * role free, not ALIVE: the peer must not wait for a side that never came.
+ */
+static void test_failed_attach_gives_role_back(void)
+{
+	struct ipcring_opts o = { .capacity = 8192 };
+	struct flipper f;
+	struct ipcring *p;
+	pthread_t th;
+	unsigned failed = 0, ok = 0;
+	uint64_t end;
+	int fd, ret;
+
+	T_EQ(ipcring_create(&o, &fd, NULL), 0);
+	f.shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	T_ASSERT(f.shm != MAP_FAILED);
+	atomic_store(&f.stop, false);
+	T_EQ(pthread_create(&th, NULL, flip_tail, &f), 0);
+	end = t_now_ns() + 1500000000ull;
+	while (t_now_ns() < end && failed < 3000) {
+		ret = ipcring_attach(&p, fd, IPCRING_PRODUCER, -1);
+		if (!ret) {
+			ok++;
+			ipcring_close(p);
+			/* the peer resets the role, so that it can be taken again */
+			atomic_store(&f.shm->ctl.prod_pid, 0);
+			atomic_store(&f.shm->ctl.prod_state, ST_INIT);
+			continue;
+		}
+		T_EQ(ret, -EBADMSG);
+		failed++;
+		if (atomic_load(&f.shm->ctl.prod_state) != ST_INIT)
+			T_FAIL("attach failed (%d) after %u good and %u failed ones, "
+			       "and left the producer's state %u, not INIT", ret, ok,
+			       failed, atomic_load(&f.shm->ctl.prod_state));
+		T_EQ(atomic_load(&f.shm->ctl.prod_pid), 0);
+	}
+	atomic_store(&f.stop, true);
+	pthread_join(th, NULL);
+	/* quiet again: the role is free and the ring works */
+	atomic_store(&f.shm->ctl.prod_state, ST_INIT);
+	T_EQ(ipcring_attach(&p, fd, IPCRING_PRODUCER, -1), 0);
+	ipcring_close(p);
+	munmap(f.shm, 4096);
+	close(fd);
+	printf("failed-attach: %u attaches failed, %u succeeded\n", failed, ok);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -283,6 +365,7 @@ static const struct {
 	{ "remap", test_header_rewritten_between_attaches },
 	{ "fake-eventfd", test_fake_eventfds },
 	{ "busy-eventfd", test_busy_eventfd },
+	{ "failed-attach", test_failed_attach_gives_role_back },
 };
 
 /* With arguments, run only the tests named. */
