@@ -76,6 +76,8 @@ enum ipcring_peer_kind {
 #define IPCRING_NO_SPIN			UINT32_MAX	/* spin_ns: sleep at once */
 #define IPCRING_MAX_SPIN_NS		1000000000u
 #define IPCRING_DEFAULT_POLL_MS		100u	/* liveness check period while asleep */
+#define IPCRING_ATTACH_POLLS		100u	/* attach deadline, in liveness periods:
+						 * see ipcring_set_peer() */
 
 /*
  * Creation options. A zeroed struct (or NULL) gives the defaults; a field
@@ -173,8 +175,19 @@ int ipcring_close(struct ipcring *ring);
  * The fd is duplicated. Without one, the ring opens a pidfd for the pid the
  * peer recorded in the header the first time it checks (which can race with
  * pid reuse if the peer died long before; give a pidfd to be exact).
- * Liveness is checked every poll_ms while a side waits, and on every 64th
- * failed non-blocking call at most once per poll_ms.
+ * Liveness is checked every poll_ms while a side waits (also when the wait
+ * is woken early, at most once per poll_ms), and on every 64th failed
+ * non-blocking call at most once per poll_ms.
+ *
+ * Attach deadline: a peer that dies before it attaches leaves nothing to
+ * watch. So, without a peer fd, a side whose peer has still not attached
+ * IPCRING_ATTACH_POLLS liveness periods after this side attached (100 x
+ * poll_ms: 10 s by default) takes the peer for dead: its waits return
+ * -EPIPE (a consumer has nothing to drain then), and the role is marked
+ * dead in the segment, so that a peer attaching later gets -EBUSY. A side
+ * that expects its peer later must give a peer fd (a pidfd, or the socket
+ * the memfd came through), or raise poll_ms; with a peer fd there is no
+ * attach deadline.
  */
 int ipcring_set_peer(struct ipcring *ring, int fd, enum ipcring_peer_kind kind);
 

@@ -130,6 +130,7 @@ struct ipcring {
 	uint64_t spin_ns;		/* 0 = no spinning */
 	uint64_t poll_ns;
 	uint64_t last_check_ns;
+	uint64_t attach_ns;		/* when this side attached */
 	struct ring_side_stats *my_stats;
 	_Atomic uint32_t *my_state;
 	_Atomic uint32_t *peer_state;

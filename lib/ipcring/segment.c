@@ -200,6 +200,7 @@ static void handle_init(struct ipcring *r, const struct ring_cfg *c, int role)
 	r->notify_efd = prod ? r->efd : -1;
 	r->peer_fd = -1;
 	r->auto_pidfd = -1;
+	r->attach_ns = ring_now_ns();
 }
 
 /* Claim the role (INIT -> ALIVE) and load the starting position. */

@@ -156,16 +156,28 @@ static int peer_fd_dead(struct ipcring *r)
 	return (pfd.revents & bad) != 0;
 }
 
+/*
+ * A peer that has not attached IPCRING_ATTACH_POLLS liveness periods after
+ * this side did, when no peer fd was given, is taken for dead: it may have
+ * died before attaching, and nothing else would ever tell.
+ */
+static bool peer_never_came(const struct ipcring *r, uint32_t st)
+{
+	return st == ST_INIT && r->peer_fd < 0 &&
+	       ring_now_ns() - r->attach_ns >= r->poll_ns * IPCRING_ATTACH_POLLS;
+}
+
 /* 0 if the peer may be alive (or closed gracefully), -EPIPE if dead. */
 int ring_peer_check(struct ipcring *r)
 {
 	uint32_t st = atomic_load(r->peer_state);
 
+	r->last_check_ns = ring_now_ns();
 	if (st == ST_DEAD)
 		return -EPIPE;
 	if (st == ST_CLOSED)
 		return 0;
-	if (!peer_fd_dead(r))
+	if (!peer_never_came(r, st) && !peer_fd_dead(r))
 		return 0;
 	ipcring_mark_peer_dead(r);
 	return -EPIPE;
@@ -181,7 +193,6 @@ static int ring_idle(struct ipcring *r, ring_ready_fn ready)
 	now = ring_now_ns();
 	if (now - r->last_check_ns < r->poll_ns)
 		return -EAGAIN;
-	r->last_check_ns = now;
 	if (ring_peer_check(r))
 		return ready(r, true);
 	return -EAGAIN;
@@ -274,7 +285,10 @@ static int ring_sleep(struct ipcring *r, ring_ready_fn ready, uint64_t deadline)
 		}
 		ret = ring_sleep_once(r, e, deadline - now < r->poll_ns ?
 					    deadline - now : r->poll_ns);
-		if (ret == -ETIMEDOUT && ring_peer_check(r)) {
+		/* every poll period, even when the eventcount keeps changing */
+		if ((ret == -ETIMEDOUT ||
+		     ring_now_ns() - r->last_check_ns >= r->poll_ns) &&
+		    ring_peer_check(r)) {
 			ret = ready(r, true);
 			break;
 		}

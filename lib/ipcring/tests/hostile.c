@@ -24,6 +24,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,6 +359,80 @@ static void test_failed_attach_gives_role_back(void)
 	printf("failed-attach: %u attaches failed, %u succeeded\n", failed, ok);
 }
 
+/* In the child: one side alone, its peer never attaches. */
+static int alone(void *arg)
+{
+	struct ipcring_opts o = { .capacity = 8192, .spin_ns = 1000 };
+	int role = *(int *)arg, fd, ret;
+	struct ipcring *r, *late;
+	uint64_t t0, ms;
+	const void *m;
+	size_t n;
+	void *w;
+
+	T_EQ(ipcring_create(&o, &fd, NULL), 0);
+	t0 = t_now_ns();
+	T_EQ(ipcring_attach(&r, fd, role, -1), 0);
+	T_EQ(ipcring_set_poll_ms(r, 10), 0);		/* deadline: 100 x 10 ms */
+	if (role == IPCRING_CONSUMER) {
+		ret = ipcring_peek(r, &m, &n, -1);
+	} else {
+		while (!(ret = ipcring_reserve(r, 512, &w, 0)))
+			T_EQ(ipcring_commit(r, 512, 0), 0);
+		T_EQ(ret, -EAGAIN);
+		ret = ipcring_reserve(r, 512, &w, -1);
+	}
+	ms = (t_now_ns() - t0) / 1000000u;
+	if (ret != -EPIPE || ms < 900 || ms > 3000) {
+		fprintf(stderr, "alone: wait gave %d after %llu ms, expected -EPIPE "
+			"after about 1000 ms\n", ret, (unsigned long long)ms);
+		return 1;
+	}
+	/* the peer is marked dead: a late attach is refused */
+	T_EQ(ipcring_attach(&late, fd, role == IPCRING_CONSUMER ?
+			    IPCRING_PRODUCER : IPCRING_CONSUMER, -1), -EBUSY);
+	ipcring_close(r);
+	close(fd);
+	return 0;
+}
+
+/* With a peer fd there is no attach deadline. */
+static int alone_watched(void *arg)
+{
+	struct ipcring_opts o = { .capacity = 8192, .spin_ns = 1000 };
+	struct ipcring *r;
+	const void *m;
+	size_t n;
+	int fd, sv[2];
+
+	(void)arg;
+	T_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	T_EQ(ipcring_create(&o, &fd, NULL), 0);
+	T_EQ(ipcring_attach(&r, fd, IPCRING_CONSUMER, -1), 0);
+	T_EQ(ipcring_set_poll_ms(r, 5), 0);
+	T_EQ(ipcring_set_peer(r, sv[0], IPCRING_PEER_SOCKET), 0);
+	T_EQ(ipcring_peek(r, &m, &n, 1200), -ETIMEDOUT);
+	ipcring_close(r);
+	close(fd);
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
+/*
+ * Finding 8, second part: a peer that dies before it attaches (here: never
+ * attaches), with no peer fd given, is detected by the attach deadline.
+ */
+static void test_peer_never_attaches(void)
+{
+	for (int role = IPCRING_PRODUCER; role <= IPCRING_CONSUMER; role++)
+		if (bounded(alone, &role, 5))
+			T_FAIL("a %s whose peer never attached was not told",
+			       role == IPCRING_PRODUCER ? "producer" : "consumer");
+	if (bounded(alone_watched, NULL, 5))
+		T_FAIL("a side with a peer fd was held to the attach deadline");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -366,6 +441,7 @@ static const struct {
 	{ "fake-eventfd", test_fake_eventfds },
 	{ "busy-eventfd", test_busy_eventfd },
 	{ "failed-attach", test_failed_attach_gives_role_back },
+	{ "never-attached", test_peer_never_attaches },
 };
 
 /* With arguments, run only the tests named. */
