@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: MIT
-/* tcp: TCP over loopback (127.0.0.1). create listens on one kernel-chosen
- * port per client id; a client connects in open and sends a hello with its
- * id, the server accepts on that id's port and checks it. TCP_NODELAY is on
- * by default (Nagle would hold back small messages; -O nodelay=0 measures
- * that); -O sndbuf/rcvbuf fix the buffers, which turns off autotuning. The
- * values a socket gets are read back and reported. */
+/* tcp: TCP over loopback (127.0.0.1). Any local user can connect to a
+ * port on 127.0.0.1, so the connections are made in create, before any
+ * endpoint starts: one listening socket on a kernel-chosen port, and per
+ * client id a connect and the accept of exactly that connection (its peer
+ * address is the client socket's own). Whatever else connects meanwhile is
+ * foreign: accepted, closed and counted (setting foreign_connections),
+ * never measured. Then the listener is closed; endpoints only pick up their
+ * connected socket. TCP_NODELAY is on by default (Nagle would hold back
+ * small messages; -O nodelay=0 measures that); -O sndbuf/rcvbuf fix the
+ * buffers, which turns off autotuning. The values a socket gets are read
+ * back and reported. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,24 +53,6 @@ static int tcp_setup(struct tp_channel *ch, int fd, char *err, size_t errlen)
 	return o ? tp_sock_bufs("tcp", fd, o->sndbuf, o->rcvbuf, err, errlen) : 0;
 }
 
-static int tcp_listen(struct tp_chan *c, unsigned id, char *err, size_t errlen)
-{
-	struct sockaddr_in *sa = (struct sockaddr_in *)c->extra + id;
-	socklen_t l = sizeof(*sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
-	tp_chan_set(c, id, fd, TPF_SERVER, id);
-	sa->sin_family = AF_INET;
-	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa->sin_port = 0;	/* the kernel picks a free port */
-	if (bind(fd, (struct sockaddr *)sa, sizeof(*sa)) < 0 || listen(fd, 4) < 0 ||
-	    getsockname(fd, (struct sockaddr *)sa, &l) < 0)
-		return errf(err, errlen, errno, "tcp: listen on 127.0.0.1: %s", strerror(errno));
-	return 0;
-}
-
 static void tcp_report(struct tp_channel *ch, int fd)
 {
 	const struct tcp_opts *o = ch->cfg->opts;
@@ -76,20 +65,148 @@ static void tcp_report(struct tp_channel *ch, int fd)
 	tp_setting(ch, "buf_autotune", "%d", !o || (!o->sndbuf && !o->rcvbuf));
 }
 
+/* Foreign connections tolerated while one channel is made: past this,
+ * another local process keeps connecting, and the cell fails saying so. */
+#define TCP_MAX_FOREIGN 1024
+/* How long create waits for its own connection to reach the listener (a
+ * SYN dropped by a full accept queue is resent after 1 s, then 3 s). */
+#define TCP_ACCEPT_WAIT_MS 10000
+
+struct tcp_make {
+	struct tp_channel *ch;
+	int lfd;			/* the listener, only while create runs */
+	struct sockaddr_in addr;	/* where it listens */
+	unsigned foreign;		/* connections that were not ours */
+	char *err;
+	size_t errlen;
+};
+
+static int tcp_listen(struct tcp_make *m, unsigned backlog)
+{
+	socklen_t l = sizeof(m->addr);
+
+	m->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (m->lfd < 0)
+		return errf(m->err, m->errlen, errno, "tcp: socket: %s", strerror(errno));
+	m->addr.sin_family = AF_INET;
+	m->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	m->addr.sin_port = 0;	/* the kernel picks a free port */
+	if (bind(m->lfd, (struct sockaddr *)&m->addr, sizeof(m->addr)) < 0 ||
+	    listen(m->lfd, (int)backlog) < 0 ||
+	    getsockname(m->lfd, (struct sockaddr *)&m->addr, &l) < 0)
+		return errf(m->err, m->errlen, errno, "tcp: listen on 127.0.0.1: %s", strerror(errno));
+	return 0;
+}
+
+/* A connection that is not one of ours: closed unread, counted. */
+static int tcp_refuse(struct tcp_make *m, int fd)
+{
+	close(fd);
+	if (++m->foreign <= TCP_MAX_FOREIGN)
+		return 0;
+	return errf(m->err, m->errlen, ECONNREFUSED,
+		    "tcp: over %u foreign connections to 127.0.0.1:%u while the cell connected its clients: another local process keeps connecting to the cell's port; run again when it stops",
+		    TCP_MAX_FOREIGN, ntohs(m->addr.sin_port));
+}
+
+/* Accept until the connection from `from` arrives; close and count the
+ * others. Returns the accepted descriptor or -errno. */
+static int tcp_accept_own(struct tcp_make *m, unsigned id, const struct sockaddr_in *from)
+{
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t l = sizeof(peer);
+		struct pollfd p = { .fd = m->lfd, .events = POLLIN };
+		int fd = accept4(m->lfd, (struct sockaddr *)&peer, &l, SOCK_CLOEXEC), ret;
+
+		if (fd >= 0) {
+			if (l == sizeof(peer) && peer.sin_family == AF_INET &&
+			    peer.sin_port == from->sin_port &&
+			    peer.sin_addr.s_addr == from->sin_addr.s_addr)
+				return fd;
+			ret = tcp_refuse(m, fd);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (errno == ECONNABORTED)
+			continue;	/* a connection reset while queued */
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return errf(m->err, m->errlen, errno, "tcp: accept for client %u: %s", id,
+				    strerror(errno));
+		ret = poll(&p, 1, TCP_ACCEPT_WAIT_MS);
+		if (ret < 0)
+			return errf(m->err, m->errlen, errno, "tcp: waiting for client %u's connection: %s",
+				    id, strerror(errno));
+		if (ret == 0)
+			return errf(m->err, m->errlen, ETIMEDOUT,
+				    "tcp: client %u's own connection did not reach 127.0.0.1:%u within %d s",
+				    id, ntohs(m->addr.sin_port), TCP_ACCEPT_WAIT_MS / 1000);
+	}
+}
+
+/* Client id's connected pair: its socket connects (without blocking, so
+ * that a listener queue full of foreign connections cannot stall it), the
+ * listener accepts exactly that connection. */
+static int tcp_pair(struct tcp_make *m, struct tp_chan *c, unsigned id)
+{
+	struct sockaddr_in me;
+	socklen_t l = sizeof(me);
+	int cfd, sfd, ret, fl;
+
+	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (cfd < 0)
+		return errf(m->err, m->errlen, errno, "tcp: socket: %s", strerror(errno));
+	tp_chan_set(c, 2 * id + 1, cfd, TPF_CLIENT, id);
+	ret = tcp_setup(m->ch, cfd, m->err, m->errlen);
+	if (ret)
+		return ret;
+	if (connect(cfd, (struct sockaddr *)&m->addr, sizeof(m->addr)) < 0 && errno != EINPROGRESS)
+		return errf(m->err, m->errlen, errno, "tcp: client %u: connect: %s", id,
+			    strerror(errno));
+	if (getsockname(cfd, (struct sockaddr *)&me, &l) < 0)
+		return errf(m->err, m->errlen, errno, "tcp: client %u: getsockname: %s", id,
+			    strerror(errno));
+	sfd = tcp_accept_own(m, id, &me);
+	if (sfd < 0)
+		return sfd;
+	tp_chan_set(c, 2 * id, sfd, TPF_SERVER, id);
+	/* accepted means the handshake is done: the client is connected */
+	fl = fcntl(cfd, F_GETFL);
+	if (fl < 0 || fcntl(cfd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return errf(m->err, m->errlen, errno, "tcp: client %u: fcntl: %s", id,
+			    strerror(errno));
+	ret = tp_sock_get(cfd, SO_ERROR, &fl);
+	if (ret || fl)
+		return errf(m->err, m->errlen, ret ? -ret : fl, "tcp: client %u: connect: %s", id,
+			    strerror(ret ? -ret : fl));
+	return tcp_setup(m->ch, sfd, m->err, m->errlen);
+}
+
+/* What is still queued on the listener came from elsewhere: count it, then
+ * close the listener (connections arriving later are refused by the kernel). */
+static int tcp_close_listener(struct tcp_make *m)
+{
+	int fd, ret = 0;
+
+	while (!ret && (fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		ret = tcp_refuse(m, fd);
+	close(m->lfd);
+	m->lfd = -1;
+	return ret;
+}
+
 static int tcp_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, n, 0, n * sizeof(struct sockaddr_in), err, errlen);
+	struct tp_chan *c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
+	struct tcp_make m = { .ch = ch, .lfd = -1, .err = err, .errlen = errlen };
 	int ret, fd;
 
 	if (!c)
 		return -ENOMEM;
-	for (unsigned id = 0; id < n; id++) {
-		ret = tcp_listen(c, id, err, errlen);
-		if (ret)
-			return ret;
-	}
-	/* what a connected socket will get, checked here, before anything starts */
+	/* the settings a connection starts with, read on a fresh socket set up
+	 * as one (a connected socket's buffers have already grown) */
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
@@ -97,22 +214,25 @@ static int tcp_create(struct tp_channel *ch, char *err, size_t errlen)
 	if (!ret)
 		tcp_report(ch, fd);
 	close(fd);
+	if (!ret)
+		ret = tcp_listen(&m, n + 16);
+	for (unsigned id = 0; !ret && id < n; id++)
+		ret = tcp_pair(&m, c, id);
+	if (m.lfd >= 0) {
+		int ret2 = tcp_close_listener(&m);
+
+		ret = ret ? ret : ret2;
+	}
+	tp_setting(ch, "foreign_connections", "%u", m.foreign);
 	return ret;
 }
 
 static int tcp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		    struct tp_endpoint **out, char *err, size_t errlen)
 {
-	struct tp_chan *c = ch->priv;
-	const struct sockaddr_in *sa = (const struct sockaddr_in *)c->extra + id;
-	int ret = tp_check_id(ch, id, err, errlen);
+	unsigned idx = 2 * id + (role == TP_CLIENT);
 
-	if (ret)
-		return ret;
-	if (role == TP_CLIENT)
-		return tp_conn_client(ch, id, (const struct sockaddr *)sa, sizeof(*sa), tcp_setup,
-				      out, err, errlen);
-	return tp_conn_server(ch, id, c->fd[id].fd, tcp_setup, out, err, errlen);
+	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
 }
 
 static size_t tcp_max_msg(const void *opts)
