@@ -91,6 +91,8 @@ PY
 before=$(leftovers)
 run_case tcp process pingpong foreign_connections
 run_case tcp thread stream foreign_connections
+run_case udp process pingpong foreign_datagrams
+run_case udp thread pingpong foreign_datagrams
 left=$(new_leftovers "$before" "$(leftovers)")
 [ -z "$left" ] || fail "left behind: $left"
 finish
