@@ -64,16 +64,31 @@ $(IPCRING_BENCH): $(B)/bench/ring_bare.o $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# ipcring-transport drives ipclab's ring transports (src/transport/ring.c)
+IPCRING_TTEST	:= $(B)/tests/ipcring-transport
+ALL_TARGETS	+= $(IPCRING_TTEST)
+TEST_PROGS	+= $(IPCRING_TTEST)
+IPCRING_XOBJS	+= $(IPCRING_B)/tests/transport.o
+DEPS_FILES	+= $(IPCRING_B)/tests/transport.d
+
+$(IPCRING_B)/tests/transport.o: lib/ipcring/tests/transport.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(IPCRING_DIR) -c -o $@ $<
+
+$(IPCRING_TTEST): $(IPCRING_B)/tests/transport.o $(IPCRING_B)/tests/tutil.o $(IPCLAB_LIB) $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
+
 # the examples test runs the two example programs
 $(B)/tests/ipcring-examples: | $(IPCRING_EXAMPLES)
 
 .PHONY: ipcring check-ipcring stress-ipcring install-ipcring
 ipcring: $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
-	 $(IPCRING_TESTS) $(IPCRING_BENCH)
+	 $(IPCRING_TESTS) $(IPCRING_TTEST) $(IPCRING_BENCH)
 
 check-ipcring: ipcring
 	@pass=0; fail=0; skip=0; \
-	for t in $(IPCRING_TESTS) $(IPCRING_DIR)/model/check.sh; do \
+	for t in $(IPCRING_TESTS) $(IPCRING_TTEST) $(IPCRING_DIR)/model/check.sh; do \
 		timeout 300 $$t > $(B)/$$(basename $$t).log 2>&1; rc=$$?; \
 		case $$rc in \
 		0) pass=$$((pass+1)); echo "PASS $$t";; \

@@ -168,6 +168,9 @@ static int ring_create(struct tp_channel *ch, uint32_t mode, char *err, size_t e
 		return r;
 	nfd = rc->nclients * RF_PER_CLIENT;
 	rc->fd = malloc(nfd * sizeof(*rc->fd));
+	/* before anything can fail: destroy() closes every fd that is not -1 */
+	for (unsigned i = 0; rc->fd && i < nfd; i++)
+		rc->fd[i] = -1;
 	rc->pids_len = (rc->nclients * sizeof(struct ring_pids) + 4095) & ~(size_t)4095;
 	rc->pids = mmap(NULL, rc->pids_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			-1, 0);
@@ -175,8 +178,6 @@ static int ring_create(struct tp_channel *ch, uint32_t mode, char *err, size_t e
 		rc->pids = NULL;
 	if (!rc->fd || !rc->pids)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
-	for (unsigned i = 0; i < nfd; i++)
-		rc->fd[i] = -1;
 	for (unsigned i = 0; i < nfd; i += RF_PER_CLIENT)
 		for (unsigned d = 0; d < 2; d++) {
 			r = ipcring_create(&rc->ro, &rc->fd[i + RF_C2S + d],
