@@ -20,6 +20,29 @@
  *
  * The shared layout, the protocol and the memory orders are described in
  * lib/ipcring/README.md.
+ *
+ * Trust. The two ends share memory, and anyone holding the memfd (or the
+ * eventfd) can write it at any time. The library copies and validates the
+ * header on attach and bounds every index and length it reads, so a broken
+ * or hostile peer can make calls fail (-EBADMSG, -EPIPE, -ETIMEDOUT) but not
+ * make the library read or write outside its mappings. What it cannot do:
+ *  - records are handed out in place (ipcring_peek(), ipcring_read_batch()):
+ *    *msg points into the shared data area, and a hostile producer can
+ *    change those bytes (and the record's header) after the library
+ *    validated the record and while the caller reads them. *len is the
+ *    library's validated copy and [*msg, *msg + *len) stays inside the
+ *    mapping, but the content is not stable: copy it out (ipcring_read(),
+ *    or memcpy) before validating or trusting it, and never read a field
+ *    twice expecting the same value. Likewise a hostile consumer can read
+ *    (or scribble on) a reservation before it is committed;
+ *  - waits. A wait with timeout_ms < 0 ends only with data (or space), end
+ *    of stream, a dead peer, or an error. A peer that keeps changing the
+ *    eventcount (or writing the eventfd) without publishing anything wakes
+ *    the waiter each time: the wait then costs a futex (or ppoll) call and a
+ *    re-check of the ring per change, i.e. it burns CPU at the rate the peer
+ *    chooses, and it does not return while the peer stays alive (liveness
+ *    is still checked once per poll_ms). Against a peer that is not trusted,
+ *    use finite timeouts.
  */
 #ifndef IPCRING_H
 #define IPCRING_H
@@ -153,9 +176,17 @@ int ipcring_create(const struct ipcring_opts *opts, int *memfd, int *eventfd);
  * and never trusted: a bad segment gives -EBADMSG, an fd that is not a
  * sealed memfd -EINVAL, a failed syscall its -errno (-EBADF, -ENOMEM...).
  * Each role can be taken once (-EBUSY after).
- * Attaching the same memfd twice in one process shares one mapping.
+ * Attaching the same memfd twice in one process shares one mapping, if the
+ * two validated headers give it the same shape (header size, capacity,
+ * single or double mapping); else each end gets its own.
+ * A failed attach leaves the role as it found it.
  * @eventfd: the eventfd from ipcring_create() in IPCRING_WAIT_EVENTFD mode
- *           (duplicated; the caller keeps its own), else -1.
+ *           (duplicated; the caller keeps its own), else -1. It must be an
+ *           eventfd (checked with fstat and /proc/self/fdinfo where /proc is
+ *           mounted), open read-write, non-blocking (O_NONBLOCK, as
+ *           ipcring_create() makes it) and not EFD_SEMAPHORE, else -EINVAL.
+ *           The library never changes its file status flags (they belong to
+ *           the open file description the caller and the peer share).
  */
 IPCRING_MUST_CHECK
 int ipcring_attach(struct ipcring **ring, int memfd, enum ipcring_role role,
@@ -250,6 +281,7 @@ int ipcring_writev(struct ipcring *ring, const struct iovec *iov, int iovcnt,
  * -EAGAIN, -ETIMEDOUT, -EPIPE (producer died; committed records come
  * first), -EBADMSG (corrupted record). The bytes stay valid until
  * ipcring_release(); peeking again without releasing returns the same record.
+ * They are the producer's shared memory, not a copy: see "Trust" above.
  */
 IPCRING_MUST_CHECK
 int ipcring_peek(struct ipcring *ring, const void **msg, size_t *len,
