@@ -89,27 +89,58 @@ int ex_send_fd(int sock, int fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
+/* room for a few fds: extra ones then arrive (and are closed) instead of
+ * being cut off, which the kernel does too, closing them itself */
+#define EX_FD_ROOM 4
+
 int ex_recv_fd(int sock)
 {
-	char byte;
+	char byte = 0;
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(EX_FD_ROOM * sizeof(int))];
 	} u;
 	struct msghdr msg = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
 	};
+	const char *end;
 	struct cmsghdr *c;
-	int fd;
+	int fd = -1, nfd = 0, other = 0;
+	ssize_t n;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -EPROTO;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EPROTO;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
+	memset(&u, 0, sizeof(u));
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	end = u.buf + msg.msg_controllen;
+	/* every fd that arrived is ours now: keep the first, close the rest */
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		size_t k;
+
+		if (c->cmsg_len < CMSG_LEN(0) || (const char *)c + c->cmsg_len > end)
+			break;
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+			other = 1;
+			continue;
+		}
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (nfd++ == 0)
+				fd = f;
+			else
+				close(f);
+		}
+	}
+	if (n == 1 && byte == 'R' && nfd == 1 && !other && !(msg.msg_flags & MSG_CTRUNC))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return n == 0 ? -ECONNRESET : -EPROTO;
 }
