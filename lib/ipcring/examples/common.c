@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * common.c - rendezvous on an abstract unix socket (no file left behind)
- * and fd passing with SCM_RIGHTS, for the ipcring example programs.
- * Functions return an fd or 0, or -errno.
+ * that anyone on the machine (in the same network namespace) can connect
+ * to, so each side checks the other's credentials; and fd passing with
+ * SCM_RIGHTS. Functions return an fd or 0, or -errno.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* accept4, MSG_CMSG_CLOEXEC when built standalone */
 #endif
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -87,6 +90,38 @@ int ex_send_fd(int sock, int fd)
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int ex_check_peer(int sock, uid_t allow, char *why, size_t len)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+	uid_t me = geteuid();
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0) {
+		int err = -errno;
+
+		snprintf(why, len, "SO_PEERCRED: %s", strerror(-err));
+		return err;
+	}
+	if (cr.uid == me || (allow != EX_NO_UID && cr.uid == allow))
+		return 0;
+	snprintf(why, len, "pid %d runs as uid %u, not as ours (%u); to allow it, pass -u %u",
+		 (int)cr.pid, (unsigned)cr.uid, (unsigned)me, (unsigned)cr.uid);
+	return -EACCES;
+}
+
+int ex_parse_uid(const char *s, uid_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v >= (unsigned long)EX_NO_UID)
+		return -EINVAL;
+	*out = (uid_t)v;
+	return 0;
 }
 
 /* room for a few fds: extra ones then arrive (and are closed) instead of

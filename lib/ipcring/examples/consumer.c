@@ -5,7 +5,12 @@
  * SCM_RIGHTS, and reads records until the producer closes (exit 0) or
  * dies (exit 1; the socket is the death detector).
  *
- *   ipcring-consumer NAME &  ipcring-producer NAME [COUNT [SIZE]]
+ * Anyone can connect to an abstract socket, and whoever gets the memfd can
+ * write the ring. So the memfd goes only to a producer that runs as our
+ * own uid (SO_PEERCRED) or as the one -u allows; any other is refused with
+ * a message, and the consumer waits for the next.
+ *
+ *   ipcring-consumer [-u UID] NAME &  ipcring-producer [-u UID] NAME [COUNT [SIZE]]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* accept4, MSG_CMSG_CLOEXEC when built standalone */
@@ -58,24 +63,53 @@ static int serve(int sock, int memfd)
 	return ret == 0 ? 0 : 1;
 }
 
+/* The first producer that may have the ring: others are told off and closed. */
+static int accept_producer(int lsock, uid_t allow)
+{
+	char why[160];
+
+	for (;;) {
+		int sock = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+
+		if (sock < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return -errno;
+		}
+		if (ex_check_peer(sock, allow, why, sizeof(why)) == 0)
+			return sock;
+		fprintf(stderr, "ipcring-consumer: refused a producer: %s\n", why);
+		close(sock);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ipcring_opts o = { .capacity = 1 << 20 };
-	int lsock, sock, memfd, ret;
+	uid_t allow = EX_NO_UID;
+	int lsock, sock, memfd, ret, a = 1;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: ipcring-consumer NAME\n");
+	if (argc == 4 && !strcmp(argv[1], "-u")) {
+		if (ex_parse_uid(argv[2], &allow)) {
+			fprintf(stderr, "ipcring-consumer: -u %s: not a uid; give a number such as 1000\n",
+				argv[2]);
+			return 2;
+		}
+		a = 3;
+	}
+	if (argc != a + 1 || argv[a][0] == '-') {
+		fprintf(stderr, "usage: ipcring-consumer [-u UID] NAME\n");
 		return 2;
 	}
-	lsock = ex_listen(argv[1]);
+	lsock = ex_listen(argv[a]);
 	if (lsock < 0)
 		return die("listen", lsock);
 	ret = ipcring_create(&o, &memfd, NULL);
 	if (ret)
 		return die("create", ret);
-	sock = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+	sock = accept_producer(lsock, allow);
 	if (sock < 0)
-		return die("accept", -errno);
+		return die("accept", sock);
 	close(lsock);
 	ret = serve(sock, memfd);
 	close(memfd);

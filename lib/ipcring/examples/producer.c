@@ -5,11 +5,16 @@
  * and writes COUNT records of SIZE bytes, reserving them in place and
  * batching the wakeups, then closes.
  *
- *   ipcring-producer NAME [COUNT [SIZE]]
+ * Anyone can listen on an abstract socket name first, and would then get
+ * every record. So the producer writes only into a ring from a consumer
+ * that runs as our own uid (SO_PEERCRED) or as the one -u allows.
+ *
+ *   ipcring-producer [-u UID] NAME [COUNT [SIZE]]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* accept4, MSG_CMSG_CLOEXEC when built standalone */
 #endif
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,19 +51,41 @@ static int produce(struct ipcring *ring, unsigned long count, size_t size)
 
 int main(int argc, char **argv)
 {
-	unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 0) : 1000000;
-	size_t size = argc > 3 ? strtoul(argv[3], NULL, 0) : 64;
+	uid_t allow = EX_NO_UID;
+	unsigned long count;
+	size_t size;
 	struct ipcring *ring;
-	int sock, memfd, ret;
+	char why[160];
+	int sock, memfd, ret, a = 1;
 
-	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: ipcring-producer NAME [COUNT [SIZE]]\n");
+	if (argc > 2 && !strcmp(argv[1], "-u")) {
+		if (ex_parse_uid(argv[2], &allow)) {
+			fprintf(stderr, "ipcring-producer: -u %s: not a uid; give a number such as 1000\n",
+				argv[2]);
+			return 2;
+		}
+		a = 3;
+	}
+	if (argc < a + 1 || argc > a + 3 || argv[a][0] == '-') {
+		fprintf(stderr, "usage: ipcring-producer [-u UID] NAME [COUNT [SIZE]]\n");
 		return 2;
 	}
-	sock = ex_connect(argv[1], 5000);
+	count = argc > a + 1 ? strtoul(argv[a + 1], NULL, 0) : 1000000;
+	size = argc > a + 2 ? strtoul(argv[a + 2], NULL, 0) : 64;
+	sock = ex_connect(argv[a], 5000);
 	if (sock < 0)
 		return die("connect", sock);
+	if (ex_check_peer(sock, allow, why, sizeof(why))) {
+		fprintf(stderr, "ipcring-producer: refused the consumer on @%s: %s\n", argv[a], why);
+		return 1;
+	}
 	memfd = ex_recv_fd(sock);
+	if (memfd == -ECONNRESET) {
+		fprintf(stderr,
+			"ipcring-producer: the consumer on @%s closed the connection without sending the ring: it refuses producers of another uid (see its message; it can allow one with -u)\n",
+			argv[a]);
+		return 1;
+	}
 	if (memfd < 0)
 		return die("receive memfd", memfd);
 	ret = ipcring_attach(&ring, memfd, IPCRING_PRODUCER, -1);

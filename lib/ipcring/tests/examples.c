@@ -4,6 +4,11 @@
  * ../examples/): a normal run must end with both exiting 0; with the
  * producer SIGKILLed mid-stream the consumer must exit 1 within 2 s.
  *
+ * Who may connect (as root, with util-linux's setpriv): a producer run as
+ * uid 65534 against our consumer is refused with a message naming its uid,
+ * and the consumer then serves our own producer; our producer refuses a
+ * consumer run as uid 65534; -u on both sides lets them work together.
+ *
  * The fd passing itself (ex_recv_fd, linked in from ../examples/common.c):
  * exactly one fd is taken; no fd, two fds, or so many that the control
  * message is truncated (MSG_CTRUNC) are refused, and every fd that did
@@ -16,6 +21,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,10 +29,36 @@
 #include "examples/common.h"
 
 static char dir[PATH_MAX];
+static char tmp[] = "/tmp/ipcring-examples.XXXXXX";
+static const char *setpriv;
+static pid_t kids[8];
+static unsigned nkids;
 
-static pid_t spawn(const char *prog, char *const argv[])
+/* at exit, a failed check included: no example left running, no file */
+static void cleanup(void)
 {
-	char path[PATH_MAX + 64];
+	static const char *const files[] = { "consumer.err", "producer.err" };
+	char path[sizeof(tmp) + 64];
+
+	for (unsigned i = 0; i < nkids; i++)
+		if (kids[i] > 0 && kill(kids[i], SIGKILL) == 0)
+			waitpid(kids[i], NULL, 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, files[i]);
+		unlink(path);
+	}
+	rmdir(tmp);
+}
+
+#define NOBODY "65534"
+
+/* Start examples/@prog with @argv (argv[0] included); @as_nobody runs it
+ * through setpriv as uid/gid 65534; stderr goes to tmp/@err if given. */
+static pid_t spawn(const char *prog, char *const argv[], int as_nobody, const char *err)
+{
+	char path[PATH_MAX + 64], epath[sizeof(tmp) + 64];
+	char *args[16];
+	int n = 0;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/../examples/%s", dir, prog);
@@ -34,15 +66,35 @@ static pid_t spawn(const char *prog, char *const argv[])
 		printf("skip: %s not built\n", path);
 		exit(T_SKIP);
 	}
+	if (as_nobody) {
+		args[n++] = "setpriv";
+		args[n++] = "--reuid=" NOBODY;
+		args[n++] = "--regid=" NOBODY;
+		args[n++] = "--clear-groups";
+	}
+	args[n++] = path;
+	for (int i = 1; argv[i] && n < 15; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	snprintf(epath, sizeof(epath), "%s/%s", tmp, err ? err : "");
 	pid = fork();
 	T_ASSERT(pid >= 0);
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, STDOUT_FILENO);
-		execv(path, argv);
+		if (err) {
+			/* opened before setpriv drops to uid 65534 */
+			int fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+			if (fd < 0)
+				_exit(126);
+			dup2(fd, STDERR_FILENO);
+		}
+		execv(as_nobody ? setpriv : path, args);
 		_exit(127);
 	}
+	kids[nkids++ % 8] = pid;
 	return pid;
 }
 
@@ -52,13 +104,36 @@ static int reap(pid_t pid, int ms)
 	int st;
 
 	for (; ms > 0; ms -= 10) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			for (unsigned i = 0; i < 8; i++)
+				if (kids[i] == pid)
+					kids[i] = 0;
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
 		usleep(10000);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return -1;
+}
+
+/* tmp/@name's text, and that it holds @want */
+static void expect_text(const char *name, const char *want)
+{
+	char path[sizeof(tmp) + 64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	T_ASSERT(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	T_ASSERT(n >= 0);
+	buf[n] = 0;
+	if (!strstr(buf, want))
+		T_FAIL("%s says \"%s\", expected it to say \"%s\"", name, buf, want);
+	unlink(path);
 }
 
 static int open_fds(void)
@@ -143,6 +218,55 @@ static void test_recv_fd(void)
 	close(sv[1]);
 }
 
+/* setpriv on the PATH, or NULL */
+static const char *find_setpriv(void)
+{
+	static const char *const where[] = { "/usr/bin/setpriv", "/bin/setpriv",
+					     "/usr/sbin/setpriv", "/sbin/setpriv" };
+
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		if (access(where[i], X_OK) == 0)
+			return where[i];
+	return NULL;
+}
+
+static void test_who(const char *name)
+{
+	char *cargv[] = { "ipcring-consumer", (char *)name, NULL };
+	char *pargv[] = { "ipcring-producer", (char *)name, "20000", "100", NULL };
+	char *cargv_u[] = { "ipcring-consumer", "-u", NOBODY, (char *)name, NULL };
+	char *cargv_0[] = { "ipcring-consumer", "-u", "0", (char *)name, NULL };
+	pid_t c, p;
+
+	char *pargv_0[] = { "ipcring-producer", "-u", "0", (char *)name, "20000", "100", NULL };
+
+	/* a foreign producer (which itself would accept us) is refused; ours
+	 * is served after it */
+	c = spawn("ipcring-consumer", cargv, 0, "consumer.err");
+	p = spawn("ipcring-producer", pargv_0, 1, "producer.err");
+	T_EQ(reap(p, 10000), 1);
+	expect_text("producer.err", "closed the connection without sending the ring");
+	p = spawn("ipcring-producer", pargv, 0, NULL);
+	T_EQ(reap(p, 30000), 0);
+	T_EQ(reap(c, 5000), 0);
+	expect_text("consumer.err", "refused a producer: pid");
+	/* (the consumer's message is complete before it closes the socket) */
+
+	/* a foreign consumer (which itself would accept us) gets nothing from
+	 * our producer */
+	c = spawn("ipcring-consumer", cargv_0, 1, "consumer.err");
+	p = spawn("ipcring-producer", pargv, 0, "producer.err");
+	T_EQ(reap(p, 10000), 1);
+	expect_text("producer.err", "refused the consumer on @");
+	T_EQ(reap(c, 5000), 1);	/* its producer went away */
+
+	/* -u on both sides */
+	c = spawn("ipcring-consumer", cargv_u, 0, NULL);
+	p = spawn("ipcring-producer", pargv_0, 1, NULL);
+	T_EQ(reap(p, 30000), 0);
+	T_EQ(reap(c, 5000), 0);
+}
+
 int main(int argc, char **argv)
 {
 	char name[64], *cargv[3], *pargv[5];
@@ -152,6 +276,9 @@ int main(int argc, char **argv)
 	T_ASSERT(n > 0);
 	dir[n] = 0;
 	dirname(dir);
+	T_ASSERT(mkdtemp(tmp));
+	chmod(tmp, 0755);	/* the examples run as uid 65534 write their stderr here */
+	atexit(cleanup);
 	snprintf(name, sizeof(name), "ipcring-example-%d", (int)getpid());
 	cargv[0] = "ipcring-consumer", cargv[1] = name, cargv[2] = NULL;
 	pargv[0] = "ipcring-producer", pargv[1] = name;
@@ -159,14 +286,20 @@ int main(int argc, char **argv)
 
 	test_recv_fd();
 
-	c = spawn("ipcring-consumer", cargv);
-	p = spawn("ipcring-producer", pargv);
+	c = spawn("ipcring-consumer", cargv, 0, NULL);
+	p = spawn("ipcring-producer", pargv, 0, NULL);
 	T_EQ(reap(p, 30000), 0);
 	T_EQ(reap(c, 5000), 0);
 
+	setpriv = find_setpriv();
+	if (geteuid() == 0 && setpriv)
+		test_who(name);
+	else
+		printf("note: who-may-connect cases skipped (need root and setpriv)\n");
+
 	pargv[2] = "1000000000000";
-	c = spawn("ipcring-consumer", cargv);
-	p = spawn("ipcring-producer", pargv);
+	c = spawn("ipcring-consumer", cargv, 0, NULL);
+	p = spawn("ipcring-producer", pargv, 0, NULL);
 	usleep(300000);
 	kill(p, SIGKILL);
 	T_EQ(reap(p, 1000), 128 + SIGKILL);
