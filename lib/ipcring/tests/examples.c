@@ -31,7 +31,8 @@
 static char dir[PATH_MAX];
 static char tmp[] = "/tmp/ipcring-examples.XXXXXX";
 static const char *setpriv;
-static pid_t kids[8];
+#define MAX_KIDS 8	/* examples running at once, at most */
+static pid_t kids[MAX_KIDS];
 static unsigned nkids;
 
 /* at exit, a failed check included: no example left running, no file */
@@ -40,7 +41,7 @@ static void cleanup(void)
 	static const char *const files[] = { "consumer.err", "producer.err" };
 	char path[sizeof(tmp) + 64];
 
-	for (unsigned i = 0; i < nkids; i++)
+	for (unsigned i = 0; i < MAX_KIDS; i++)
 		if (kids[i] > 0 && kill(kids[i], SIGKILL) == 0)
 			waitpid(kids[i], NULL, 0);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -94,7 +95,7 @@ static pid_t spawn(const char *prog, char *const argv[], int as_nobody, const ch
 		execv(as_nobody ? setpriv : path, args);
 		_exit(127);
 	}
-	kids[nkids++ % 8] = pid;
+	kids[nkids++ % MAX_KIDS] = pid;
 	return pid;
 }
 
@@ -105,7 +106,7 @@ static int reap(pid_t pid, int ms)
 
 	for (; ms > 0; ms -= 10) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
-			for (unsigned i = 0; i < 8; i++)
+			for (unsigned i = 0; i < MAX_KIDS; i++)
 				if (kids[i] == pid)
 					kids[i] = 0;
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
