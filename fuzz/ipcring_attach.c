@@ -179,8 +179,11 @@ static void exercise_timed(struct ipcring *p, struct ipcring *c, size_t len,
 			ret = ipcring_reserve(p, l, &buf, tmo);
 			timed(t0, tmo);
 			if (!ret) {
-				check_raw(p, (uint8_t *)buf - REC_HDR,
-					  ring_rec_size(p, (uint32_t)l) + REC_HDR);
+				uint32_t rs = ring_rec_size(p, (uint32_t)l);
+
+				/* the record, and the next header commit zeroes */
+				check_raw(p, (uint8_t *)buf - REC_HDR, rs);
+				check_raw(p, ring_rec_at(p, p->pos + rs), REC_HDR);
 				memset(buf, 0x3c, l);
 				ipcring_commit(p, l, 0);
 			} else if (ret != -EAGAIN && ret != -EPIPE && ret != -ETIMEDOUT &&

@@ -106,12 +106,18 @@ static void check_span(const struct ipcring *r, const void *p, size_t len)
 	check_raw(r, p, len);
 }
 
-/* A reservation: its header, the payload and the next, pre-zeroed, header. */
+/*
+ * A reservation: its header and payload, contiguous, and the next header
+ * that commit pre-zeroes (at the start again when the record ends exactly
+ * at the end of a single mapping).
+ */
 static void check_reservation(const struct ipcring *r, void *buf, size_t len)
 {
+	uint32_t rs = ring_rec_size(r, (uint32_t)len);
+
 	check_span(r, buf, len);
-	check_raw(r, (uint8_t *)buf - REC_HDR,
-		  ring_rec_size(r, (uint32_t)len) + REC_HDR);
+	check_raw(r, (uint8_t *)buf - REC_HDR, rs);
+	check_raw(r, ring_rec_at(r, r->pos + rs), REC_HDR);
 }
 
 /* ---- timing: short timeouts must stay short ---- */
