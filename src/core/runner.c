@@ -3,6 +3,7 @@
  * holds them at a start barrier, watches them (dead peer, stall, signals)
  * and collects what they measured. Patterns only time messages; the window
  * bookkeeping (rusage, /proc/stat) lives here. */
+#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -52,6 +53,8 @@ void runner_init(void)
 	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: interrupts blocking calls */
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* inherited as ignored, children would be reaped before we saw them */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 uint64_t runner_default_warmup(uint64_t count)
@@ -166,15 +169,31 @@ static void stop_sides(struct run_state *rs, bool kill_now)
 static void prefer_dead_peer(struct run_state *rs, unsigned failed);
 
 /* A child that exited: was it an orderly end? Fill rs->fail if not. */
-static bool reap_child(struct run_state *rs, unsigned i, int status)
+/* waitpid without blocking: 1 reaped (*status set), 0 still running, -1
+ * gone without a status (reaped elsewhere: *status is not touched). */
+static int child_wait(pid_t pid, int *status)
 {
+	pid_t r;
+
+	do
+		r = waitpid(pid, status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	return r == pid ? 1 : r == 0 ? 0 : -1;
+}
+
+/* A child is gone: status is its wait status, or NULL where none could be
+ * had; then only its own report in the control page says how it ended. */
+static bool reap_child(struct run_state *rs, unsigned i, const int *wstatus)
+{
+	int status = wstatus ? *wstatus : 0;
 	struct side_stats *st = &rs->ctl->sides[i];
 	pid_t pid = rs->pids[i];	/* fork's: the child may die before storing its own */
 	char who[32];
 
 	cleanup_forget(rs->pid_handles[i]);
 	rs->pids[i] = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && atomic_load(&st->state) == SIDE_DONE)
+	if (atomic_load(&st->state) == SIDE_DONE && !st->status &&
+	    (!wstatus || (WIFEXITED(status) && WEXITSTATUS(status) == 0)))
 		return true;
 	if (rs->fail[0])
 		return false;
@@ -187,7 +206,12 @@ static bool reap_child(struct run_state *rs, unsigned i, int status)
 		}
 		if (!rs->fail[0])
 			snprintf(rs->fail, sizeof(rs->fail), "%s", st->err);
-	} else if (WIFSIGNALED(status))
+	} else if (!wstatus)
+		snprintf(rs->fail, sizeof(rs->fail),
+			 "%s (pid %d) died after %llu messages; its exit status was lost "
+			 "(reaped by someone else)", side_name(st, who, sizeof(who)), pid,
+			 (unsigned long long)atomic_load(&st->progress));
+	else if (WIFSIGNALED(status))
 		snprintf(rs->fail, sizeof(rs->fail),
 			 "%s (pid %d) died: killed by signal %d (%s) after %llu messages",
 			 side_name(st, who, sizeof(who)), pid, WTERMSIG(status),
@@ -214,10 +238,11 @@ static void prefer_dead_peer(struct run_state *rs, unsigned failed)
 		for (unsigned j = 0; j < rs->nsides; j++) {
 			int status;
 
-			if (j == failed || rs->pids[j] <= 0 ||
-			    waitpid(rs->pids[j], &status, WNOHANG) != rs->pids[j])
+			int w;
+
+			if (j == failed || rs->pids[j] <= 0 || !(w = child_wait(rs->pids[j], &status)))
 				continue;
-			if (!reap_child(rs, j, status) && rs->fail[0])
+			if (!reap_child(rs, j, w > 0 ? &status : NULL) && rs->fail[0])
 				return;
 		}
 		usleep(5000);
@@ -228,10 +253,10 @@ static bool check_sides(struct run_state *rs)
 {
 	for (unsigned i = 0; i < rs->nsides; i++) {
 		struct side_stats *st = &rs->ctl->sides[i];
-		int status;
+		int status, w;
 
-		if (!rs->cell->threads && rs->pids[i] > 0 &&
-		    waitpid(rs->pids[i], &status, WNOHANG) == rs->pids[i] && !reap_child(rs, i, status))
+		if (!rs->cell->threads && rs->pids[i] > 0 && (w = child_wait(rs->pids[i], &status)) &&
+		    !reap_child(rs, i, w > 0 ? &status : NULL))
 			return false;
 		if (atomic_load(&st->state) == SIDE_DONE && st->status) {
 			if (!rs->fail[0] && !rs->in_prefer) {
@@ -399,14 +424,14 @@ static void finish_sides(struct run_state *rs)
 				_exit(1);
 			}
 		} else if (rs->pids[i] > 0) {
-			int status;
+			int status, w;
 
-			while (waitpid(rs->pids[i], &status, WNOHANG) == 0) {
+			while (!(w = child_wait(rs->pids[i], &status))) {
 				if (now_ns() > deadline)
 					kill(rs->pids[i], SIGKILL);
 				usleep(1000);
 			}
-			reap_child(rs, i, status);
+			reap_child(rs, i, w > 0 ? &status : NULL);
 		}
 		rs->started[i] = false;
 	}
