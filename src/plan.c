@@ -20,6 +20,18 @@
 #include "pattern/common.h"
 
 /* Split a comma list in place. */
+/* How many words split_list would find (it keeps at most max). */
+static size_t list_words(const char *s)
+{
+	size_t n = 0;
+
+	for (const char *p = s + strspn(s, ","); *p; p += strspn(p, ",")) {
+		n++;
+		p += strcspn(p, ",");
+	}
+	return n;
+}
+
 static unsigned split_list(char *s, char **out, unsigned max)
 {
 	unsigned n = 0;
@@ -154,6 +166,9 @@ struct dims {
 	unsigned ntp, npat, nsize, nep, npin, nsched, nclients, nthink, nrate;
 };
 
+#define THINK_MAX 1000000000ull	/* iterations per byte */
+#define THINK_NS_MAX (3600ull * NSEC_PER_SEC)
+
 /* "1k..512k": every doubling from the first to the last; else one value. */
 static int expand_range(const char *w, int (*parse)(const char *, uint64_t *), uint64_t *out,
 			unsigned *n)
@@ -163,12 +178,18 @@ static int expand_range(const char *w, int (*parse)(const char *, uint64_t *), u
 	uint64_t lo, hi;
 
 	if (!dots)
-		return *n < MAX_LIST && !parse(w, &out[(*n)++]) ? 0 : -EINVAL;
+		return *n >= MAX_LIST ? -E2BIG : parse(w, &out[(*n)++]) ? -EINVAL : 0;
 	snprintf(lo_s, sizeof(lo_s), "%.*s", (int)(dots - w), w);
 	if (parse(lo_s, &lo) || parse(dots + 2, &hi) || lo == 0 || hi < lo)
 		return -EINVAL;
-	for (uint64_t v = lo; v <= hi && *n < MAX_LIST; v *= 2)
+	/* every doubling up to hi, never past UINT64_MAX; too many is an error */
+	for (uint64_t v = lo;; v *= 2) {
+		if (*n >= MAX_LIST)
+			return -E2BIG;
 		out[(*n)++] = v;
+		if (v > hi / 2)
+			break;
+	}
 	return 0;
 }
 
@@ -211,15 +232,64 @@ static int parse_dims_names(struct run_args *a, struct dims *d)
 	return 0;
 }
 
+static int too_many(const char *opt, const char *w)
+{
+	return usage_error("%s %s: more than %d values in all; use a shorter list or range",
+			   opt, w, MAX_LIST);
+}
+
+/* --think (iterations per byte) or --think-ns (a duration): one list of
+ * think values, each bounded so that think x size and the derived time
+ * limits cannot overflow. */
+static int parse_thinks(struct run_args *a, struct dims *d)
+{
+	char *w[MAX_LIST];
+	unsigned n = a->thinks ? split_list(a->thinks, w, MAX_LIST) : 0;
+	int ret;
+
+	for (unsigned i = 0; i < n; i++) {
+		ret = expand_range(w[i], parse_count, d->think, &d->nthink);
+		if (ret == -E2BIG)
+			return too_many("--think", w[i]);
+		if (ret)
+			return usage_error("--think %s: expected iterations per byte, e.g. 1,2,4 or 1..2048", w[i]);
+	}
+	for (unsigned k = 0; k < d->nthink; k++)
+		if (d->think[k] > THINK_MAX)
+			return usage_error("--think %s: at most %llu iterations per byte; use a smaller value",
+					   a->thinks, (unsigned long long)THINK_MAX);
+	n = a->think_nss ? split_list(a->think_nss, w, MAX_LIST) : 0;
+	if (n && d->nthink)
+		return usage_error("--think and --think-ns exclude each other; use one");
+	for (unsigned i = 0; i < n; i++) {
+		ret = expand_range(w[i], parse_duration, d->think_ns, &d->nthink);
+		if (ret == -E2BIG)
+			return too_many("--think-ns", w[i]);
+		if (ret)
+			return usage_error("--think-ns %s: expected a duration, e.g. 10us or 1us..1ms", w[i]);
+	}
+	for (unsigned k = 0; k < d->nthink; k++)
+		if (d->think_ns[k] > THINK_NS_MAX)
+			return usage_error("--think-ns %s: at most 1h per message; use a shorter time",
+					   a->think_nss);
+	if (!d->nthink)
+		d->nthink = 1;
+	return 0;
+}
+
 static int parse_dims_numbers(struct run_args *a, struct dims *d)
 {
 	char *w[MAX_LIST];
 	unsigned n = split_list(a->sizes, w, MAX_LIST);
+	int ret;
 
 	for (unsigned i = 0; i < n; i++) {
 		unsigned first = d->nsize;
 
-		if (expand_range(w[i], parse_size, d->size, &d->nsize))
+		ret = expand_range(w[i], parse_size, d->size, &d->nsize);
+		if (ret == -E2BIG)
+			return too_many("-s", w[i]);
+		if (ret)
 			return usage_error("-s %s: not a size or range; use e.g. 64, 4k, 1M or 1k..512k", w[i]);
 		for (unsigned k = first; k < d->nsize; k++) {
 			if (d->size[k] < MSG_HDR_SIZE)
@@ -229,21 +299,9 @@ static int parse_dims_numbers(struct run_args *a, struct dims *d)
 				return usage_error("-s %s: larger than 1 GiB; use a smaller size", w[i]);
 		}
 	}
-	n = a->thinks ? split_list(a->thinks, w, MAX_LIST) : 0;
-	for (unsigned i = 0; i < n; i++)
-		if (expand_range(w[i], parse_count, d->think, &d->nthink))
-			return usage_error("--think %s: expected iterations per byte, e.g. 1,2,4 or 1..2048", w[i]);
-	n = a->think_nss ? split_list(a->think_nss, w, MAX_LIST) : 0;
-	if (n && d->nthink)
-		return usage_error("--think and --think-ns exclude each other; use one");
-	for (unsigned i = 0; i < n; i++)
-		if (expand_range(w[i], parse_duration, d->think_ns, &d->nthink))
-			return usage_error("--think-ns %s: expected a duration, e.g. 10us or 1us..1ms", w[i]);
-	if (n)
-		for (unsigned i = 0; i < d->nthink; i++)
-			d->think_ns[i] = d->think[i], d->think[i] = 0;
-	if (!d->nthink)
-		d->nthink = 1;
+	ret = parse_thinks(a, d);
+	if (ret)
+		return ret;
 	n = a->rates ? split_list(a->rates, w, MAX_LIST) : 0;
 	for (unsigned i = 0; i < n; i++) {
 		if (parse_rate(w[i], &d->rate[d->nrate]))
@@ -454,12 +512,18 @@ int build_plan(struct run_args *orig, struct plan *pl)
 	struct run_args copy = *orig, *a = &copy;
 	char **lists[] = { &a->transports, &a->patterns, &a->sizes, &a->endpoints, &a->pins,
 			   &a->scheds, &a->clients, &a->thinks, &a->think_nss, &a->rates };
+	static const char *const names[] = { "-t", "-p", "-s", "-e", "--pin", "--sched",
+					     "--clients", "--think", "--think-ns", "--rate" };
 	struct dims *d = calloc(1, sizeof(*d));
 	int ret = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+		if (!ret && *lists[i] && list_words(*lists[i]) > MAX_LIST)
+			ret = usage_error("%s: more than %d values in one list; use fewer",
+					  names[i], MAX_LIST);
 		if (*lists[i] && !(*lists[i] = strdup(*lists[i])))
 			ret = usage_error("out of memory");
+	}
 	if (!d)
 		ret = usage_error("out of memory");
 	if (!ret)

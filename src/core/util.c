@@ -138,7 +138,8 @@ int parse_duration(const char *s, uint64_t *out_ns)
 		if (strcmp(end, units[i].sfx) == 0) {
 			double ns = v * units[i].mul;
 
-			if (ns > 1.8e19)
+			/* below 2^63: llround's range (and every signed sum later) */
+			if (ns >= 9.2e18)
 				return -ERANGE;
 			*out_ns = (uint64_t)llround(ns);
 			return 0;
