@@ -43,16 +43,33 @@ static void on_parent_signal(int sig)
 	runner_interrupted = sig;
 }
 
+/* SIGPIPE from a write to a closed pipe or socket is the process's own (the
+ * kernel sends it as from the writer): the write's EPIPE reports that. One
+ * sent by anyone else asks the run to end, like SIGTERM. */
+static void on_sigpipe(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si && si->si_code <= 0 && si->si_pid != getpid())
+		runner_interrupted = sig;
+}
+
+/* The signals that end a run: each is handled, so that the run stops and
+ * cleans up and ipclab exits 128+N. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
 void runner_init(void)
 {
 	struct sigaction sa = { .sa_handler = on_parent_signal };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		sigaction(stop_signals[i], &sa, NULL);
 	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: interrupts blocking calls */
 	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sa.sa_handler = NULL;
+	sa.sa_sigaction = on_sigpipe;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGPIPE, &sa, NULL);
 	/* inherited as ignored, children would be reaped before we saw them */
 	signal(SIGCHLD, SIG_DFL);
 }
@@ -109,7 +126,13 @@ static int start_process(struct run_state *rs, unsigned i)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
+		/* the parent decides how a signalled run ends (a terminal sends
+		 * its INT, HUP and QUIT to the whole group); TERM and KILL stop
+		 * a child */
 		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
 		signal(SIGTERM, SIG_DFL);
 		_exit(runner_side_run(&rs->args[i]) ? 1 : 0);
 	}
