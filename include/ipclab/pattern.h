@@ -11,92 +11,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "ipclab/metrics.h"
+#include "ipclab/experiment.h"
 #include "ipclab/opt.h"
-#include "ipclab/transport.h"
-#include "ipclab/util.h"
-
-enum pin_mode { PIN_NONE, PIN_SAME, PIN_SPLIT, PIN_CPUS };
-struct pin_spec {
-	enum pin_mode mode;
-	int server_cpu, client_cpu;	/* resolved CPUs (-1 = not pinned) */
-	char text[32];
-};
-
-struct sched_spec {
-	int policy;		/* SCHED_OTHER, SCHED_FIFO, SCHED_RR */
-	int prio;
-	char text[32];
-};
-
-/* One experiment: transport x pattern x placement x size. */
-struct cell {
-	const struct transport *tp;
-	const void *tp_opts;
-	const struct pattern *pat;
-	const void *pat_opts;
-	uint64_t size;		/* bytes per message, header included */
-	uint64_t count;		/* measured messages (0 with duration) */
-	uint64_t warmup;	/* messages before the window */
-	uint64_t duration_ns;	/* measured window length instead of count */
-	bool threads;		/* endpoints are threads */
-	struct pin_spec pin;
-	struct sched_spec sched;
-	unsigned clients;
-	bool verify;
-	uint64_t timeout_ns;	/* watchdog: no progress for this long fails */
-	uint64_t max_time_ns;	/* the whole cell may take this long (0 = no limit) */
-	uint64_t think;		/* busy loop iterations per message byte, both sides */
-	uint64_t think_ns;	/* or a calibrated busy time per message */
-	uint64_t think_iters;	/* think_ns as loop iterations (calibrated) */
-	double rate;		/* messages/s the client sends at (0 = as fast as it can) */
-	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
-	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
-	char rate_text[24];
-	char skip[256];		/* not run here, and why ("" = run it) */
-	char section[32];	/* suite section ("" = none) */
-};
-
-#define MAX_CLIENTS 64
-#define MAX_SIDES (MAX_CLIENTS + 1)
-
-/* One side's record, in memory shared by every side (processes or threads).
- * Written only by its own side; read by the runner after the side is done,
- * except `progress`, which the watchdog reads at any time. */
-struct side_stats {
-	enum tp_role role;
-	unsigned id;
-	int pid, tid, cpu;
-	_Atomic uint64_t progress;	/* messages moved so far, warm-up included */
-	_Atomic int state;		/* SIDE_* */
-	uint64_t msgs, bytes;		/* inside the window */
-	uint64_t win_start_ns, win_end_ns;
-	struct rusage_snap ru;		/* over the window */
-	int status;			/* 0 or -errno */
-	char err[ERRLEN];
-	uint64_t lost, dups, reorders;	/* lossy transports only */
-	uint32_t sample_every;		/* one-way latency: every Nth message */
-	bool zerocopy;			/* received in place (peek/release) */
-	bool has_hist;
-	struct hist hist;
-};
-
-enum side_state { SIDE_INIT, SIDE_READY, SIDE_IN_WINDOW, SIDE_DONE };
-
-struct run_ctl;
-
-struct participant {
-	const struct cell *cell;
-	struct tp_channel *ch;
-	struct tp_endpoint *ep;		/* the client's, or the server's for client 0 */
-	struct tp_endpoint *eps[MAX_CLIENTS];	/* server: one per client */
-	enum tp_role role;
-	unsigned id;
-	struct side_stats *st;
-	struct run_ctl *ctl;
-	void *buf;			/* cell->size bytes, cache-line aligned */
-	struct rusage_snap ru0;
-};
 
 struct pattern {
 	const char *name;
@@ -113,7 +29,7 @@ extern const struct pattern *const patterns[];
 extern const size_t n_patterns;
 const struct pattern *pattern_find(const char *name);
 
-/* Runner services for patterns (src/core/runner.c). */
+/* Runner services for patterns (src/core/side.c). */
 bool part_stopping(const struct participant *p);
 void part_window_begin(struct participant *p);
 void part_window_end(struct participant *p);
