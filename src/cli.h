@@ -17,5 +17,6 @@ extern const struct subcommand subcommands[];
 const struct subcommand *subcommand_find(const char *name);
 
 int cmd_suite(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
 
 #endif

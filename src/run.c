@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 #include <sched.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,14 +107,23 @@ static int run_plan(const struct run_args *a, const struct plan *pl, struct resu
 int write_report(const struct run_args *a, const struct report *rep)
 {
 	int tmp_handle = -1;
-	char tmp[1100], err[ERRLEN] = "";
+	char tmp[PATH_MAX], err[ERRLEN] = "";
 	FILE *f = stdout;
 	int ret;
 
 	if (a->output) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", a->output, (int)getpid());
+		/* never shortened: a cut name could be the user's own file */
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%d", a->output, (int)getpid()) >= sizeof(tmp)) {
+			fprintf(stderr, "ipclab: -o %.64s...: the path is too long; use a shorter one\n",
+				a->output);
+			return 2;
+		}
 		/* registered first: a signal while writing must not leave it */
 		tmp_handle = cleanup_add(CL_PATH, tmp);
+		if (tmp_handle < 0) {
+			fprintf(stderr, "ipclab: cannot write %s: %s\n", tmp, strerror(-tmp_handle));
+			return 1;
+		}
 		f = fopen(tmp, "wx");
 		if (!f) {
 			cleanup_forget(tmp_handle);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Register before you create (cleanup.h). A fixed table, so the signal path
  * never allocates; only the process that registered an entry acts on it. */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <mqueue.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,10 +20,11 @@
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
+#include "ipclab/registry.h"
 #include "ipclab/util.h"
 
 #define CL_MAX 1024
-#define CL_NAME 256
+#define CL_NAME PATH_MAX	/* a name that does not fit is refused, never cut */
 
 struct cl_entry {
 	volatile int used;
@@ -40,6 +43,8 @@ static int cl_alloc(enum cleanup_kind kind, const char *name, long id)
 {
 	int h = -ENOMEM;
 
+	if (name && strlen(name) >= CL_NAME)
+		return -ENAMETOOLONG;
 	pthread_mutex_lock(&cl_lock);
 	for (int i = 0; i < CL_MAX; i++) {
 		if (!cl_table[i].used) {
@@ -49,6 +54,8 @@ static int cl_alloc(enum cleanup_kind kind, const char *name, long id)
 			snprintf(cl_table[i].name, CL_NAME, "%s", name ? name : "");
 			__atomic_store_n(&cl_table[i].used, 1, __ATOMIC_RELEASE);
 			h = i;
+			/* on disk too, for a run that no handler sees end */
+			registry_note_add(h, kind, id, name);
 			break;
 		}
 	}
@@ -68,8 +75,10 @@ int cleanup_add_id(enum cleanup_kind kind, long id)
 
 void cleanup_set_id(int h, long id)
 {
-	if (h >= 0 && h < CL_MAX)
+	if (h >= 0 && h < CL_MAX) {
 		cl_table[h].id = id;
+		registry_note_id(h, id);
+	}
 }
 
 static void cl_act(struct cl_entry *e)
@@ -116,12 +125,15 @@ void cleanup_run_one(int h)
 		return;
 	cl_act(&cl_table[h]);
 	__atomic_store_n(&cl_table[h].used, 0, __ATOMIC_RELEASE);
+	registry_note_gone(h);
 }
 
 void cleanup_forget(int h)
 {
-	if (h >= 0 && h < CL_MAX)
+	if (h >= 0 && h < CL_MAX) {
 		__atomic_store_n(&cl_table[h].used, 0, __ATOMIC_RELEASE);
+		registry_note_gone(h);
+	}
 }
 
 void cleanup_all(void)
@@ -139,6 +151,7 @@ void cleanup_all(void)
 				continue;
 			cl_act(e);
 			e->used = 0;
+			registry_note_gone(i);
 		}
 	}
 	for (int i = CL_MAX - 1; i >= 0; i--) {
@@ -147,10 +160,12 @@ void cleanup_all(void)
 		if (e->used && e->owner == me && e->kind == CL_DIR) {
 			cl_act(e);
 			e->used = 0;
+			registry_note_gone(i);
 		}
 	}
 	if (cl_dir_handle >= 0 && cl_table[cl_dir_handle].owner == me)
 		cl_dir[0] = '\0';
+	registry_close();
 }
 
 void cleanup_unique_name(char *buf, size_t len, const char *prefix)
@@ -173,12 +188,14 @@ const char *cleanup_private_dir(void)
 		return cl_dir;
 	}
 	pthread_mutex_unlock(&cl_lock);
-	snprintf(tmpl, sizeof(tmpl), "%s/ipclab-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/ipclab-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+	    sizeof(tmpl))
+		return errno = ENAMETOOLONG, NULL;
 	/* register first: the entry names the template, fixed up below */
 	int h = cleanup_add(CL_DIR, tmpl);
 
 	if (h < 0)
-		return errno = ENOMEM, NULL;
+		return errno = -h, NULL;
 	if (!mkdtemp(tmpl)) {
 		int e = errno;
 
@@ -188,6 +205,7 @@ const char *cleanup_private_dir(void)
 	}
 	snprintf(cl_table[h].name, CL_NAME, "%s", tmpl);
 	pthread_mutex_lock(&cl_lock);
+	registry_note_add(h, CL_DIR, -1, tmpl);
 	snprintf(cl_dir, sizeof(cl_dir), "%s", tmpl);
 	cl_dir_handle = h;
 	pthread_mutex_unlock(&cl_lock);

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for the cleanup table and the run registry: names are never
+ * cut (a cut name could be another file), and a process's registry file
+ * lists what it created and is removed once everything is gone. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/registry.h"
+
+static char base[PATH_MAX];
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* A 300-character name beside a file named by its first 255 characters:
+ * removing the long one must leave the short one alone. */
+static void test_long_name_not_cut(void **state)
+{
+	char longp[PATH_MAX], cut[PATH_MAX];
+	int h;
+
+	(void)state;
+	/* directories of 40 characters each, down past 300 characters */
+	strcpy(longp, base);
+	while (strlen(longp) < 260) {
+		strcat(longp, "/dddddddddddddddddddddddddddddddddddddddd");
+		assert_int_equal(mkdir(longp, 0700), 0);
+	}
+	strcat(longp, "/report.json.tmp-12345");
+	memcpy(cut, longp, 255);
+	cut[255] = '\0';
+	assert_true(cut[254] != '/');
+	touch(cut);
+	touch(longp);
+	h = cleanup_add(CL_PATH, longp);
+	assert_true(h >= 0);
+	cleanup_run_one(h);
+	assert_int_equal(access(longp, F_OK), -1);
+	assert_int_equal(access(cut, F_OK), 0);
+	unlink(cut);
+	for (char *sl; (sl = strrchr(longp, '/')) && strlen(longp) > strlen(base);) {
+		*sl = '\0';
+		rmdir(longp);
+	}
+}
+
+static void test_too_long_refused(void **state)
+{
+	char *p = malloc(PATH_MAX + 10);
+
+	(void)state;
+	assert_non_null(p);
+	memset(p, 'a', PATH_MAX + 9);
+	p[PATH_MAX + 9] = '\0';
+	assert_int_equal(cleanup_add(CL_PATH, p), -ENAMETOOLONG);
+	free(p);
+}
+
+/* The registry file appears with the first entry, names it, and goes with
+ * the last; the directory goes with it. */
+static void test_registry_file(void **state)
+{
+	char path[PATH_MAX + 64], obj[PATH_MAX + 8], line[8192];
+	struct sweep_report rep;
+	char err[256];
+	FILE *f;
+	int h;
+	bool found = false;
+
+	(void)state;
+	snprintf(obj, sizeof(obj), "%s/obj", base);
+	touch(obj);
+	h = cleanup_add(CL_PATH, obj);
+	assert_true(h >= 0);
+	snprintf(path, sizeof(path), "%s/run-%d-", registry_dir(), (int)getpid());
+	/* one file, ours, that a sweep leaves alone (we are alive) */
+	assert_int_equal(registry_sweep(NULL, false, &rep, err, sizeof(err)), 0);
+	assert_int_equal(rep.live_runs, 1);
+	assert_int_equal(rep.dead_runs, 0);
+	assert_int_equal(access(obj, F_OK), 0);
+	char cmd[PATH_MAX + 128];
+
+	snprintf(cmd, sizeof(cmd), "cat %s*", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (line[0] == '+')
+			found = true;
+	pclose(f);
+	assert_true(found);
+	cleanup_all();
+	assert_int_equal(access(obj, F_OK), -1);
+	assert_int_equal(access(registry_dir(), F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_long_name_not_cut),
+		cmocka_unit_test(test_too_long_refused),
+		cmocka_unit_test(test_registry_file),
+	};
+	char tmpl[] = "/tmp/ipclab-unit-XXXXXX";
+	int ret;
+
+	if (!mkdtemp(tmpl))
+		return 1;
+	snprintf(base, sizeof(base), "%s", tmpl);
+	setenv("IPCLAB_STATE_DIR", strcat(strcpy((char[PATH_MAX]){ 0 }, tmpl), "/state"), 1);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(tmpl);
+	return ret ? 1 : 0;
+}
