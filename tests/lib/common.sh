@@ -47,7 +47,7 @@ fi
 test_procs() {
 	local p
 	for p in $(pgrep -x ipclab 2>/dev/null); do
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+		tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" |
 			grep -qxF "IPCLAB_TEST_TAG=$IPCLAB_TEST_TAG" && echo "$p"
 	done
 }
