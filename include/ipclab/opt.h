@@ -27,7 +27,10 @@ struct opt_desc {
 	uint64_t min, max;	/* inclusive range for numbers (max 0 = none) */
 	const char *choices;	/* OPT_CHOICE: "a|b|c" */
 	const char *help;
+	unsigned flags;		/* OPT_POW2 */
 };
+
+#define OPT_POW2 1u		/* a number: only a power of two */
 
 /* Set every field of dst to its default. */
 int opt_defaults(const struct opt_desc *d, void *dst, char *err, size_t errlen);

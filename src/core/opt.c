@@ -90,6 +90,9 @@ int opt_set(const struct opt_desc *d, void *dst, const char *val, char *err, siz
 	if (v < d->min || (d->max && v > d->max))
 		return errf(err, errlen, ERANGE, "-O %s=%s: out of range [%llu, %llu]", d->name, val,
 			    (unsigned long long)d->min, (unsigned long long)d->max);
+	if ((d->flags & OPT_POW2) && (v & (v - 1)))
+		return errf(err, errlen, EINVAL, "-O %s=%s: not a power of two; use e.g. 64k, 1M or 4M",
+			    d->name, val);
 	memcpy(field, &v, sizeof(v));
 	return 0;
 }

@@ -48,7 +48,7 @@ struct ring_opts {
  * fresh line, one more line moving between the CPUs per message). */
 static const struct opt_desc ring_options[] = {
 	{ .name = "capacity", .type = OPT_SIZE, .offset = offsetof(struct ring_opts, capacity),
-	  .def = "1M", .min = 4096, .max = 1u << 30,
+	  .def = "1M", .min = 4096, .max = 1u << 30, .flags = OPT_POW2,
 	  .help = "data bytes of each ring: a power of two; the largest message is a quarter" },
 	{ .name = "align", .type = OPT_CHOICE, .offset = offsetof(struct ring_opts, align),
 	  .def = "8", .choices = "8|64",

@@ -46,5 +46,10 @@ expect_usage_error "size range with too many values" run -t null -s 16,32,64,128
 "$IPCLAB" run -t null --think 1..18446744073709551615 -n 10 --dry-run -q -f json -o "$dir/r.json" 2>/dev/null
 [ $? = 2 ] || fail "think 1..2^64-1 not refused"
 
+# an option value the transport cannot take is bad input, said once
+if "$IPCLAB" list | grep -q '^  ring '; then
+	expect_usage_error "ring capacity not a power of two" run -t ring -O capacity=12k -n 100
+fi
+
 [ -z "$(new_leftovers "$before" "$(leftovers)")" ] || fail "left behind: $(new_leftovers "$before" "$(leftovers)")"
 finish
