@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* ipclab: a laboratory for Linux inter-process communication. */
-#include "cli.h"
+#include "cmd/cmd.h"
 
 int main(int argc, char **argv)
 {
-	return cli_main(argc, argv);
+	return cmd_main(argc, argv);
 }

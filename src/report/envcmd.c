@@ -12,7 +12,6 @@
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
-#include "commands.h"
 #include "env_json.h"
 
 enum env_kind {
@@ -227,7 +226,7 @@ static void caches_text(FILE *f, const struct env_info *e)
 	}
 }
 
-static int env_text(FILE *f, const struct env_info *e)
+int env_text(FILE *f, const struct env_info *e)
 {
 	const char *group = "";
 
@@ -250,74 +249,4 @@ static int env_text(FILE *f, const struct env_info *e)
 	for (unsigned i = 0; i < e->nwarnings && i < ENV_MAX_WARNINGS; i++)
 		fprintf(f, "  ! %s\n", e->warnings[i]);
 	return ferror(f) ? -EIO : 0;
-}
-
-/* ---- the subcommand ------------------------------------------------------------------ */
-
-static int env_usage(FILE *f)
-{
-	fputs("usage: ipclab env [-f text|json]\n"
-	      "The machine as every result file records it (\"env\"), with warnings for what\n"
-	      "distorts measurements here.\n"
-	      "  -f, --format FMT   text (default) or json (the \"env\" object of a result file)\n"
-	      "  -h, --help\n", f);
-	return 0;
-}
-
-static int env_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int env_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ipclab env: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
-int cmd_env(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *format = "text";
-	struct env_info env;
-	int opt, ret;
-
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return env_usage(stdout);
-		if (opt == ':')
-			return env_error("option '%s' needs a value; see ipclab env --help",
-					 argv[optind - 1]);
-		if (opt == '?')
-			return env_error("unknown option '%s'; see ipclab env --help", argv[optind - 1]);
-		if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-			return env_error("-f %s: expected text or json", optarg);
-		format = optarg;
-	}
-	if (optind < argc)
-		return env_error("unexpected argument '%s'; ipclab env takes options only",
-				 argv[optind]);
-	env_collect(&env);
-	if (!strcmp(format, "json")) {
-		json_t *obj = env_json_object(&env);
-
-		ret = !obj || json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		json_decref(obj);
-		ret |= fputc('\n', stdout) == EOF;
-	} else {
-		ret = env_text(stdout, &env);
-	}
-	if (fflush(stdout) || ret) {
-		fprintf(stderr, "ipclab env: cannot write the report\n");
-		return 1;
-	}
-	return 0;
 }

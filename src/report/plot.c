@@ -19,11 +19,9 @@
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
-#include "commands.h"
 #include "plot.h"
 
 #define GNUPLOT_DEADLINE_MS 60000
-#define GNUPLOT_PKG "gnuplot-nox"
 
 int plot_parse_pivot(const char *spec, struct plot_pivot *pv, char *err, size_t errlen)
 {
@@ -267,7 +265,7 @@ static bool any_ok(const struct rfile *rf)
 }
 
 /* -ENOENT: gnuplot missing; -EINVAL: bad input; others: plotting failed. */
-static int plot_file(const char *json_path, const char *dir, struct plot_opts *o, char *err,
+int plot_file(const char *json_path, const char *dir, struct plot_opts *o, char *err,
 		     size_t errlen)
 {
 	struct plot_ctx ctx = { .o = o, .dir = dir, .err = err, .errlen = errlen };
@@ -311,109 +309,4 @@ int plot_report_file(const char *json_path, const char *dir, char *err, size_t e
 	struct plot_opts o = { .width = 1000, .height = 600 };
 
 	return plot_file(json_path, dir, &o, err, errlen);
-}
-
-/* ---- the subcommand ------------------------------------------------------------------ */
-
-static int plot_usage(FILE *f)
-{
-	fputs("usage: ipclab plot RESULTS.json -o DIR [options]\n"
-	      "Figures from a result file (ipclab run -f json): PNG and SVG, each with its data\n"
-	      "(NAME.dat) and gnuplot script (NAME.gp) beside it. Needs gnuplot (" GNUPLOT_PKG ").\n"
-	      "  -o, --output DIR          directory for the figures (created if missing)\n"
-	      "      --pivot ROW,COL,METRIC  also a heatmap of METRIC over two parameters,\n"
-	      "                            e.g. size,think,cpu_pct_total or server_cpu,client_cpu,p50;\n"
-	      "                            repeatable (default: the run's own --pivot)\n"
-	      "      --size WxH            pixels of each figure; default 1000x600\n"
-	      "  -q, --quiet               do not list the files written\n"
-	      "  -h, --help\n"
-	      "Exit status: 0 ok, 1 plotting failed, 2 bad input or no gnuplot.\n", f);
-	return 0;
-}
-
-static int plot_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int plot_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ipclab plot: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
-static int parse_size_arg(const char *arg, struct plot_opts *o)
-{
-	unsigned w, h;
-	char end;
-
-	if (sscanf(arg, "%ux%u%c", &w, &h, &end) != 2 || w < 100 || h < 100 || w > 10000 ||
-	    h > 10000)
-		return plot_error("--size %s: expected WIDTHxHEIGHT in pixels, 100 to 10000, e.g. 1200x700",
-				  arg);
-	o->width = w;
-	o->height = h;
-	return 0;
-}
-
-static int plot_args(int argc, char **argv, struct plot_opts *o, const char **dir)
-{
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pivot", required_argument, NULL, 'P' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	char err[ERRLEN];
-	int opt;
-
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return plot_usage(stdout), -1;
-		if (opt == ':')
-			return plot_error("option '%s' needs a value; see ipclab plot --help", argv[optind - 1]);
-		if (opt == '?')
-			return plot_error("unknown option '%s'; see ipclab plot --help", argv[optind - 1]);
-		if (opt == 'o')
-			*dir = optarg;
-		else if (opt == 'q')
-			o->list = NULL;
-		else if (opt == 'S' && parse_size_arg(optarg, o))
-			return 2;
-		else if (opt == 'P' && o->npivots >= PLOT_MAX_PIVOTS)
-			return plot_error("--pivot: at most %d", PLOT_MAX_PIVOTS);
-		else if (opt == 'P' && plot_parse_pivot(optarg, &o->pivots[o->npivots++], err, sizeof(err)))
-			return plot_error("%s", err);
-	}
-	if (argc - optind != 1)
-		return plot_error("expected one result file (got %d): ipclab plot RESULTS.json -o DIR",
-				  argc - optind);
-	if (!*dir)
-		return plot_error("no output directory: ipclab plot %s -o DIR", argv[optind]);
-	return 0;
-}
-
-int cmd_plot(int argc, char **argv)
-{
-	struct plot_opts o = { .width = 1000, .height = 600, .list = stdout };
-	const char *dir = NULL;
-	char err[ERRLEN];
-	int ret = plot_args(argc, argv, &o, &dir);
-
-	if (ret)
-		return ret < 0 ? 0 : ret;
-	ret = plot_file(argv[optind], dir, &o, err, sizeof(err));
-	if (ret == -ENOENT || ret == -EINVAL)
-		return plot_error("%s", err);
-	if (ret) {
-		fprintf(stderr, "ipclab plot: %s\n", err);
-		return 1;
-	}
-	return 0;
 }

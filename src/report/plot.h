@@ -33,6 +33,15 @@ struct plot_ctx {
 	size_t errlen;
 };
 
+/* The package that brings gnuplot, for messages. */
+#define GNUPLOT_PKG "gnuplot-nox"
+
+/* Every figure of a result file into dir (created if missing): 0, -ENOENT
+ * or -EINVAL (bad input: the file, a pivot, no gnuplot), or another -errno
+ * (plotting failed); why in err. */
+int plot_file(const char *json_path, const char *dir, struct plot_opts *o, char *err,
+	      size_t errlen);
+
 /* "ROW,COL,METRIC" (run --pivot's syntax). */
 int plot_parse_pivot(const char *spec, struct plot_pivot *pv, char *err, size_t errlen);
 

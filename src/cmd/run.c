@@ -1,45 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* The command line: subcommands, global options and the default run (the
- * plan is built in plan.c, run and reported in run.c). The cli files and
- * main.c alone print errors and choose exit codes:
- * 0 ok, 1 the run failed, 2 bad input, 128+N interrupted by signal N. */
-#include <fnmatch.h>
+/* `ipclab run` (and `ipclab` with options or none): its options into
+ * run_args, the default comparison, and the run itself (run_exec.c). */
 #include <getopt.h>
-#include <sys/stat.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_internal.h"
-#include "ipclab/cleanup.h"
-#include "ipclab/idle.h"
-#include "ipclab/msg.h"
-#include "ipclab/placement.h"
+#include "cmd.h"
+#include "run.h"
 #include "ipclab/runner.h"
-#include "pattern/common.h"
-
-int usage_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* one line, whatever the user typed: control bytes are shown escaped */
-	fputs("ipclab: ", stderr);
-	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
-		else
-			fputc(*p, stderr);
-	}
-	fputc('\n', stderr);
-	return 2;
-}
 
 /* ---- options ------------------------------------------------------------------- */
 
@@ -80,7 +50,7 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
-static void usage(FILE *f)
+void cmd_run_usage(FILE *f)
 {
 	fputs("usage: ipclab [run] [options]     run experiments (no arguments: the default comparison)\n"
 	      "       ipclab list                 transports and patterns, with capabilities and options\n", f);
@@ -223,8 +193,7 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case 'q': a->quiet = true; break;
 	case 'o': a->output = arg; break;
 	case 'f':
-		if (strcmp(arg, "table") && strcmp(arg, "json") && strcmp(arg, "csv") &&
-		    strcmp(arg, "markdown") && strcmp(arg, "ranked"))
+		if (!reporter_find(arg) || !strcmp(arg, "pivot"))
 			return usage_error("-f %s: expected table, ranked, json, csv or markdown", arg);
 		a->format = arg;
 		break;
@@ -255,7 +224,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":t:p:s:n:d:e:f:o:O:qh", long_opts, NULL)) != -1) {
 		if (opt == 'h') {
-			usage(stdout);
+			cmd_run_usage(stdout);
 			return -1;
 		}
 		if (opt == OPT_VERSION) {
@@ -283,7 +252,7 @@ static int default_run(struct run_args *base)
 	static char t1[] = "all", t2[] = "all", split[] = "split", split2[] = "split";
 	struct run_args two[2] = { *base, *base };
 
-	two[0].format = "ranked";
+	two[0].format = /*FRONTDOOR_FMT*/"ranked";
 
 	two[0].patterns = stream;
 	two[0].sizes = s4k;
@@ -301,32 +270,25 @@ static int default_run(struct run_args *base)
 	return do_run(two, 2);
 }
 
-int cli_main(int argc, char **argv)
+/* The whole command line: ipclab [run] [options]; with no options at all,
+ * the default comparison. */
+int cmd_run(int argc, char **argv)
 {
 	struct run_args a = { 0 };
+	bool none;
 	int ret;
 
 	args_defaults(&a);
 	save_cmdline(&a, argc, argv);
-	runner_init();
-	atexit(cleanup_all);
-	if (argc > 1 && strcmp(argv[1], "list") == 0) {
-		if (argc > 2)
-			return usage_error("list takes no arguments");
-		return cli_list();
-	}
-	if (argc > 1 && subcommand_find(argv[1]))
-		return subcommand_find(argv[1])->main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "run") == 0) {
 		argv++;
 		argc--;
-	} else if (argc > 1 && argv[1][0] != '-') {
-		return usage_error("unknown command '%s'; expected run or list (see ipclab --help)", argv[1]);
 	}
+	none = /*FRONTDOOR_ARGC*/argc == 1;
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	if (argc == 1)
+	if (none)
 		return default_run(&a);
 	return do_run(&a, 1);
 }

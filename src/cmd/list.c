@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmd.h"
 #include "ipclab/pattern.h"
 
 static void caps_text(unsigned caps, char *buf, size_t len)
@@ -33,9 +33,13 @@ static void print_options(const struct opt_desc *o)
 		       o->choices ? "  (" : "", o->choices ? o->choices : "", o->help);
 }
 
-int cli_list(void)
+int cmd_list(int argc, char **argv)
 {
 	char caps[160], maxs[32];
+
+	(void)argv;
+	if (argc > 1)
+		return usage_error("list takes no arguments");
 
 	printf("transports:\n");
 	for (size_t i = 0; i < n_transports; i++) {

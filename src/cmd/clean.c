@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmd.h"
 #include "ipclab/registry.h"
 
 static int clean_usage(FILE *f)
@@ -43,20 +43,15 @@ int cmd_clean(int argc, char **argv)
 		case 'q': quiet = true; break;
 		case 'h': return clean_usage(stdout);
 		default:
-			fprintf(stderr, "ipclab clean: unknown option '%s'; see ipclab clean --help\n",
-				argv[optind - 1]);
-			return 2;
+			return cmd_usage_error("clean", "unknown option '%s'; see ipclab clean --help",
+					       argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ipclab clean: takes no arguments ('%s'); see ipclab clean --help\n",
-			argv[optind]);
-		return 2;
-	}
-	if (registry_sweep(quiet ? NULL : stdout, dry, &rep, err, sizeof(err))) {
-		fprintf(stderr, "ipclab clean: %s\n", err);
-		return 1;
-	}
+	if (optind < argc)
+		return cmd_usage_error("clean", "takes no arguments ('%s'); see ipclab clean --help",
+				       argv[optind]);
+	if (registry_sweep(quiet ? NULL : stdout, dry, &rep, err, sizeof(err)))
+		return say_error("clean", "%s", err);
 	if (!quiet)
 		printf("ipclab clean: %s %u object%s of %u run%s no longer alive; %u live run%s left "
 		       "alone; %u skipped\n", dry ? "would remove" : "removed", rep.removed,

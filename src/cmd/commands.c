@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Subcommands besides run and list: one table serves dispatch and help. */
-#include <stdio.h>
+/* The command line: argv[1] names the command. One table serves dispatch
+ * and `ipclab --help`; run and list are listed first by the help text. */
+#include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "report/commands.h"
+#include "cmd.h"
+#include "ipclab/cleanup.h"
+#include "ipclab/runner.h"
 
 const struct subcommand subcommands[] = {
 	{ "plot", cmd_plot, "figures (PNG, SVG, data, gnuplot script) from a result file" },
@@ -21,4 +23,19 @@ const struct subcommand *subcommand_find(const char *name)
 		if (strcmp(s->name, name) == 0)
 			return s;
 	return NULL;
+}
+
+int cmd_main(int argc, char **argv)
+{
+	const struct subcommand *sc = argc > 1 ? subcommand_find(argv[1]) : NULL;
+
+	runner_init();
+	atexit(cleanup_all);
+	if (argc > 1 && strcmp(argv[1], "list") == 0)
+		return cmd_list(argc - 1, argv + 1);
+	if (sc)
+		return sc->main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "run") && argv[1][0] != '-')
+		return usage_error("unknown command '%s'; expected run or list (see ipclab --help)", argv[1]);
+	return cmd_run(argc, argv);
 }

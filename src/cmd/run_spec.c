@@ -1,25 +1,20 @@
 // SPDX-License-Identifier: MIT
-/* The plan: the cartesian product of what the user listed, checked (bad
- * input is one line and exit 2) and turned into cells. */
+/* The run command's text into a typed plan_spec: comma lists split, ranges
+ * doubled, names looked up (with "did you mean"), -O key=value parsed into
+ * each transport's and pattern's option block. Bad input is one line and
+ * exit 2; the cells themselves are the planner's (src/core/plan.c). */
+#include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
-#include <sys/stat.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cli.h"
-#include "cli_internal.h"
-#include "ipclab/cleanup.h"
-#include "ipclab/idle.h"
+#include "cmd.h"
+#include "run.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
-#include "ipclab/runner.h"
-#include "pattern/common.h"
+#include "../pattern/common.h"
 
-/* Split a comma list in place. */
 /* How many words split_list would find (it keeps at most max). */
 static size_t list_words(const char *s)
 {
@@ -32,6 +27,7 @@ static size_t list_words(const char *s)
 	return n;
 }
 
+/* Split a comma list in place. */
 static unsigned split_list(char *s, char **out, unsigned max)
 {
 	unsigned n = 0;
@@ -77,26 +73,9 @@ static int unknown_name(const char *what, const char *word, bool transport)
 	return usage_error("unknown %s '%s'; run 'ipclab list' to see them all", what, word);
 }
 
-/* ---- plan ------------------------------------------------------------------ */
-
-static struct cell *plan_add(struct plan *pl)
-{
-	if (pl->n == pl->cap) {
-		size_t cap = pl->cap ? 2 * pl->cap : 64;
-		struct cell *c = realloc(pl->cells, cap * sizeof(*c));
-
-		if (!c)
-			return NULL;
-		pl->cells = c;
-		pl->cap = cap;
-	}
-	memset(&pl->cells[pl->n], 0, sizeof(struct cell));
-	return &pl->cells[pl->n++];
-}
-
 /* Parse an options block for a transport or pattern from the -O list. */
 static int make_opts(struct plan *pl, const struct opt_desc *d, size_t size, struct run_args *a,
-		     bool *used, void **out)
+		     bool *used, const void **out)
 {
 	char err[ERRLEN];
 	void *blk;
@@ -129,7 +108,7 @@ static int make_opts(struct plan *pl, const struct opt_desc *d, size_t size, str
 
 /* Transports selected by one -t word: a name, "all", or a glob. */
 static int select_transports(const char *word, const struct transport **out, unsigned *n,
-			     bool *explicit_)
+			     bool *named)
 {
 	bool glob = strpbrk(word, "*?[") != NULL, all = strcmp(word, "all") == 0;
 	unsigned before = *n;
@@ -140,7 +119,7 @@ static int select_transports(const char *word, const struct transport **out, uns
 		if (all ? (tp->caps & TP_IN_PROCESS) != 0 :
 			  glob ? fnmatch(word, tp->name, 0) != 0 : strcmp(word, tp->name) != 0)
 			continue;
-		explicit_[*n] = !all && !glob;
+		named[*n] = !all && !glob;
 		out[(*n)++] = tp;
 	}
 	if (*n == before)
@@ -148,26 +127,6 @@ static int select_transports(const char *word, const struct transport **out, uns
 			      unknown_name("transport", word, true);
 	return 0;
 }
-
-struct dims {
-	const struct transport *tp[MAX_LIST];
-	bool tp_explicit[MAX_LIST];
-	void *tp_opts[MAX_LIST];
-	const struct pattern *pat[MAX_LIST];
-	void *pat_opts[MAX_LIST];
-	uint64_t size[MAX_LIST];
-	bool threads[2];
-	struct pin_spec pin[MAX_LIST];
-	struct sched_spec sched[MAX_LIST];
-	unsigned clients[MAX_LIST];
-	uint64_t think[MAX_LIST], think_ns[MAX_LIST];
-	double rate[MAX_LIST];
-	char rate_text[MAX_LIST][24];
-	unsigned ntp, npat, nsize, nep, npin, nsched, nclients, nthink, nrate;
-};
-
-#define THINK_MAX 1000000000ull	/* iterations per byte */
-#define THINK_NS_MAX (3600ull * NSEC_PER_SEC)
 
 /* "1k..512k": every doubling from the first to the last; else one value. */
 static int expand_range(const char *w, int (*parse)(const char *, uint64_t *), uint64_t *out,
@@ -211,7 +170,7 @@ static int parse_rate(const char *w, double *out)
 	return 0;
 }
 
-static int parse_dims_names(struct run_args *a, struct dims *d)
+static int parse_dims_names(struct run_args *a, struct plan_spec *d)
 {
 	char *w[MAX_LIST];
 	unsigned n = split_list(a->transports, w, MAX_LIST);
@@ -219,7 +178,7 @@ static int parse_dims_names(struct run_args *a, struct dims *d)
 	if (!n)
 		return usage_error("-t: no transport named; e.g. -t pipe,unix-stream or -t all");
 	for (unsigned i = 0; i < n; i++)
-		if (select_transports(w[i], d->tp, &d->ntp, d->tp_explicit))
+		if (select_transports(w[i], d->tp, &d->ntp, d->tp_named))
 			return 2;
 	n = split_list(a->patterns, w, MAX_LIST);
 	for (unsigned i = 0; i < n; i++) {
@@ -241,7 +200,7 @@ static int too_many(const char *opt, const char *w)
 /* --think (iterations per byte) or --think-ns (a duration): one list of
  * think values, each bounded so that think x size and the derived time
  * limits cannot overflow. */
-static int parse_thinks(struct run_args *a, struct dims *d)
+static int parse_thinks(struct run_args *a, struct plan_spec *d)
 {
 	char *w[MAX_LIST];
 	unsigned n = a->thinks ? split_list(a->thinks, w, MAX_LIST) : 0;
@@ -255,9 +214,9 @@ static int parse_thinks(struct run_args *a, struct dims *d)
 			return usage_error("--think %s: expected iterations per byte, e.g. 1,2,4 or 1..2048", w[i]);
 	}
 	for (unsigned k = 0; k < d->nthink; k++)
-		if (d->think[k] > THINK_MAX)
+		if (d->think[k] > PLAN_THINK_MAX)
 			return usage_error("--think %s: at most %llu iterations per byte; use a smaller value",
-					   a->thinks, (unsigned long long)THINK_MAX);
+					   a->thinks, (unsigned long long)PLAN_THINK_MAX);
 	n = a->think_nss ? split_list(a->think_nss, w, MAX_LIST) : 0;
 	if (n && d->nthink)
 		return usage_error("--think and --think-ns exclude each other; use one");
@@ -269,7 +228,7 @@ static int parse_thinks(struct run_args *a, struct dims *d)
 			return usage_error("--think-ns %s: expected a duration, e.g. 10us or 1us..1ms", w[i]);
 	}
 	for (unsigned k = 0; k < d->nthink; k++)
-		if (d->think_ns[k] > THINK_NS_MAX)
+		if (d->think_ns[k] > PLAN_THINK_NS_MAX)
 			return usage_error("--think-ns %s: at most 1h per message; use a shorter time",
 					   a->think_nss);
 	if (!d->nthink)
@@ -277,7 +236,7 @@ static int parse_thinks(struct run_args *a, struct dims *d)
 	return 0;
 }
 
-static int parse_dims_numbers(struct run_args *a, struct dims *d)
+static int parse_dims_numbers(struct run_args *a, struct plan_spec *d)
 {
 	char *w[MAX_LIST];
 	unsigned n = split_list(a->sizes, w, MAX_LIST);
@@ -321,7 +280,7 @@ static int parse_dims_numbers(struct run_args *a, struct dims *d)
 	return 0;
 }
 
-static int parse_dims_placement(struct run_args *a, struct dims *d)
+static int parse_dims_placement(struct run_args *a, struct plan_spec *d)
 {
 	char *w[MAX_LIST], err[ERRLEN];
 	unsigned n = split_list(a->endpoints, w, MAX_LIST);
@@ -344,7 +303,7 @@ static int parse_dims_placement(struct run_args *a, struct dims *d)
 	return 0;
 }
 
-static void collect_option_names(const struct dims *d, const char **names, size_t *n)
+static void collect_option_names(const struct plan_spec *d, const char **names, size_t *n)
 {
 	for (unsigned i = 0; i < d->ntp; i++)
 		for (const struct opt_desc *o = d->tp[i]->options; o && o->name; o++)
@@ -356,7 +315,7 @@ static void collect_option_names(const struct dims *d, const char **names, size_
 				names[(*n)++] = o->name;
 }
 
-static int parse_dims_options(struct plan *pl, struct run_args *a, struct dims *d)
+static int parse_dims_options(struct plan *pl, struct run_args *a, struct plan_spec *d)
 {
 	bool used[MAX_LIST] = { false };
 	const char *names[128];
@@ -389,134 +348,58 @@ static int parse_dims_options(struct plan *pl, struct run_args *a, struct dims *
 	return 0;
 }
 
-/* Why a cell cannot run (input error if the transport was named, else a
- * skip); "" if it can. Returns 2 for an input error already printed. */
-static int cell_check(struct cell *c, bool named)
+int run_spec_default_options(struct plan_spec *d, struct plan *pl)
 {
-	const struct transport *tp = c->tp;
-	size_t max = tp->max_msg ? tp->max_msg(c->tp_opts) : 0;
-	char why[256] = "";
+	struct run_args none = { 0 };
 
-	if (max && c->size > max)
-		snprintf(why, sizeof(why), "%s carries at most %zu bytes per message here, -s %llu is larger; use -s %zu or less%s%s",
-			 tp->name, max, (unsigned long long)c->size, max,
-			 tp->max_msg_limit ? ", or raise " : "",
-			 tp->max_msg_limit ? tp->max_msg_limit : "");
-	else if ((tp->caps & TP_THREAD_ONLY) && !c->threads)
-		snprintf(why, sizeof(why), "%s works between threads only; use --endpoints thread",
-			 tp->name);
-	else if (c->clients > 1 && !(tp->caps & TP_MULTI_CLIENT))
-		snprintf(why, sizeof(why), "%s serves one client; --clients %u needs a multi-client transport",
-			 tp->name, c->clients);
-	if (!why[0])
-		return 0;
-	if (named)
-		return usage_error("%s", why);
-	snprintf(c->skip, sizeof(c->skip), "%s", why);
-	return 0;
+	return parse_dims_options(pl, &none, d);
 }
 
-/* Iterations of the think loop per ns, measured once and printed. */
-static double think_per_ns(const struct run_args *a)
+/* Iterations of the think loop per ns, measured once and said. */
+double run_think_per_ns(void *quiet)
 {
 	static double per_ns;
 
 	if (!per_ns) {
 		per_ns = think_calibrate();
-		if (!a->quiet)
+		if (!*(bool *)quiet)
 			fprintf(stderr, "ipclab: think loop calibrated: %.3f iterations/ns (%.2f ns each)\n",
 				per_ns, 1 / per_ns);
 	}
 	return per_ns;
 }
 
-/*
- * --max-time when not given: 60 s plus four times what the cell should take
- * at worst-case speeds (100 us and 50 ns a byte per message, think time
- * twice, a paced client's schedule, or -d). Generous on purpose: it ends a
- * run that crawls, which the no-progress --timeout cannot see.
- */
-static uint64_t derive_max_time(const struct cell *c)
+/* The scalar knobs: typed already, copied across. */
+static void spec_knobs(const struct run_args *a, struct plan_spec *d)
 {
-	double msgs = (double)(c->count + c->warmup) * (c->clients ? c->clients : 1);
-	double per_msg = 100e3 + 50.0 * (double)c->size + 2.0 * (double)c->think_ns +
-			 2.0 * (double)c->think * (double)c->size;
-	double expect = c->duration_ns ? (double)c->duration_ns + (double)c->warmup * per_msg
-				       : msgs * per_msg;
-	double limit;
-
-	if (c->rate > 0 && !c->duration_ns)
-		expect += msgs / c->rate * 1e9;
-	limit = 60e9 + 4 * expect;
-	return limit >= 1.8e19 ? UINT64_MAX : (uint64_t)limit;
+	d->count = a->count;
+	d->duration_ns = a->duration_ns;
+	d->timeout_ns = a->timeout_ns;
+	d->warmup = a->warmup;
+	d->warmup_set = a->warmup_set;
+	d->max_time_ns = a->max_time_ns;
+	d->max_time_set = a->max_time_set;
+	d->verify = a->verify;
+	d->keep_awake = a->keep_awake;
+	d->lenient = a->lenient;
+	d->pm_qos_us = a->pm_qos_us;
+	d->think_per_ns = run_think_per_ns;
+	d->think_arg = (void *)&a->quiet;
 }
 
-static int add_cells(struct plan *pl, struct run_args *a, struct dims *d)
-{
-	unsigned long long n = (unsigned long long)d->npat * d->nsize * d->ntp * d->nep *
-			       d->npin * d->nsched * d->nclients * d->nthink * d->nrate;
-
-	if (n + pl->n > MAX_CELLS)
-		return usage_error("the plan has %llu cells (every combination of the lists), more than %u; shorten the lists or split the run",
-				   n + pl->n, MAX_CELLS);
-	for (unsigned ip = 0; ip < d->npat; ip++)
-	for (unsigned is = 0; is < d->nsize; is++)
-	for (unsigned it = 0; it < d->ntp; it++)
-	for (unsigned ie = 0; ie < d->nep; ie++)
-	for (unsigned ipn = 0; ipn < d->npin; ipn++)
-	for (unsigned isc = 0; isc < d->nsched; isc++)
-	for (unsigned ic = 0; ic < d->nclients; ic++)
-	for (unsigned ik = 0; ik < d->nthink; ik++)
-	for (unsigned ir = 0; ir < d->nrate; ir++) {
-		struct cell *c = plan_add(pl);
-
-		if (!c)
-			return usage_error("out of memory");
-		*c = (struct cell){ .tp = d->tp[it], .tp_opts = d->tp_opts[it],
-				    .pat = d->pat[ip], .pat_opts = d->pat_opts[ip],
-				    .size = d->size[is], .count = a->count,
-				    .duration_ns = a->duration_ns, .threads = d->threads[ie],
-				    .pin = d->pin[ipn], .sched = d->sched[isc],
-				    .clients = d->clients[ic], .verify = a->verify,
-				    .timeout_ns = a->timeout_ns };
-		c->warmup = a->warmup_set ? a->warmup : runner_default_warmup(a->count);
-		c->think = d->think[ik];
-		c->think_ns = d->think_ns[ik];
-		if (c->think_ns)
-			c->think_iters = (uint64_t)((double)c->think_ns * think_per_ns(a));
-		c->rate = d->rate[ir];
-		c->pm_qos_us = a->pm_qos_us;
-		snprintf(c->section, sizeof(c->section), "%s", a->section ? a->section : "");
-		c->keep_awake = a->keep_awake;
-		snprintf(c->rate_text, sizeof(c->rate_text), "%s", d->rate_text[ir]);
-		/* a paced run warms up with one message unless told otherwise */
-		if (c->rate > 0 && !a->warmup_set)
-			c->warmup = 1;
-		c->max_time_ns = a->max_time_set ? a->max_time_ns : derive_max_time(c);
-		if (cell_check(c, d->tp_explicit[it] && !a->lenient))
-			return 2;
-		/* only a realtime policy starves the peer: batch and idle share */
-		if ((c->tp->caps & TP_SPINS) &&
-		    (c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR) &&
-		    c->pin.server_cpu >= 0 && c->pin.server_cpu == c->pin.client_cpu)
-			return usage_error("%s spins while waiting: under --sched %s on one CPU the spinner never lets its peer run; use --pin split or --sched other",
-					   c->tp->name, c->sched.text);
-	}
-	return 0;
-}
-
-int build_plan(struct run_args *orig, struct plan *pl)
+int run_spec_parse(struct run_args *orig, struct plan_spec *d, struct plan *pl)
 {
 	/* the lists are split in place: work on copies, so that run_args can
-	 * share strings (the default run and the suite do) */
+	 * share strings (the default run does) */
 	struct run_args copy = *orig, *a = &copy;
 	char **lists[] = { &a->transports, &a->patterns, &a->sizes, &a->endpoints, &a->pins,
 			   &a->scheds, &a->clients, &a->thinks, &a->think_nss, &a->rates };
 	static const char *const names[] = { "-t", "-p", "-s", "-e", "--pin", "--sched",
 					     "--clients", "--think", "--think-ns", "--rate" };
-	struct dims *d = calloc(1, sizeof(*d));
 	int ret = 0;
 
+	memset(d, 0, sizeof(*d));
+	spec_knobs(orig, d);
 	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
 		if (!ret && *lists[i] && list_words(*lists[i]) > MAX_LIST)
 			ret = usage_error("%s: more than %d values in one list; use fewer",
@@ -524,8 +407,6 @@ int build_plan(struct run_args *orig, struct plan *pl)
 		if (*lists[i] && !(*lists[i] = strdup(*lists[i])))
 			ret = usage_error("out of memory");
 	}
-	if (!d)
-		ret = usage_error("out of memory");
 	if (!ret)
 		ret = parse_dims_names(a, d);
 	if (!ret)
@@ -534,11 +415,22 @@ int build_plan(struct run_args *orig, struct plan *pl)
 		ret = parse_dims_placement(a, d);
 	if (!ret)
 		ret = parse_dims_options(pl, a, d);
-	if (!ret)
-		ret = add_cells(pl, a, d);
 	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
 		free(*lists[i]);
-	free(d);
 	return ret;
 }
 
+int build_plan(struct run_args *a, struct plan *pl)
+{
+	struct plan_spec *spec = calloc(1, sizeof(*spec));
+	char err[ERRLEN];
+	int ret;
+
+	if (!spec)
+		return usage_error("out of memory");
+	ret = run_spec_parse(a, spec, pl);
+	if (!ret && plan_build(spec, pl, err, sizeof(err)))
+		ret = usage_error("%s", err);
+	free(spec);
+	return ret;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* The command layer: one thin front end per subcommand (a file each in src/cmd/). Each
+ * turns what the user typed into typed values, calls the engine or a
+ * reporter, and alone prints errors and chooses the exit status:
+ * 0 ok, 1 the run failed, 2 bad input, 128+N interrupted by signal N
+ * (compare also 3: a regression past --fail-above). */
+#ifndef IPCLAB_CMD_H
+#define IPCLAB_CMD_H
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "ipclab/report.h"
+
+/* The command line (commands.c): dispatch by argv[1]. */
+int cmd_main(int argc, char **argv);
+
+/* A subcommand: argv[0] is its name; returns the exit status. The table
+ * (commands.c) serves dispatch and `ipclab --help`. */
+struct subcommand {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *summary;
+};
+extern const struct subcommand subcommands[];
+const struct subcommand *subcommand_find(const char *name);
+
+int cmd_run(int argc, char **argv);	/* run.c: the whole command line */
+int cmd_list(int argc, char **argv);	/* list.c */
+int cmd_suite(int argc, char **argv);	/* suite.c */
+int cmd_plot(int argc, char **argv);	/* plot.c */
+int cmd_compare(int argc, char **argv);	/* compare.c */
+int cmd_env(int argc, char **argv);	/* env.c */
+int cmd_clean(int argc, char **argv);	/* clean.c */
+void cmd_run_usage(FILE *f);		/* run.c: `ipclab --help` */
+
+/* The one error printer (say.c): "ipclab: MSG" or "ipclab CMD: MSG" on
+ * stderr, one line whatever the user typed (control bytes are shown
+ * escaped). say_error returns 1 (a run or a write failed), usage_error 2
+ * (bad input). */
+void say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int say_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The one atomic output writer (output.c): output_open gives stdout when
+ * path is NULL, else a temporary file beside path, registered for cleanup
+ * before it exists; output_commit renames it over path (ok) or removes it.
+ * Both print their own error ("ipclab[ CMD]: ...") and return the exit
+ * status: 0, 1 (cannot write) or 2 (a path too long to be safe). */
+struct output {
+	FILE *f;
+	const char *path;	/* NULL: stdout */
+	const char *cmd;	/* for messages; NULL for run */
+	int handle;		/* cleanup handle of the temporary file */
+	char tmp[PATH_MAX];
+};
+int output_open(struct output *o, const char *path, const char *cmd);
+/* failed: the writer failed (why, "" if it said nothing); 0 or 1. */
+int output_commit(struct output *o, int failed, const char *why);
+
+/* One report written through the reporter table (report/reporters.c) to
+ * path (NULL = stdout), atomically: ra->format's reporter, or the pivot
+ * when ra->pivot is set. The exit status (0, 1 or 2). */
+struct reporter_args;
+int output_report(const char *path, const struct reporter_args *ra, const struct report *rep);
+
+#endif

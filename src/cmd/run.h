@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* The run command's text (struct run_args: the lists as the user typed
+ * them) and its three steps: options (run.c), text -> typed plan_spec
+ * (run_spec.c), and plan -> session -> report (run_exec.c). The suite
+ * uses the last step with specs of its own. */
+#ifndef IPCLAB_CMD_RUN_H
+#define IPCLAB_CMD_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ipclab/engine.h"
+#include "ipclab/reporter.h"
+
+#define MAX_LIST PLAN_MAX_LIST
+
+struct run_args {
+	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
+	char *thinks, *think_nss, *rates, *pivot;
+	const struct field *pivot_spec[3];
+	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;
+	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
+	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
+	bool lenient;		/* a named transport that cannot run is skipped, not an error */
+	const char *plot_dir;	/* --plot DIR */
+	int pm_qos_us;
+	const char *format, *output;
+	unsigned repeat;
+	char *kv[MAX_LIST];
+	unsigned nkv;
+	char cmdline[1024];
+};
+
+/* Defaults for every field, as `ipclab run` with no options. */
+void args_defaults(struct run_args *a);
+
+/* run_spec.c: the lists of a into a typed spec (its option blocks owned by
+ * pl); 0, or 2 for bad input (printed). */
+int run_spec_parse(struct run_args *a, struct plan_spec *spec, struct plan *pl);
+/* Every transport's and pattern's option block of d at its defaults (no
+ * -O), owned by pl; 0 or 2. */
+int run_spec_default_options(struct plan_spec *d, struct plan *pl);
+/* Parse a and append its cells to pl (as one `ipclab run` would); 0 or 2. */
+int build_plan(struct run_args *a, struct plan *pl);
+/* Iterations of the think loop per ns, calibrated once; said on stderr
+ * unless quiet (arg: a bool *, true = quiet). For plan_spec.think_per_ns. */
+double run_think_per_ns(void *quiet);
+
+/* run_exec.c: the cells of pl run as one session, results in rep (the
+ * caller frees rep->results, which is NULL when nothing ran). Warnings
+ * and progress on stderr unless quiet. Returns 0, 1 (an idle knob failed,
+ * printed), 2 (out of memory, printed) or 128+N (interrupted). */
+int run_session(const struct plan *pl, const struct session_opts *so, bool quiet,
+		struct report *rep);
+/* Plan, run and report args[0..n) as one plan; the exit status. */
+int do_run(struct run_args *args, unsigned nargs);
+/* --vmstat's line (run_exec.c), the runner's tick. */
+struct sys_snap;
+void vmstat_line(const struct cell *c, const struct sys_snap *a, const struct sys_snap *b);
+
+#endif

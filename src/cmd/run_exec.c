@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/* Running a plan for the run command and the suite: warnings said once,
+ * progress on a terminal, the session (src/core/session.c), then the
+ * report written atomically, --plot's figures, and failures listed. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "run.h"
+#include "ipclab/runner.h"
+
+struct progress {
+	bool quiet;
+	uint64_t t0;
+};
+
+static void progress(void *arg, size_t k, size_t n)
+{
+	const struct progress *p = arg;
+	double el;
+
+	if (p->quiet || !isatty(STDERR_FILENO))
+		return;
+	el = (double)(now_ns() - p->t0) / 1e9;
+	fprintf(stderr, "\r\033[Kcell %zu/%zu  %.0fs elapsed, ~%.0fs left", k, n, el,
+		k ? el / (double)k * (double)(n - k) : 0.0);
+	if (k == n)
+		fprintf(stderr, "\r\033[K");
+}
+
+static int report_failures(const struct result *res, size_t n)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].status != RES_FAILED)
+			continue;
+		say(NULL, "%s/%s %llu B %s: %s", res[i].transport, res[i].pattern,
+		    (unsigned long long)res[i].cell.size, res[i].cell.threads ? "thread" : "process",
+		    res[i].reason);
+		failed = 1;
+	}
+	return failed;
+}
+
+/* Things that distort or endanger a run, said once before it starts. */
+static void plan_warnings(const struct plan *pl, bool quiet_dry_run)
+{
+	bool rt = false, spin_same = false;
+	const char *spinner = "";
+	char buf[32];
+
+	if (quiet_dry_run)
+		return;
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct cell *c = &pl->cells[i];
+
+		rt |= c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR;
+		if ((c->tp->caps & TP_SPINS) && c->pin.server_cpu >= 0 &&
+		    c->pin.server_cpu == c->pin.client_cpu && !c->skip[0]) {
+			spin_same = true;
+			spinner = c->tp->name;
+		}
+	}
+	if (rt && read_text_file("/proc/sys/kernel/sched_rt_runtime_us", buf, sizeof(buf)) > 0 &&
+	    !strcmp(buf, "-1"))
+		say(NULL, "warning: RT throttling is off (kernel.sched_rt_runtime_us = -1): a runaway realtime endpoint can hold a CPU for ever");
+	if (spin_same)
+		say(NULL, "warning: %s spins while it waits and both endpoints share one CPU: every wait burns the peer's time slice (use --pin split)",
+		    spinner);
+}
+
+int run_session(const struct plan *pl, const struct session_opts *so, bool quiet,
+		struct report *rep)
+{
+	struct progress p = { .quiet = quiet, .t0 = now_ns() };
+	struct session_observer obs = { progress, &p };
+	char err[ERRLEN];
+	int ret;
+
+	plan_warnings(pl, quiet && so->dry_run);
+	ret = session_run(pl, so, &obs, rep, err, sizeof(err));
+	if (ret == -ENOMEM)
+		return usage_error("%s", err);
+	if (ret < 0)
+		return say_error(NULL, "%s", err);
+	return ret;
+}
+
+/* --plot DIR: the JSON result beside its figures. */
+static int plot_after_run(const struct run_args *a, const struct report *rep)
+{
+	struct reporter_args ra = { .format = "json" };
+	char path[1024], err[ERRLEN];
+
+	if (mkdir(a->plot_dir, 0777) && errno != EEXIST)
+		return say_error(NULL, "--plot %s: %s", a->plot_dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/results.json", a->plot_dir);
+	if (output_report(path, &ra, rep))
+		return 1;
+	if (plot_report_file(path, a->plot_dir, err, sizeof(err)))
+		return say_error(NULL, "--plot: %s", err);
+	return 0;
+}
+
+int do_run(struct run_args *args, unsigned nargs)
+{
+	const struct run_args *a = &args[0];
+	struct session_opts so = { .repeat = a->repeat, .dry_run = a->dry_run,
+				   .pm_qos_us = a->pm_qos_us, .keep_awake = a->keep_awake };
+	struct reporter_args ra = { .format = a->format };
+	struct report rep = { .cmdline = a->cmdline };
+	struct plan pl = { 0 };
+	int ret = 0, wret;
+
+	for (unsigned i = 0; i < nargs && !ret; i++)
+		ret = build_plan(&args[i], &pl);
+	if (!ret)
+		ret = run_session(&pl, &so, a->quiet, &rep);
+	plan_free(&pl);
+	if (!rep.results)
+		return ret;
+	if (a->pivot)
+		memcpy(ra.pivot, a->pivot_spec, sizeof(ra.pivot));
+	wret = output_report(a->output, &ra, &rep);
+	if (a->plot_dir && !wret)
+		wret = plot_after_run(a, &rep);
+	wret = report_failures(rep.results, rep.n) ? 1 : wret;
+	if (ret > 128)
+		say(NULL, "interrupted by signal %d", ret - 128);
+	free(rep.results);
+	return ret ? ret : wret;
+}
+
+/* --vmstat: one line a second on stderr, what vmstat and top showed seed 000. */
+void vmstat_line(const struct cell *c, const struct sys_snap *a, const struct sys_snap *b)
+{
+	double secs = (double)(b->t_ns - a->t_ns) / 1e9;
+	char line[1024];
+	size_t off;
+
+	if (secs <= 0)
+		return;
+	off = (size_t)snprintf(line, sizeof(line), "vmstat %s/%s %lluB: cs/s %.0f intr/s %.0f",
+			       c->tp->name, c->pat->name, (unsigned long long)c->size,
+			       (double)(b->ctxt - a->ctxt) / secs, (double)(b->intr - a->intr) / secs);
+	for (unsigned i = 0; i <= a->ncpu && i <= SYS_MAX_CPUS && off < sizeof(line); i++) {
+		double tot = (double)(b->total[i] - a->total[i]);
+		char who[16];
+
+		if (tot <= 0)
+			continue;
+		if (i)
+			snprintf(who, sizeof(who), "cpu%u", i - 1);
+		else
+			snprintf(who, sizeof(who), "all");
+		off += (size_t)snprintf(line + off, sizeof(line) - off, " | %s us %.0f sy %.0f id %.0f", who,
+					100 * (double)(b->user[i] - a->user[i]) / tot,
+					100 * (double)(b->sys[i] - a->sys[i]) / tot,
+					100 * (tot - (double)(b->busy[i] - a->busy[i])) / tot);
+	}
+	fprintf(stderr, "%s\n", line);
+}

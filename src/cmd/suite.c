@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/* `ipclab suite seeds`: each experiment the project grew from (the rows of
+ * seeds[], suite_seeds.c) run as one plan and laid out the way its seed
+ * laid it out, with a one-sentence reading computed from this machine's
+ * numbers; -f json or csv also writes every result as one report. */
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "run.h"
+#include "suite.h"
+
+void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *section)
+{
+	plan_spec_defaults(s);
+	s->section = section;
+	s->lenient = true;
+	s->think_per_ns = run_think_per_ns;
+	s->think_arg = (void *)&o->quiet;
+}
+
+static void probe_fifo(struct suite_opts *o)
+{
+	pid_t pid = fork();
+	int status = 1;
+
+	if (pid == 0) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		_exit(sched_setscheduler(0, SCHED_FIFO, &sp) ? 1 : 0);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	o->fifo_ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!o->fifo_ok)
+		snprintf(o->fifo_why, sizeof(o->fifo_why),
+			 "SCHED_FIFO is not permitted here (needs CAP_SYS_NICE or RLIMIT_RTPRIO): normal scheduling only");
+}
+/* The seed's transports that exist here, as named; say which do not. */
+static void seed_transports(const struct seed *sd, struct plan_spec *s, unsigned n)
+{
+	char missing[256] = "";
+
+	for (unsigned i = 0; i < n; i++)
+		s[i].ntp = 0;
+	for (const char *const *t = sd->transports; *t; t++) {
+		const struct transport *tp = transport_find(*t);
+		size_t l = strlen(missing);
+
+		if (!tp) {
+			snprintf(missing + l, sizeof(missing) - l, "%s%s", l ? "," : "", *t);
+			continue;
+		}
+		for (unsigned i = 0; i < n && s[i].ntp < PLAN_MAX_LIST; i++) {
+			s[i].tp_named[s[i].ntp] = true;
+			s[i].tp[s[i].ntp++] = tp;
+		}
+	}
+	if (missing[0])
+		printf("  (not built here, so not measured: %s)\n", missing);
+}
+
+static void print_dry_run(const struct result *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("  %-12s %-9s %7llu B  %-7s pin %-5s sched %-7s clients %u think %llu rate %s%s%s\n",
+		       r[i].transport, r[i].pattern, (unsigned long long)r[i].cell.size,
+		       r[i].cell.threads ? "thread" : "process", r[i].cell.pin.text, r[i].cell.sched.text,
+		       r[i].cell.clients, (unsigned long long)r[i].cell.think, r[i].cell.rate_text,
+		       strcmp(r[i].reason, "dry run") ? "  skipped: " : "",
+		       strcmp(r[i].reason, "dry run") ? r[i].reason : "");
+}
+/* The specs of one seed into a plan (their option blocks too); 0 or 2. */
+static int seed_plan(const struct suite_opts *o, const struct seed *sd, struct plan *pl)
+{
+	struct plan_spec *s = calloc(2, sizeof(*s));
+	char err[ERRLEN];
+	unsigned n;
+	int ret = 0;
+
+	if (!s)
+		return usage_error("out of memory");
+	n = sd->plan(o, s, err, sizeof(err));
+	seed_transports(sd, s, n);
+	if (!n)
+		ret = usage_error("%s", err);
+	for (unsigned i = 0; i < n && !ret; i++) {
+		if (!s[i].ntp)
+			ret = usage_error("-t: no transport named; e.g. -t pipe,unix-stream or -t all");
+		else if (run_spec_default_options(&s[i], pl))
+			ret = 2;
+		else if (plan_build(&s[i], pl, err, sizeof(err)))
+			ret = usage_error("%s", err);
+	}
+	free(s);
+	return ret;
+}
+
+/* Run one seed; append its results to *all. Returns 0, 2 or 128+N. */
+static int run_seed(struct suite_opts *o, const struct seed *sd, struct result **all, size_t *nall,
+		    struct env_info *env)
+{
+	struct session_opts so = { .repeat = o->dry_run ? 1 : o->quick ? sd->repeat_quick : sd->repeat,
+				   .dry_run = o->dry_run, .pm_qos_us = -1 };
+	struct report rep = { .cmdline = o->cmdline };
+	struct plan pl = { 0 };
+	int ret;
+
+	printf("\n== %s: %s\n", sd->name, sd->title);
+	ret = seed_plan(o, sd, &pl);
+	fflush(stdout);
+	if (!ret)
+		ret = run_session(&pl, &so, o->quiet, &rep);
+	plan_free(&pl);
+	if (!rep.results)
+		return ret;
+	*env = rep.env;
+	if (o->dry_run)
+		print_dry_run(rep.results, rep.n);
+	else
+		sd->print(o, rep.results, rep.n);
+	struct result *grown = realloc(*all, (*nall + rep.n) * sizeof(**all));
+
+	if (grown) {
+		memcpy(grown + *nall, rep.results, rep.n * sizeof(*rep.results));
+		*all = grown;
+		*nall += rep.n;
+	}
+	free(rep.results);
+	return ret;
+}
+
+static int suite_usage(FILE *f, int ret)
+{
+	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [-f table|json|csv] [-o FILE] [-q]\n"
+	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
+	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
+	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
+	      "  6 s paced at 1/s) and report medians.\n", f);
+	return ret;
+}
+static int suite_args(int argc, char **argv, struct suite_opts *o, const char **only)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'Q' }, { "dry-run", no_argument, NULL, 'D' },
+		{ "section", required_argument, NULL, 'S' }, { "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":f:o:qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'Q': o->quick = true; break;
+		case 'D': o->dry_run = true; break;
+		case 'S': *only = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h': return suite_usage(stdout, -1);
+		case 'f':
+			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
+				return usage_error("suite -f %s: expected table, json or csv", optarg);
+			o->format = optarg;
+			break;
+		default:
+			return usage_error("suite: bad option '%s'; see ipclab suite --help",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1 || strcmp(argv[optind], "seeds"))
+		return usage_error("suite: expected 'ipclab suite seeds [options]'; see ipclab suite --help");
+	for (size_t i = 0; *only && i < n_seeds; i++)
+		if (!strcmp(seeds[i].name, *only))
+			return 0;
+	if (*only)
+		return usage_error("suite: no section '%s'; expected seed-000 ... seed-004", *only);
+	return 0;
+}
+
+int cmd_suite(int argc, char **argv)
+{
+	struct suite_opts o = { .format = "table" };
+	struct result *all = NULL;
+	struct report rep = { 0 };
+	const char *only = NULL;
+	int ret = suite_args(argc, argv, &o, &only), saved = -1;
+	size_t nall = 0;
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s", o.quick ? " --quick" : "",
+		 o.dry_run ? " --dry-run" : "");
+	probe_fifo(&o);
+	if (strcmp(o.format, "table") && !o.output) {
+		fflush(stdout);		/* sections go to stderr, data to stdout */
+		saved = dup(STDOUT_FILENO);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+	}
+	for (size_t i = 0; i < n_seeds && !ret; i++)
+		if (!only || !strcmp(only, seeds[i].name))
+			ret = run_seed(&o, &seeds[i], &all, &nall, &rep.env);
+	fflush(stdout);
+	if (saved >= 0) {
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+	}
+	if (strcmp(o.format, "table") && ret != 2) {
+		struct reporter_args ra = { .format = o.format };
+
+		rep.cmdline = o.cmdline;
+		rep.results = all;
+		rep.n = nall;
+		int w = output_report(o.output, &ra, &rep);
+
+		ret = ret ? ret : w;
+	}
+	free(all);
+	if (ret > 128)
+		say(NULL, "interrupted by signal %d", ret - 128);
+	return ret;
+}

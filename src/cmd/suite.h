@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* `ipclab suite seeds`: the driver (suite.c) and the five seed
+ * experiments (suite_seeds.c), each a table row: how to plan it as typed
+ * plan_specs, how often to repeat it, and how to print it with a reading. */
+#ifndef IPCLAB_CMD_SUITE_H
+#define IPCLAB_CMD_SUITE_H
+
+#include <stdbool.h>
+
+#include "ipclab/engine.h"
+
+struct suite_opts {
+	bool quick, dry_run, quiet;
+	const char *format, *output;
+	char cmdline[512];
+	bool fifo_ok;
+	char fifo_why[128];
+};
+
+/* A spec's transports, named by the seed: those built here are kept (as
+ * named, so a cell they cannot run is skipped: the suite is lenient). */
+#define SEED_MAX_TP 8
+
+struct seed {
+	const char *name, *title;
+	/* up to two specs (a plan of both); returns how many, or 0 with why
+	 * in err (a placement this machine cannot give) */
+	unsigned (*plan)(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen);
+	const char *const *transports;	/* NULL-terminated */
+	unsigned repeat, repeat_quick;	/* 0 = 1 */
+	void (*print)(const struct suite_opts *o, const struct result *r, size_t n);
+};
+
+extern const struct seed seeds[];
+extern const size_t n_seeds;
+
+/* Fill s for a section: `ipclab run`'s defaults, lenient, named section. */
+void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *section);
+
+#endif

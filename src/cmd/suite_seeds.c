@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+/* The seeds' experiments, one row each in seeds[] at the end: the plan as
+ * typed specs, the repetitions, and a printer that lays the results out
+ * as the seed did, with a one-sentence reading from this machine's
+ * numbers. */
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "suite.h"
+#include "ipclab/placement.h"
+#include "ipclab/runner.h"
+
+/* ---- building specs ---------------------------------------------------------- */
+
+static void spec_pattern(struct plan_spec *s, const char *name)
+{
+	s->pat[0] = pattern_find(name);
+	s->npat = s->pat[0] ? 1 : 0;
+}
+
+/* Every doubling from lo to hi. */
+static void spec_sizes(struct plan_spec *s, uint64_t lo, uint64_t hi)
+{
+	s->nsize = 0;
+	for (uint64_t v = lo; v <= hi && s->nsize < PLAN_MAX_LIST; v *= 2)
+		s->size[s->nsize++] = v;
+}
+
+static void spec_thinks(struct plan_spec *s, const uint64_t *t, unsigned n)
+{
+	memcpy(s->think, t, n * sizeof(*t));
+	s->nthink = n;
+}
+
+/* Placements by name (resolved to this machine's CPUs); 0 or -EINVAL. */
+static int spec_pins(struct plan_spec *s, const char *const *names, char *err, size_t errlen)
+{
+	s->npin = 0;
+	for (; *names; names++)
+		if (pin_parse(*names, &s->pin[s->npin++], err, errlen))
+			return -EINVAL;
+	return 0;
+}
+
+static const struct sched_spec sched_other = { SCHED_OTHER, 0, "other" };
+static const struct sched_spec sched_fifo90 = { SCHED_FIFO, 90, "fifo:90" };
+
+/* ---- finding results --------------------------------------------------------- */
+
+enum want_ep { EP_ANY, EP_PROCESS, EP_THREAD };
+
+/* Which result a printer wants: unset fields match anything. */
+struct want {
+	const char *tp, *pin, *sched;
+	enum want_ep ep;
+	unsigned clients;
+	bool by_rate;		/* match rate (0 = flood) */
+	double rate;
+};
+
+static bool wanted(const struct result *x, const struct want *w)
+{
+	return (!w->tp || !strcmp(x->transport, w->tp)) &&
+	       (!w->pin || !strcmp(x->cell.pin.text, w->pin)) &&
+	       (!w->sched || !strcmp(x->cell.sched.text, w->sched)) &&
+	       (w->ep == EP_ANY || x->cell.threads == (w->ep == EP_THREAD)) &&
+	       (!w->clients || x->cell.clients == w->clients) &&
+	       (!w->by_rate || x->cell.rate == w->rate);
+}
+
+static const struct result *find(const struct result *r, size_t n, const struct want *w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (wanted(&r[i], w))
+			return &r[i];
+	return NULL;
+}
+
+static bool ok(const struct result *r)
+{
+	return r && r->status == RES_OK;
+}
+
+static const char *val(char *buf, size_t len, const struct result *r, double v,
+		       const char *(*fmt)(char *, size_t, double))
+{
+	if (!r)
+		return "-";
+	if (r->status == RES_SKIPPED)
+		return "skipped";
+	if (r->status == RES_FAILED)
+		return "failed";
+	return fmt(buf, len, v);
+}
+
+static double side_secs(const struct result *r, enum tp_role role)
+{
+	for (unsigned i = 0; i < r->nsides; i++)
+		if (r->sides[i].role == role)
+			return (double)r->sides[i].elapsed_ns / 1e9;
+	return NAN;
+}
+
+/* Seeds 000 and 002: a 4 KiB stream over kernel transports, normal
+ * scheduling and SCHED_FIFO where permitted. */
+static void kernel_stream_4k(const struct suite_opts *o, struct plan_spec *s, const char *section)
+{
+	seed_spec(o, s, section);
+	spec_pattern(s, "stream");
+	spec_sizes(s, 4096, 4096);
+	s->nsched = 0;
+	s->sched[s->nsched++] = sched_other;
+	if (o->fifo_ok)
+		s->sched[s->nsched++] = sched_fifo90;
+	s->count = o->quick ? 20000 : 100000;
+}
+
+/* ---- seed 000: pipe vs posix-mq vs unix-stream, 4 KiB, normal vs FIFO ----------- */
+
+static unsigned plan_000(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	kernel_stream_4k(o, s, "seed-000");
+	return 1;
+}
+
+static void print_000(const struct suite_opts *o, const struct result *r, size_t n)
+{
+	static const char *const tps[] = { "pipe", "posix-mq", "unix-stream" };
+	static const char *const scheds[] = { "other", "fifo:90" };
+	const struct result *best[2] = { NULL, NULL }, *worst = NULL;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	printf("Sending a 4096 byte message %llu times (per side: time from its first to its last measured message)\n",
+	       (unsigned long long)(o->quick ? 20000 : 100000));
+	printf("  %-8s %-12s %10s %10s %10s %10s\n", "sched", "transport", "send time", "recv time",
+	       "msgs/s", "cs/s");
+	for (int k = 0; k < 2; k++) {
+		if (k && !o->fifo_ok) {
+			printf("  %s\n", o->fifo_why);
+			break;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+
+			if (ok(x) && (!best[k] || x->msgs_per_s > best[k]->msgs_per_s))
+				best[k] = x;
+			if (ok(x) && !k && (!worst || x->msgs_per_s < worst->msgs_per_s))
+				worst = x;
+			snprintf(b1, sizeof(b1), "%.3fs", ok(x) ? side_secs(x, TP_CLIENT) : 0);
+			snprintf(b2, sizeof(b2), "%.3fs", ok(x) ? side_secs(x, TP_SERVER) : 0);
+			printf("  %-8s %-12s %10s %10s %10s %10s\n", scheds[k], tps[i],
+			       ok(x) ? b1 : val(b1, 0, x, 0, NULL), ok(x) ? b2 : "",
+			       ok(x) ? fmt_count(b3, sizeof(b3), x->msgs_per_s) : "",
+			       ok(x) ? fmt_count(b4, sizeof(b4), x->sys_ctx_switches_per_s) : "");
+		}
+	}
+	if (!best[0]) {
+		printf("Reading: no transport completed here.\n");
+		return;
+	}
+	const struct result *pipe0 = find(r, n, &(struct want){ .tp = "pipe", .sched = "other" });
+	const struct result *pipe1 = find(r, n, &(struct want){ .tp = "pipe", .sched = "fifo:90" });
+
+	printf("Reading: under normal scheduling %s moved 4 KiB messages fastest, %.2fx the slowest (%s)",
+	       best[0]->transport, best[0]->msgs_per_s / worst->msgs_per_s, worst->transport);
+	if (ok(pipe0) && ok(pipe1))
+		printf("; SCHED_FIFO made pipe %.2fx as fast and its context switches/s %.2gx",
+		       pipe1->msgs_per_s / pipe0->msgs_per_s,
+		       pipe1->sys_ctx_switches_per_s / (pipe0->sys_ctx_switches_per_s ? pipe0->sys_ctx_switches_per_s : 1));
+	printf(".\n");
+}
+
+/* ---- seed 001: CPU % over write size x think, pipe --------------------------------- */
+
+static unsigned plan_001(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
+{
+	static const uint64_t think[] = { 1, 2, 4, 16, 32, 64, 128, 256, 1024, 2048 };
+	static const uint64_t think_quick[] = { 1, 16, 256 };
+	static const char *const pins[] = { "none", NULL };
+
+	seed_spec(o, s, "seed-001");
+	spec_pattern(s, "stream");
+	spec_sizes(s, 1024, o->quick ? 16384 : 131072);
+	if (o->quick)
+		spec_thinks(s, think_quick, ARRAY_SIZE(think_quick));
+	else
+		spec_thinks(s, think, ARRAY_SIZE(think));
+	s->duration_ns = (o->quick ? 60 : 150) * NSEC_PER_MSEC;
+	s->warmup = 2;
+	s->warmup_set = true;
+	return spec_pins(s, pins, err, errlen) ? 0 : 1;
+}
+
+
+static void print_001(const struct suite_opts *o, const struct result *r, size_t n)
+{
+	const struct field *spec[3];
+	struct report rep = { .results = (struct result *)r, .n = n };
+	unsigned both = 0, cells = 0;
+	const struct result *low = NULL;
+	char err[ERRLEN];
+
+	(void)o;
+	if (pivot_parse("size,think,cpu_pct", spec, err, sizeof(err)))
+		return;
+	printf("CPU %% of two processes piping data with think iterations per byte between writes (200 %% = both CPUs busy)\n");
+	report_pivot(stdout, &rep, spec, "table");
+	for (size_t i = 0; i < n; i++) {
+		if (!ok(&r[i]))
+			continue;
+		cells++;
+		both += r[i].cpu_pct_total >= 180;
+		if (!low || r[i].cpu_pct_total < low->cpu_pct_total)
+			low = &r[i];
+	}
+	if (low)
+		printf("Reading: both CPUs were busy (>= 180 %%) in %u of %u cells; the pipe parallelised worst at %llu B and think %llu (%.0f %%).\n",
+		       both, cells, (unsigned long long)low->cell.size, (unsigned long long)low->cell.think,
+		       low->cpu_pct_total);
+}
+
+/* ---- seed 002: same CPU vs different CPUs, realtime or not ---------------------------- */
+
+static unsigned plan_002(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
+{
+	static const char *const pins[] = { "same", "split", NULL };
+
+	kernel_stream_4k(o, s, "seed-002");
+	return spec_pins(s, pins, err, errlen) ? 0 : 1;
+}
+
+
+static void print_002(const struct suite_opts *o, const struct result *r, size_t n)
+{
+	static const char *const tps[] = { "pipe", "unix-stream", "posix-mq" };
+	static const char *const cols[][2] = {
+		{ "other", "same" }, { "other", "split" }, { "fifo:90", "same" }, { "fifo:90", "split" },
+	};
+	const struct result *best_same = NULL, *best_split = NULL;
+	const char *sched = o->fifo_ok ? "fifo:90" : "other";
+	char b[32];
+
+	printf("4 KiB messages/s, both processes on one CPU (same) or on different CPUs (split)\n");
+	printf("  %-12s %14s %14s %14s %14s\n", "transport", "other/same", "other/split",
+	       "fifo/same", "fifo/split");
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+		printf("  %-12s", tps[i]);
+		for (size_t c = 0; c < ARRAY_SIZE(cols); c++) {
+			const struct result *x = find(r, n, &(struct want){ .tp = tps[i],
+						      .pin = cols[c][1], .sched = cols[c][0] });
+
+			printf(" %14s", x ? val(b, sizeof(b), x, x->msgs_per_s, fmt_count) :
+					    (c >= 2 && !o->fifo_ok ? "not permitted" : "-"));
+			if (ok(x) && !strcmp(x->cell.sched.text, sched)) {
+				const struct result **bp = !strcmp(cols[c][1], "same") ? &best_same : &best_split;
+
+				if (!*bp || x->msgs_per_s > (*bp)->msgs_per_s)
+					*bp = x;
+			}
+		}
+		printf("\n");
+	}
+	if (!o->fifo_ok)
+		printf("  %s\n", o->fifo_why);
+	if (best_same && best_split)
+		printf("Reading: under %s, %s was fastest on one CPU and %s across two; the best across two CPUs moved %.2fx the best on one.\n",
+		       sched, best_same->transport, best_split->transport,
+		       best_split->msgs_per_s / best_same->msgs_per_s);
+}
+
+/* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
+
+/* Two specs, one plan: paced (a rate, a duration) and flood (a count). */
+static unsigned plan_003(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
+{
+	static const char *const pins[] = { "none", NULL };
+
+	for (int i = 0; i < 2; i++) {
+		seed_spec(o, &s[i], "seed-003");
+		spec_pattern(&s[i], "pingpong");
+		spec_sizes(&s[i], 64, 64);
+		s[i].nclients = 2;
+		s[i].clients[0] = 1;
+		s[i].clients[1] = 4;
+		if (spec_pins(&s[i], pins, err, errlen))
+			return 0;
+	}
+	s[0].rate[0] = o->quick ? 20 : 1;
+	snprintf(s[0].rate_text[0], sizeof(s[0].rate_text[0]), "%s", o->quick ? "20/s" : "1/s");
+	s[0].duration_ns = (o->quick ? 1 : 6) * NSEC_PER_SEC;
+	s[0].warmup = 1;
+	s[0].warmup_set = true;
+	s[1].count = o->quick ? 5000 : 20000;
+	return 2;
+}
+
+
+static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
+{
+	static const char *const tps[] = { "ring", "libqb-rb", "shm-futex", "shm-eventfd",
+					   "shm-sem", "unix-stream" };
+	const double rate = o->quick ? 20 : 1;
+	const struct result *fast = NULL;
+	char b[4][32];
+
+	printf("64 B ping-pong round trip: paced at %.0f msg/s (the reader sleeps between messages) vs flood\n",
+	       rate);
+	printf("  %-12s %7s %12s %12s %12s %12s\n", "transport", "clients", "paced p50", "paced p99",
+	       "flood p50", "flood exch/s");
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+		for (unsigned c = 1; c <= 4; c += 3) {
+			const struct result *p = find(r, n, &(struct want){ .tp = tps[i], .clients = c,
+						      .by_rate = true, .rate = rate });
+			const struct result *f = find(r, n, &(struct want){ .tp = tps[i], .clients = c,
+						      .by_rate = true, .rate = 0 });
+
+			if (!p && !f)
+				continue;
+			if (p && p->status == RES_SKIPPED && c == 1) {
+				printf("  %-12s %7u  skipped: %s\n", tps[i], c, p->reason);
+				continue;
+			}
+			if (p && p->status == RES_SKIPPED)
+				continue;
+			printf("  %-12s %7u %12s %12s %12s %12s\n", tps[i], c,
+			       val(b[0], 32, p, ok(p) ? (double)p->lat_p50_ns : 0, fmt_ns),
+			       val(b[1], 32, p, ok(p) ? (double)p->lat_p99_ns : 0, fmt_ns),
+			       val(b[2], 32, f, ok(f) ? (double)f->lat_p50_ns : 0, fmt_ns),
+			       val(b[3], 32, f, ok(f) ? f->msgs_per_s : 0, fmt_count));
+			if (ok(f) && c == 1 && (!fast || f->lat_p50_ns < fast->lat_p50_ns))
+				fast = f;
+		}
+	}
+	if (!fast)
+		return;
+	const struct result *fp = find(r, n, &(struct want){ .tp = fast->transport, .clients = 1,
+					.by_rate = true, .rate = rate });
+	const struct result *f4 = find(r, n, &(struct want){ .tp = fast->transport, .clients = 4,
+					.by_rate = true, .rate = rate });
+
+	printf("Reading: %s had the lowest flood round trip (%s)", fast->transport,
+	       fmt_ns(b[0], 32, (double)fast->lat_p50_ns));
+	if (ok(fp))
+		printf("; paced at %.0f/s its round trip was %.1fx the flood one", rate,
+		       (double)fp->lat_p50_ns / (double)fast->lat_p50_ns);
+	if (ok(fp) && ok(f4))
+		printf(", and 4 paced clients gave %.2fx the p50 of 1", (double)f4->lat_p50_ns /
+								       (double)fp->lat_p50_ns);
+	printf(".\n");
+}
+
+/* ---- seed 004: ping-pong exchanges, processes vs threads, pipe vs barrier -------- */
+
+static unsigned plan_004(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
+{
+	static const char *const pins[] = { "none", "same", "split", NULL };
+
+	seed_spec(o, s, "seed-004");
+	spec_pattern(s, "pingpong");
+	spec_sizes(s, 16, 16);
+	s->nep = 2;
+	s->threads[0] = false;
+	s->threads[1] = true;
+	s->count = o->quick ? 10000 : 50000;
+	return spec_pins(s, pins, err, errlen) ? 0 : 1;
+}
+
+
+static void print_004(const struct suite_opts *o, const struct result *r, size_t n)
+{
+	static const struct { const char *tp, *label; enum want_ep ep; } rows[] = {
+		{ "pipe", "processes synchronised by a pipe", EP_PROCESS },
+		{ "pipe", "threads synchronised by a pipe", EP_THREAD },
+		{ "barrier", "threads synchronised by a pthread_barrier", EP_THREAD },
+	};
+	static const char *const pins[] = { "none", "same", "split" };
+	const struct result *pp = find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS });
+	const struct result *pt = find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD });
+	const struct result *ps = find(r, n, &(struct want){ .tp = "pipe", .pin = "same", .ep = EP_PROCESS });
+	char b[32];
+
+	(void)o;
+	printf("Exchanges/second (a 16 B request answered by a 16 B reply)\n");
+	printf("  %-44s %12s %12s %12s\n", "", "unpinned", "same CPU", "two CPUs");
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		printf("  %-44s", rows[i].label);
+		for (size_t k = 0; k < ARRAY_SIZE(pins); k++) {
+			const struct result *x = find(r, n, &(struct want){ .tp = rows[i].tp,
+						      .pin = pins[k], .ep = rows[i].ep });
+
+			printf(" %12s", val(b, sizeof(b), x, ok(x) ? x->msgs_per_s : 0, fmt_count));
+		}
+		printf("\n");
+	}
+	if (ok(pp) && ok(pt))
+		printf("Reading: unpinned, threads exchanged %.2fx as often as processes over a pipe",
+		       pt->msgs_per_s / pp->msgs_per_s);
+	if (ok(pp) && ok(ps))
+		printf("; pinning both processes to one CPU gave %.2fx the unpinned rate",
+		       ps->msgs_per_s / pp->msgs_per_s);
+	if (ok(pp))
+		printf(".\n");
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+static const char *const tp_000[] = { "pipe", "posix-mq", "unix-stream", NULL };
+static const char *const tp_001[] = { "pipe", NULL };
+static const char *const tp_002[] = { "pipe", "unix-stream", "posix-mq", NULL };
+static const char *const tp_003[] = { "ring", "libqb-rb", "shm-futex", "shm-eventfd", "shm-sem",
+				      "unix-stream", NULL };
+static const char *const tp_004[] = { "pipe", "barrier", NULL };
+
+/* Repetitions: 5 (3 with --quick); the seed-001 grid 3 (1); seed-003's
+ * paced cells take seconds each: one long run instead. */
+const struct seed seeds[] = {
+	{ "seed-000", "pipes vs POSIX message queues vs unix sockets, 4 KiB, normal vs SCHED_FIFO",
+	  plan_000, tp_000, 5, 3, print_000 },
+	{ "seed-001", "two processes piping data with compute between writes: CPU % over size x think",
+	  plan_001, tp_001, 3, 1, print_001 },
+	{ "seed-002", "pipe / socket / queue, same CPU vs different CPUs, realtime and not",
+	  plan_002, tp_002, 5, 3, print_002 },
+	{ "seed-003", "shared-memory ring latency: 1 msg/s vs flood, 1 vs 4 clients, wakeup kinds",
+	  plan_003, tp_003, 1, 1, print_003 },
+	{ "seed-004", "ping-pong exchanges: processes vs threads, pipe vs barrier, placement",
+	  plan_004, tp_004, 5, 3, print_004 },
+};
+const size_t n_seeds = ARRAY_SIZE(seeds);
