@@ -21,7 +21,6 @@ enum tp_caps {
 	TP_NAMED = 1u << 5,	   /* creates named objects (paths, queue names) */
 	TP_ZEROCOPY = 1u << 6,	   /* peek/release receive in place */
 	TP_THREAD_ONLY = 1u << 7,  /* endpoints must be threads of one process */
-	TP_NEEDS_ROOT = 1u << 8,   /* needs privileges to run */
 	TP_IN_PROCESS = 1u << 9,   /* no kernel object: a lab self-test */
 	TP_SPINS = 1u << 10,	   /* waits by spinning: needs its own CPU under SCHED_FIFO */
 	TP_ZEROCOPY_SEND = 1u << 12, /* reserve/commit: build a message in place */
@@ -64,7 +63,8 @@ struct transport {
 	unsigned caps;
 	const struct opt_desc *options;	/* -O key=value; NULL-name terminated, or NULL */
 	size_t opts_size;
-	/* Largest message this transport can carry here (kernel limits); 0 = no limit. */
+	/* Largest message this transport can carry here (kernel limits); 0 =
+	 * no limit. Optional: leave it out when there is none. */
 	size_t (*max_msg)(const void *opts);
 	/* What sets that limit and how to raise it, for the error (optional). */
 	const char *max_msg_limit;
@@ -115,5 +115,8 @@ ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,
 
 /* Check a transport's ops for missing hooks; -EINVAL with the hook's name. */
 int transport_validate(const struct transport *tp, char *err, size_t errlen);
+/* Every registered transport, and no name twice: run at start-up, so a
+ * broken registration fails at once (0 or -EINVAL with why). */
+int transports_validate(char *err, size_t errlen);
 
 #endif

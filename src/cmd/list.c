@@ -13,7 +13,7 @@ static void caps_text(unsigned caps, char *buf, size_t len)
 		{ TP_STREAM, "stream" }, { TP_DGRAM, "dgram" }, { TP_LOSSY, "lossy" },
 		{ TP_MULTI_CLIENT, "multi-client" }, { TP_POLLABLE, "pollable" },
 		{ TP_NAMED, "named" }, { TP_ZEROCOPY, "zero-copy" },
-		{ TP_THREAD_ONLY, "thread-only" }, { TP_NEEDS_ROOT, "root" },
+		{ TP_THREAD_ONLY, "thread-only" },
 		{ TP_IN_PROCESS, "self-test" }, { TP_SPINS, "spins" },
 		{ TP_NO_EINTR, "no-eintr" }, { TP_ZEROCOPY_SEND, "zero-copy-send" },
 	};

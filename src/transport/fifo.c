@@ -106,16 +106,10 @@ static int fifo_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return ret;
 }
 
-static size_t fifo_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_fifo = {
 	.name = "fifo",
 	.summary = "two named pipes (mkfifo) per client, opened by each endpoint; a byte stream",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_NAMED,
-	.max_msg = fifo_max_msg,
 	.create = fifo_create,
 	.open = fifo_open,
 	.send = tp_stream_send,

@@ -223,18 +223,12 @@ static void null_destroy(struct tp_channel *ch)
 	ch->priv = NULL;
 }
 
-static size_t null_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_null = {
 	.name = "null",
 	.summary = "lab self-test: bounded in-memory queue per direction, futex waits (no kernel object)",
 	.caps = TP_IN_PROCESS | TP_DGRAM | TP_MULTI_CLIENT,
 	.options = null_options,
 	.opts_size = sizeof(struct null_opts),
-	.max_msg = null_max_msg,
 	.create = null_create,
 	.open = null_open,
 	.send = null_send,

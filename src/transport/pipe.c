@@ -74,18 +74,12 @@ static int pipe_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return tp_ep_from_chan(ch, role, id, base + P_S2C_R, base + P_C2S_W, 0, out, err, errlen);
 }
 
-static size_t pipe_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_pipe = {
 	.name = "pipe",
 	.summary = "two pipes per client (one per direction), a byte stream; -O pipe-size",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
 	.options = pipe_options,
 	.opts_size = sizeof(struct pipe_opts),
-	.max_msg = pipe_max_msg,
 	.create = pipe_create,
 	.open = pipe_open,
 	.send = tp_stream_send,

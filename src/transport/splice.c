@@ -168,18 +168,12 @@ static void splice_close(struct tp_endpoint *ep)
 	tp_ep_free(ep);
 }
 
-static size_t splice_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_splice = {
 	.name = "splice",
 	.summary = "two pipes per client; sender copies to a staging ring and vmsplice()s the pages (no kernel copy), receiver read()s (one copy)",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
 	.options = splice_options,
 	.opts_size = sizeof(struct splice_opts),
-	.max_msg = splice_max_msg,
 	.create = splice_create,
 	.open = splice_open,
 	.send = splice_send,

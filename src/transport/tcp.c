@@ -235,18 +235,12 @@ static int tcp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
 }
 
-static size_t tcp_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_tcp = {
 	.name = "tcp",
 	.summary = "TCP over 127.0.0.1, one connection per client, a byte stream; -O nodelay, sndbuf, rcvbuf",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
 	.options = tcp_options,
 	.opts_size = sizeof(struct tcp_opts),
-	.max_msg = tcp_max_msg,
 	.create = tcp_create,
 	.open = tcp_open,
 	.send = tp_stream_send,

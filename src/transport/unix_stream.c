@@ -58,18 +58,12 @@ static int ustream_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
 }
 
-static size_t ustream_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_unix_stream = {
 	.name = "unix-stream",
 	.summary = "socketpair(AF_UNIX, SOCK_STREAM) per client, a byte stream; -O sndbuf, rcvbuf",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
 	.options = ustream_options,
 	.opts_size = sizeof(struct ustream_opts),
-	.max_msg = ustream_max_msg,
 	.create = ustream_create,
 	.open = ustream_open,
 	.send = tp_stream_send,

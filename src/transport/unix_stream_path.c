@@ -119,18 +119,12 @@ static int upath_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return tp_conn_server(ch, id, c->fd[id].fd, upath_setup, out, err, errlen);
 }
 
-static size_t upath_max_msg(const void *opts)
-{
-	return 0;
-}
-
 const struct transport tp_unix_stream_path = {
 	.name = "unix-stream-path",
 	.summary = "AF_UNIX stream sockets connected through a path (listen/connect/accept), a byte stream",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_NAMED,
 	.options = upath_options,
 	.opts_size = sizeof(struct upath_opts),
-	.max_msg = upath_max_msg,
 	.create = upath_create,
 	.open = upath_open,
 	.send = tp_stream_send,
