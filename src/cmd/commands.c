@@ -28,7 +28,10 @@ const struct subcommand *subcommand_find(const char *name)
 int cmd_main(int argc, char **argv)
 {
 	const struct subcommand *sc = argc > 1 ? subcommand_find(argv[1]) : NULL;
+	char err[ERRLEN];
 
+	if (transports_validate(err, sizeof(err)))
+		return say_error(NULL, "internal: %s", err);
 	runner_init();
 	atexit(cleanup_all);
 	if (argc > 1 && strcmp(argv[1], "list") == 0)

@@ -131,3 +131,18 @@ int transport_validate(const struct transport *tp, char *err, size_t errlen)
 			    missing);
 	return 0;
 }
+
+int transports_validate(char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n_transports; i++) {
+		int ret = transport_validate(transports[i], err, errlen);
+
+		if (ret)
+			return ret;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(transports[i]->name, transports[j]->name) == 0)
+				return errf(err, errlen, EINVAL, "transport %s: registered twice",
+					    transports[i]->name);
+	}
+	return 0;
+}
