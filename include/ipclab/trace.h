@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* --trace: where each endpoint's time goes, from the kernel scheduler's own
+ * events (src/trace/). The runner is the only caller: it opens a trace
+ * before the sides start, names their threads once they are up, the sides
+ * mark their own measured window (a store, no syscall), and after the cell
+ * the runner collects a plain record the reporters print. Patterns and
+ * transports know nothing of it. */
+#ifndef IPCLAB_TRACE_H
+#define IPCLAB_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACE_MAX_SIDES 65	/* = MAX_SIDES */
+#define TRACE_TOP_SYSCALLS 3
+
+struct trace;
+
+struct trace_target {
+	unsigned nsides;		/* side 0 is the server, 1.. the clients */
+	bool syscalls;			/* also probe every syscall's entry and exit
+					 * (exact kernel time, counts, top 3; costs
+					 * ~350 ns a syscall here, docs/trace.md) */
+	unsigned syscall_slots;		/* (side, syscall) pairs kept; 0 = 4096 */
+};
+
+/* A side's getrusage over its window: without syscall probes, running
+ * time is split into user and kernel in getrusage's proportion. */
+struct trace_rusage {
+	uint64_t user_ns, sys_ns;
+};
+
+struct trace_syscall {
+	char name[24];			/* "read", or "sys_N" */
+	uint64_t count, cpu_ns, wall_ns;	/* wall: entry to exit, sleep included */
+};
+
+struct trace_side {
+	bool server;
+	unsigned id;
+	/* the partition of the side's window: user + sys + runnable +
+	 * preempted + sleep = wall */
+	uint64_t wall_ns, user_ns, sys_ns, runnable_ns, preempted_ns, sleep_ns;
+	uint64_t vol_cs, invol_cs;
+	uint64_t wakeups, wakeups_same_cpu, wakes_sent;
+	uint64_t migrations, syscalls;
+	uint64_t lat_count, lat_min_ns, lat_p50_ns, lat_p99_ns, lat_max_ns;
+	uint64_t cpus;			/* bit per CPU it ran on */
+	unsigned ntop;
+	struct trace_syscall top[TRACE_TOP_SYSCALLS];	/* by CPU time */
+};
+
+/* The ping-pong round trip, per exchange, split along its critical path. */
+struct trace_cpath {
+	double client_user_ns, client_kernel_ns, server_wakeup_ns,
+	       server_user_ns, server_kernel_ns, client_wakeup_ns,
+	       unattributed_ns, total_ns, measured_ns;
+};
+
+struct trace_result {
+	bool on;			/* the cell was traced */
+	bool complete;			/* no event was lost */
+	uint64_t lost_events;
+	unsigned nsides;
+	struct trace_side sides[TRACE_MAX_SIDES];
+	struct {
+		double ctx_switches, wakeups, migrations, syscalls, ipis, idle_exits;
+	} per_msg;			/* all sides, per message (per exchange for RTT) */
+	bool ipis_known;		/* the kernel has the IPI tracepoints */
+	bool syscalls_traced;		/* sys_ns and syscalls from syscall probes; else
+					 * sys_ns is getrusage's share, syscalls unknown */
+	bool has_cpath;
+	struct trace_cpath cpath;
+	double perturbation;		/* traced / untraced headline; 0 = not measured */
+	const char *perturbation_of;	/* "lat_p50_ns" or "msgs_per_s" */
+};
+
+/* Can --trace work here (built with libbpf, kernel BTF, privilege)? 0, or
+ * -errno with one line naming what is missing and the fix. */
+int trace_check(char *err, size_t len);
+
+/* Load and attach the probes; nothing is counted until a side marks its
+ * window. 0 or -errno (err filled). */
+int trace_open(const struct trace_target *tt, struct trace **out, char *err, size_t len);
+/* The runner, once side i's thread exists: its thread id. */
+int trace_add_tid(struct trace *t, unsigned side, int tid);
+/* Side i itself, with the clock reading that starts / ends its window. */
+void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns);
+/* After the sides are gone: the record. msgs is the cell's message (or
+ * exchange) count; rtt_mean_ns the measured mean round trip, 0 if none;
+ * ru each side's getrusage (NULL: none). */
+void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
+		   const struct trace_rusage *ru, struct trace_result *out);
+void trace_close(struct trace *t);
+/* The cost of tracing: the traced cell's headline against the same cell run
+ * untraced just before (RTT: p50 traced / untraced; otherwise msgs/s
+ * untraced / traced), so that above 1 means slower when traced. */
+void trace_perturbation(struct trace_result *tr, bool rtt, double untraced, double traced);
+
+#endif

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/* ipclab's in-kernel tracer: a state machine per endpoint thread, fed by the
+ * scheduler's and the syscall layer's tracepoints, that sums where each
+ * side's time goes (user, kernel, runnable after a wakeup, preempted,
+ * sleeping) over the side's own measured window, counts switches, wakeups,
+ * migrations and syscalls, and fills a wakeup-latency histogram. Nothing is
+ * recorded per event: user space reads the sums once, after the cell.
+ *
+ * The window comes from the sides themselves (wins[], a shared mapping they
+ * store into without a syscall); every interval is clipped to it, so a sleep
+ * that began before the window counts only from the window's start. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "../trace_shared.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Only the fields read here; CO-RE finds their offsets in the kernel's BTF. */
+struct task_struct {
+	int pid;
+} __attribute__((preserve_access_index));
+struct cpumask;
+struct pt_regs;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * TR_MAX_SIDES);
+	__type(key, __u32);	/* tid */
+	__type(value, __u32);	/* side index */
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);	/* resized before load */
+	__type(key, __u32);	/* side << TR_SYS_NR_BITS | syscall number */
+	__type(value, struct tr_sys);
+} sysmap SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TR_MAX_SIDES * TR_HIST_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} whist SEC(".maps");
+
+/* Shared with user space through libbpf's mapping of .bss. */
+struct tr_globals G;
+#define wins G.wins
+#define sides G.sides
+
+static __always_inline __u64 clip(__u64 a, __u64 b, const struct tr_win *w)
+{
+	__u64 s = w->start, e = w->end ? w->end : ~0ull;
+
+	if (!s)
+		return 0;
+	if (a < s)
+		a = s;
+	if (b > e)
+		b = e;
+	return b > a ? b - a : 0;
+}
+
+static __always_inline int in_win(__u64 t, const struct tr_win *w)
+{
+	return w->start && t >= w->start && (!w->end || t < w->end);
+}
+
+static __always_inline int side_of(__u32 tid)
+{
+	__u32 *v = bpf_map_lookup_elem(&tids, &tid);
+
+	return v && *v < TR_MAX_SIDES ? (int)*v : -1;
+}
+
+static __always_inline __u32 ilog2(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1)
+		r += 1;
+	return r;
+}
+
+/* struct hist's bucket of v (include/ipclab/metrics.h, hist_index). */
+static __always_inline __u32 hist_bucket(__u64 v)
+{
+	__u32 e;
+
+	if (v < TR_HIST_EXACT)
+		return (__u32)v;
+	e = ilog2(v);
+	if (e >= TR_HIST_MAX_EXP)
+		return TR_HIST_BUCKETS - 1;
+	return TR_HIST_EXACT + (e - TR_HIST_SUB_BITS - 1) * TR_HIST_SUB +
+	       (__u32)((v >> (e - TR_HIST_SUB_BITS)) & (TR_HIST_SUB - 1));
+}
+
+/* End side i's current interval at now and add it to its slot. A phase
+ * not yet known is what the event that ends it implies. */
+static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 implied_sys)
+{
+	struct tr_side *s = &sides[i];
+	__u64 ph = s->phase, slot, d;
+
+	if (ph == TR_PH_UNKNOWN) {
+		ph = implied;
+		s->in_sys = implied_sys;
+	}
+	if (s->t_last) {
+		slot = ph == TR_PH_RUN ? (s->in_sys ? TR_SYS : TR_USER) :
+		       ph == TR_PH_WOKEN ? TR_WOKEN : ph == TR_PH_PREEMPTED ? TR_PREEMPTED : TR_SLEEP;
+		d = clip(s->t_last, now, &wins[i]);
+		if (slot < TR_NSLOTS) {
+			s->acc[slot] += d;
+			if (slot == TR_SYS)
+				s->sys_cpu += d;
+			if (G.cp_on && G.cp_owner == (__u64)i + 1 && i < 2)
+				G.cp_acc[i == 1][slot] += clip(s->t_last, now, &wins[1]);
+		}
+	}
+	s->phase = ph;
+	s->t_last = now;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	int i = side_of((__u32)prev->pid), j = side_of((__u32)next->pid);
+
+	if (prev->pid == 0 && cpu < TR_MAX_CPUS && in_win(now, &wins[0]))
+		__sync_fetch_and_add(&G.idle_exits[cpu], 1);
+	if (i >= 0) {
+		int vol = !preempt && prev_state != 0;	/* 0: TASK_RUNNING */
+
+		close_iv(i, now, TR_PH_RUN, 0);
+		if (in_win(now, &wins[i])) {
+			if (vol)
+				sides[i].vol_cs++;
+			else
+				sides[i].invol_cs++;
+		}
+		if (vol && G.cp_on && i < 2 && G.cp_owner == (__u64)i + 1) {
+			/* the side the round trip waited on blocks: the other one
+			 * has what it sent, even if it was not asleep to be woken */
+			int o = i == 0 ? 1 : 0;
+
+			close_iv(o, now, TR_PH_PREEMPTED, 0);
+			G.cp_owner = (__u64)o + 1;
+		}
+		sides[i].phase = !vol ? TR_PH_PREEMPTED : sides[i].wake_pending ? TR_PH_WOKEN : TR_PH_SLEEP;
+		sides[i].wake_t = now;
+		sides[i].wake_pending = 0;
+	}
+	if (j >= 0) {
+		struct tr_side *s = &sides[j];
+		__u64 ph = s->phase;
+		int w = in_win(now, &wins[j]);
+
+		if (ph == TR_PH_WOKEN && w && s->wake_t && now >= s->wake_t) {
+			__u64 lat = now - s->wake_t;
+			__u32 k = (__u32)j * TR_HIST_BUCKETS + hist_bucket(lat);
+			__u64 *b = bpf_map_lookup_elem(&whist, &k);
+
+			if (b)
+				*b += 1;
+			s->lat_count++;
+			s->lat_sum += lat;
+			if (!s->lat_min || lat < s->lat_min)
+				s->lat_min = lat;
+			if (lat > s->lat_max)
+				s->lat_max = lat;
+			if (s->waker_cpu == cpu)
+				s->wakeups_same_cpu++;
+		} else if (ph == TR_PH_SLEEP && w) {
+			s->missed_wakeups++;
+		}
+		close_iv(j, now, TR_PH_PREEMPTED, 0);
+		s->phase = TR_PH_RUN;
+		if (w && cpu < TR_MAX_CPUS)
+			s->cpus_seen |= 1ull << cpu;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int i = side_of((__u32)bpf_get_current_pid_tgid()), j = side_of((__u32)p->pid);
+
+	if (i >= 0 && in_win(now, &wins[i]))
+		sides[i].wakes_sent++;
+	if (j < 0)
+		return 0;
+	if (i >= 0 && i != j)
+		close_iv(i, now, TR_PH_RUN, 1);	/* split: the critical path leaves i here */
+	sides[j].waker_cpu = bpf_get_smp_processor_id();
+	if (in_win(now, &wins[j]))
+		sides[j].wakeups++;
+	/* j's interval ends here, before the critical path moves to it */
+	close_iv(j, now, TR_PH_SLEEP, 0);
+	if (G.cp_on && i >= 0 && i != j && j < 2)
+		G.cp_owner = (__u64)j + 1;
+	if (sides[j].phase == TR_PH_RUN) {
+		/* still on its CPU, on its way to sleep (or back from it): the
+		 * switch out, if it comes, ends in runnable, not asleep */
+		sides[j].wake_pending = 1;
+		return 0;
+	}
+	if (sides[j].phase == TR_PH_SLEEP) {
+		sides[j].phase = TR_PH_WOKEN;
+		sides[j].wake_t = now;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
+{
+	int j = side_of((__u32)p->pid);
+
+	if (j >= 0 && in_win(bpf_ktime_get_ns(), &wins[j]))
+		__sync_fetch_and_add(&sides[j].migrations, 1);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	int i = side_of((__u32)bpf_get_current_pid_tgid());
+	__u64 now;
+
+	if (i < 0)
+		return 0;
+	now = bpf_ktime_get_ns();
+	close_iv(i, now, TR_PH_RUN, 0);
+	sides[i].phase = TR_PH_RUN;
+	sides[i].wake_pending = 0;
+	sides[i].in_sys = 1;
+	sides[i].sys_nr = (__u64)id;
+	sides[i].sys_t0 = now;
+	sides[i].sys_cpu = 0;
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	int i = side_of((__u32)bpf_get_current_pid_tgid());
+	struct tr_side *s;
+	__u64 now;
+
+	if (i < 0)
+		return 0;
+	s = &sides[i];
+	now = bpf_ktime_get_ns();
+	close_iv(i, now, TR_PH_RUN, 1);
+	if (s->in_sys && s->sys_t0 && in_win(now, &wins[i])) {
+		__u32 key = (__u32)i << TR_SYS_NR_BITS | (__u32)(s->sys_nr & ((1u << TR_SYS_NR_BITS) - 1));
+		struct tr_sys *v = bpf_map_lookup_elem(&sysmap, &key);
+
+		s->syscalls++;
+		if (!v) {
+			struct tr_sys z = {};
+
+			if (bpf_map_update_elem(&sysmap, &key, &z, BPF_NOEXIST) &&
+			    !bpf_map_lookup_elem(&sysmap, &key))
+				__sync_fetch_and_add(&G.lost_syscalls, 1);
+			v = bpf_map_lookup_elem(&sysmap, &key);
+		}
+		if (v) {
+			v->count++;
+			v->cpu_ns += s->sys_cpu;
+			v->wall_ns += clip(s->sys_t0, now, &wins[i]);
+		}
+	}
+	s->in_sys = 0;
+	s->phase = TR_PH_RUN;
+	s->wake_pending = 0;
+	return 0;
+}
+
+SEC("tp_btf/ipi_send_cpu")
+int BPF_PROG(on_ipi_cpu, unsigned int cpu, unsigned long callsite, void *callback)
+{
+	__u64 c = cpu;
+
+	asm volatile("" : "+r"(c));	/* keep the check on the register indexed */
+	if (c < TR_MAX_CPUS && in_win(bpf_ktime_get_ns(), &wins[0]))
+		__sync_fetch_and_add(&G.ipis[c], 1);
+	return 0;
+}
+
+SEC("tp_btf/ipi_send_cpumask")
+int BPF_PROG(on_ipi_mask, struct cpumask *mask, unsigned long callsite, void *callback)
+{
+	__u64 bits = 0;
+
+	if (!in_win(bpf_ktime_get_ns(), &wins[0]))
+		return 0;
+	bpf_probe_read_kernel(&bits, sizeof(bits), mask);
+	for (int c = 0; c < TR_MAX_CPUS; c++)
+		if (bits & (1ull << c))
+			__sync_fetch_and_add(&G.ipis[c], 1);
+	return 0;
+}

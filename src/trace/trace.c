@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/* --trace, the user-space half: loads ipclab's BPF object (built from
+ * src/trace/bpf/sched.bpf.c and linked into the binary), attaches it to the
+ * scheduler and syscall tracepoints, hands the sides a shared mapping to mark
+ * their windows in, and turns the in-kernel sums into a struct trace_result.
+ * docs/trace.md says why in-kernel sums and not a per-event ring buffer. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipclab/trace.h"
+#include "ipclab/util.h"
+
+#ifndef HAVE_LIBBPF
+
+int trace_check(char *err, size_t len)
+{
+	snprintf(err, len, "--trace needs libbpf, which this ipclab was built without: "
+		 "install libbpf-dev and clang (make deps) and rebuild");
+	return -ENOTSUP;
+}
+
+int trace_open(const struct trace_target *tt, struct trace **out, char *err, size_t len)
+{
+	*out = NULL;
+	return trace_check(err, len);
+}
+
+int trace_add_tid(struct trace *t, unsigned side, int tid)
+{
+	return -ENOTSUP;
+}
+
+void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns)
+{
+}
+
+void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
+		   const struct trace_rusage *ru, struct trace_result *out)
+{
+	memset(out, 0, sizeof(*out));
+}
+
+void trace_close(struct trace *t)
+{
+}
+
+#else /* HAVE_LIBBPF */
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <sys/mman.h>
+
+#include "ipclab/metrics.h"
+#include "trace_shared.h"
+
+_Static_assert(TR_HIST_BUCKETS == HIST_BUCKETS && TR_HIST_SUB == HIST_SUB,
+	       "the BPF histogram must have struct hist's layout");
+_Static_assert(TR_MAX_SIDES == TRACE_MAX_SIDES, "one side limit");
+
+static const char *const sys_names[] = {
+#include "sysnames.h"
+};
+
+/* The object file, linked in by src/trace/embed.c. */
+extern const char trace_bpf_obj[], trace_bpf_obj_end[];
+
+#define TRACE_MAX_LINKS 8
+
+struct trace {
+	struct bpf_object *obj;
+	struct bpf_link *links[TRACE_MAX_LINKS];
+	unsigned nlinks, nsides;
+	struct tr_globals *g;		/* the object's .bss, shared with the kernel */
+	uint64_t *hist;			/* whist, mapped read-only */
+	size_t hist_len;
+	int tids_fd, sys_fd;
+	bool ipis, syscalls;
+	uint64_t misses0;		/* programs' recursion misses at open */
+};
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+/* CapEff from /proc/self/status: does this process hold capability cap? */
+static bool has_cap(unsigned cap)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff >> cap & 1;
+}
+
+int trace_check(char *err, size_t len)
+{
+	enum { CAP_SYS_ADMIN_ = 21, CAP_PERFMON_ = 38, CAP_BPF_ = 39 };
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) && errno == ENOENT) {
+		snprintf(err, len, "--trace needs the kernel's BTF (/sys/kernel/btf/vmlinux is missing): "
+			 "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+	if (!has_cap(CAP_SYS_ADMIN_) && !(has_cap(CAP_BPF_) && has_cap(CAP_PERFMON_))) {
+		snprintf(err, len, "--trace needs CAP_BPF and CAP_PERFMON to load its scheduler probes, "
+			 "which this process lacks: run ipclab as root (sudo)");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static uint64_t prog_misses(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(p, obj) {
+		struct bpf_prog_info info = {};
+		__u32 ilen = sizeof(info);
+
+		if (bpf_program__fd(p) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &ilen))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
+/* Leave out the IPI probes where the kernel has no such tracepoints. */
+static bool kernel_has(const struct btf *vm, const char *tp)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return vm && btf__find_by_name_kind(vm, name, BTF_KIND_TYPEDEF) >= 0;
+}
+
+static int trace_load(struct trace *t, const struct trace_target *tt, char *err, size_t len)
+{
+	struct btf *vm = btf__load_vmlinux_btf();
+	struct bpf_map *m;
+	int ret;
+
+	t->obj = bpf_object__open_mem(trace_bpf_obj, (size_t)(trace_bpf_obj_end - trace_bpf_obj),
+				      NULL);
+	if (!t->obj) {
+		ret = -errno;
+		btf__free(vm);
+		return errf(err, len, -ret, "--trace: cannot open its BPF object: %s", strerror(-ret));
+	}
+	t->ipis = kernel_has(vm, "ipi_send_cpu") && kernel_has(vm, "ipi_send_cpumask");
+	btf__free(vm);
+	if (!t->ipis) {
+		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_ipi_cpu"), false);
+		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_ipi_mask"), false);
+	}
+	t->syscalls = tt->syscalls;
+	if (!t->syscalls) {
+		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_sys_enter"), false);
+		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_sys_exit"), false);
+	}
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(t->obj, "sysmap"),
+				 tt->syscall_slots ? tt->syscall_slots : 4096);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(t->obj, "whist"),
+				 tt->nsides * TR_HIST_BUCKETS);
+	ret = bpf_object__load(t->obj);
+	if (ret)
+		return errf(err, len, -ret, "--trace: the kernel refused its BPF programs: %s%s",
+			    strerror(-ret), ret == -EPERM ? " (run ipclab as root)" : "");
+	/* map .bss ourselves: one MAP_SHARED mapping that forked sides inherit */
+	bpf_object__for_each_map(m, t->obj)
+		if (bpf_map__is_internal(m) && strstr(bpf_map__name(m), ".bss")) {
+			void *g = mmap(NULL, sizeof(*t->g), PROT_READ | PROT_WRITE, MAP_SHARED,
+				       bpf_map__fd(m), 0);
+
+			t->g = g == MAP_FAILED ? NULL : g;
+		}
+	t->tids_fd = bpf_map__fd(bpf_object__find_map_by_name(t->obj, "tids"));
+	t->sys_fd = bpf_map__fd(bpf_object__find_map_by_name(t->obj, "sysmap"));
+	t->hist_len = (size_t)tt->nsides * TR_HIST_BUCKETS * sizeof(uint64_t);
+	t->hist = mmap(NULL, t->hist_len, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(bpf_object__find_map_by_name(t->obj, "whist")), 0);
+	if (t->hist == MAP_FAILED) {
+		t->hist = NULL;
+		return errf(err, len, errno, "--trace: cannot map its histogram: %s", strerror(errno));
+	}
+	if (!t->g)
+		return errf(err, len, EINVAL, "--trace: cannot map the BPF object's globals");
+	return 0;
+}
+
+static int trace_attach(struct trace *t, char *err, size_t len)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, t->obj) {
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(p))
+			continue;
+		l = bpf_program__attach(p);
+		if (!l || t->nlinks == TRACE_MAX_LINKS) {
+			int e = l ? E2BIG : errno;
+
+			bpf_link__destroy(l);
+			return errf(err, len, e, "--trace: cannot attach %s: %s",
+				    bpf_program__section_name(p), strerror(e));
+		}
+		t->links[t->nlinks++] = l;
+	}
+	return 0;
+}
+
+int trace_open(const struct trace_target *tt, struct trace **out, char *err, size_t len)
+{
+	struct trace *t;
+	int ret;
+
+	*out = NULL;
+	if ((ret = trace_check(err, len)))
+		return ret;
+	if (!tt->nsides || tt->nsides > TR_MAX_SIDES)
+		return errf(err, len, EINVAL, "--trace: %u endpoints, at most %u can be traced",
+			    tt->nsides, TR_MAX_SIDES);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return errf(err, len, ENOMEM, "--trace: out of memory");
+	t->nsides = tt->nsides;
+	libbpf_set_print(quiet_libbpf);
+	ret = trace_load(t, tt, err, len);
+	if (!ret)
+		ret = trace_attach(t, err, len);
+	if (ret) {
+		trace_close(t);
+		return ret;
+	}
+	t->g->cp_on = tt->nsides == 2;
+	t->misses0 = prog_misses(t->obj);
+	*out = t;
+	return 0;
+}
+
+int trace_add_tid(struct trace *t, unsigned side, int tid)
+{
+	__u32 k = (__u32)tid, v = side;
+
+	if (!t || side >= t->nsides)
+		return -EINVAL;
+	return bpf_map_update_elem(t->tids_fd, &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns)
+{
+	if (!t || side >= t->nsides)
+		return;
+	if (end)
+		__atomic_store_n(&t->g->wins[side].end, ns, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&t->g->wins[side].start, ns, __ATOMIC_RELEASE);
+}
+
+static unsigned slot_of(const struct tr_side *s)
+{
+	switch (s->phase) {
+	case TR_PH_RUN: return s->in_sys ? TR_SYS : TR_USER;
+	case TR_PH_WOKEN: return TR_WOKEN;
+	case TR_PH_PREEMPTED: return TR_PREEMPTED;
+	default: return TR_SLEEP;
+	}
+}
+
+static void syscall_name(unsigned nr, char *buf, size_t len)
+{
+	if (nr < sizeof(sys_names) / sizeof(sys_names[0]) && sys_names[nr])
+		snprintf(buf, len, "%s", sys_names[nr]);
+	else
+		snprintf(buf, len, "sys_%u", nr);
+}
+
+/* The three syscalls that took side i the most CPU time. */
+static void collect_syscalls(struct trace *t, unsigned i, struct trace_side *ts)
+{
+	__u32 key, next, *prev = NULL;
+	struct tr_sys v;
+
+	while (!bpf_map_get_next_key(t->sys_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key >> TR_SYS_NR_BITS != i || bpf_map_lookup_elem(t->sys_fd, &key, &v))
+			continue;
+		unsigned at = ts->ntop;
+
+		while (at > 0 && ts->top[at - 1].cpu_ns < v.cpu_ns)
+			at--;
+		if (at >= TRACE_TOP_SYSCALLS)
+			continue;
+		memmove(&ts->top[at + 1], &ts->top[at],
+			(TRACE_TOP_SYSCALLS - 1 - at) * sizeof(ts->top[0]));
+		ts->top[at] = (struct trace_syscall){ .count = v.count, .cpu_ns = v.cpu_ns,
+						      .wall_ns = v.wall_ns };
+		syscall_name(key & ((1u << TR_SYS_NR_BITS) - 1), ts->top[at].name,
+			     sizeof(ts->top[at].name));
+		if (ts->ntop < TRACE_TOP_SYSCALLS)
+			ts->ntop++;
+	}
+}
+
+static void collect_latency(struct trace *t, unsigned i, const struct tr_side *s,
+			    struct trace_side *ts)
+{
+	struct hist *h = malloc(sizeof(*h));
+
+	ts->lat_count = s->lat_count;
+	if (!h || !s->lat_count) {
+		free(h);
+		return;
+	}
+	hist_init(h);
+	memcpy(h->buckets, t->hist + (size_t)i * TR_HIST_BUCKETS, sizeof(h->buckets));
+	h->count = s->lat_count;
+	h->sum = (double)s->lat_sum;
+	h->min = s->lat_min;
+	h->max = s->lat_max;
+	ts->lat_min_ns = s->lat_min;
+	ts->lat_max_ns = s->lat_max;
+	ts->lat_p50_ns = hist_quantile(h, 0.50);
+	ts->lat_p99_ns = hist_quantile(h, 0.99);
+	free(h);
+}
+
+static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uint64_t *lost)
+{
+	const struct tr_side *s = &t->g->sides[i];
+	const struct tr_win *w = &t->g->wins[i];
+	uint64_t acc[TR_NSLOTS];
+
+	memcpy(acc, s->acc, sizeof(acc));
+	/* the interval still open at the window's end (no event after it) */
+	if (w->end && s->t_last && s->t_last < w->end && s->phase != TR_PH_UNKNOWN)
+		acc[slot_of(s)] += w->end - (s->t_last > w->start ? s->t_last : w->start);
+	*ts = (struct trace_side){
+		.server = i == 0, .id = i ? i - 1 : 0,
+		.wall_ns = w->end > w->start && w->start ? w->end - w->start : 0,
+		.user_ns = acc[TR_USER], .sys_ns = acc[TR_SYS], .runnable_ns = acc[TR_WOKEN],
+		.preempted_ns = acc[TR_PREEMPTED], .sleep_ns = acc[TR_SLEEP],
+		.vol_cs = s->vol_cs, .invol_cs = s->invol_cs, .wakeups = s->wakeups,
+		.wakeups_same_cpu = s->wakeups_same_cpu, .wakes_sent = s->wakes_sent,
+		.migrations = s->migrations, .syscalls = s->syscalls, .cpus = s->cpus_seen,
+	};
+	collect_latency(t, i, s, ts);
+	collect_syscalls(t, i, ts);
+	*lost += s->missed_wakeups;
+}
+
+/* Running time split in getrusage's proportion of user to system time. */
+static void split_run(uint64_t run, const struct trace_rusage *ru, uint64_t *user, uint64_t *sys)
+{
+	uint64_t tot = ru ? ru->user_ns + ru->sys_ns : 0;
+
+	*sys = tot ? (uint64_t)((double)run * (double)ru->sys_ns / (double)tot) : 0;
+	*user = run - *sys;
+}
+
+static void collect_cpath(struct trace *t, uint64_t n, double measured,
+			  const struct trace_rusage *ru, struct trace_result *r)
+{
+	uint64_t a[2][TR_NSLOTS];	/* [0] server, [1] client */
+	struct trace_cpath *c = &r->cpath;
+	double dn = (double)n;
+
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned s = 0; s < TR_NSLOTS; s++)
+			a[k][s] = t->g->cp_acc[k][s];
+	for (unsigned k = 0; k < 2 && !t->syscalls; k++)
+		split_run(a[k][TR_USER] + a[k][TR_SYS], ru ? &ru[k] : NULL, &a[k][TR_USER], &a[k][TR_SYS]);
+
+	c->client_user_ns = (double)a[1][TR_USER] / dn;
+	c->client_kernel_ns = (double)a[1][TR_SYS] / dn;
+	c->client_wakeup_ns = (double)a[1][TR_WOKEN] / dn;
+	c->server_user_ns = (double)a[0][TR_USER] / dn;
+	c->server_kernel_ns = (double)a[0][TR_SYS] / dn;
+	c->server_wakeup_ns = (double)a[0][TR_WOKEN] / dn;
+	/* on the path but neither running nor woken: preempted, or asleep */
+	c->unattributed_ns = (double)(a[0][TR_PREEMPTED] + a[0][TR_SLEEP] + a[1][TR_PREEMPTED] +
+				      a[1][TR_SLEEP]) / dn;
+	c->total_ns = c->client_user_ns + c->client_kernel_ns + c->client_wakeup_ns +
+		      c->server_user_ns + c->server_kernel_ns + c->server_wakeup_ns +
+		      c->unattributed_ns;
+	c->measured_ns = measured;
+	r->has_cpath = true;
+}
+
+void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
+		   const struct trace_rusage *ru, struct trace_result *r)
+{
+	uint64_t cs = 0, wk = 0, mig = 0, sc = 0, ipi = 0, idle = 0, cpus = 0, lost = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!t)
+		return;
+	r->on = true;
+	r->nsides = t->nsides;
+	for (unsigned i = 0; i < t->nsides; i++) {
+		struct trace_side *ts = &r->sides[i];
+
+		collect_side(t, i, ts, &lost);
+		if (!t->syscalls)
+			split_run(ts->user_ns + ts->sys_ns, ru ? &ru[i] : NULL, &ts->user_ns, &ts->sys_ns);
+		cs += ts->vol_cs + ts->invol_cs;
+		wk += ts->wakeups;
+		mig += ts->migrations;
+		sc += ts->syscalls;
+		cpus |= ts->cpus;
+	}
+	for (unsigned c = 0; c < TR_MAX_CPUS; c++)
+		if (cpus >> c & 1) {
+			ipi += t->g->ipis[c];
+			idle += t->g->idle_exits[c];
+		}
+	r->ipis_known = t->ipis;
+	r->syscalls_traced = t->syscalls;
+	if (msgs) {
+		double n = (double)msgs;
+
+		r->per_msg.ctx_switches = (double)cs / n;
+		r->per_msg.wakeups = (double)wk / n;
+		r->per_msg.migrations = (double)mig / n;
+		r->per_msg.syscalls = (double)sc / n;
+		r->per_msg.ipis = (double)ipi / n;
+		r->per_msg.idle_exits = (double)idle / n;
+	}
+	if (t->g->cp_on && msgs && rtt_mean_ns > 0)
+		collect_cpath(t, msgs, rtt_mean_ns, ru, r);
+	lost += t->g->lost_syscalls + (prog_misses(t->obj) - t->misses0);
+	r->lost_events = lost;
+	r->complete = !lost;
+}
+
+void trace_close(struct trace *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	if (t->hist)
+		munmap(t->hist, t->hist_len);
+	if (t->g)
+		munmap(t->g, sizeof(*t->g));
+	bpf_object__close(t->obj);
+	free(t);
+}
+
+#endif /* HAVE_LIBBPF */
+
+void trace_perturbation(struct trace_result *tr, bool rtt, double untraced, double traced)
+{
+	if (!tr->on || untraced <= 0 || traced <= 0)
+		return;
+	tr->perturbation = rtt ? traced / untraced : untraced / traced;
+	tr->perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* The layout shared by ipclab's in-kernel tracer (src/trace/bpf/sched.bpf.c)
+ * and its user-space half (src/trace/trace.c): the global variables of the
+ * BPF object, which both sides see through one shared mapping. Plain __u64
+ * fields only, so the BPF target and the host agree on every offset. */
+#ifndef IPCLAB_TRACE_SHARED_H
+#define IPCLAB_TRACE_SHARED_H
+
+#include <linux/types.h>
+
+#define TR_MAX_SIDES 65		/* MAX_SIDES of include/ipclab/pattern.h */
+#define TR_MAX_CPUS 64
+#define TR_SYS_NR_BITS 10	/* syscall numbers below 1024 */
+
+/* Where a side's time goes; a side is always in exactly one. */
+enum tr_slot { TR_USER, TR_SYS, TR_WOKEN, TR_PREEMPTED, TR_SLEEP, TR_NSLOTS };
+
+/* What a side is doing now (TR_PH_RUN splits into user and sys by in_sys). */
+enum tr_phase { TR_PH_UNKNOWN, TR_PH_RUN, TR_PH_WOKEN, TR_PH_PREEMPTED, TR_PH_SLEEP };
+
+/* The side's measured window, written by the side itself (0 = not yet). */
+struct tr_win {
+	__u64 start, end;
+};
+
+/* One side's state machine and its sums over its window. */
+struct tr_side {
+	__u64 t_last;		/* start of the current interval */
+	__u64 phase, in_sys, sys_nr, sys_t0, sys_cpu;
+	__u64 wake_t, waker_cpu;
+	__u64 acc[TR_NSLOTS];	/* ns per slot, clipped to the window */
+	__u64 vol_cs, invol_cs;
+	__u64 wakeups, wakeups_same_cpu, wakes_sent, migrations, syscalls;
+	__u64 cpus_seen;	/* bit per CPU the side ran on in its window */
+	__u64 lat_count, lat_sum, lat_min, lat_max;	/* wakeup latency */
+	__u64 missed_wakeups;	/* switched in while we thought it slept */
+	__u64 wake_pending;	/* woken while still on CPU, about to sleep */
+};
+
+/* Every global of the BPF object, in its .bss: one struct, so that both
+ * sides agree on where each member lies. */
+struct tr_globals {
+	struct tr_win wins[TR_MAX_SIDES];
+	struct tr_side sides[TR_MAX_SIDES];
+	__u64 cp_on;			/* one client: follow the critical path */
+	__u64 cp_owner;			/* 1 + the side the round trip waits on; 0 none yet */
+	__u64 cp_acc[2][TR_NSLOTS];	/* [server, client][slot], in the client's window */
+	__u64 ipis[TR_MAX_CPUS];	/* IPIs sent to each CPU, in the server's window */
+	__u64 idle_exits[TR_MAX_CPUS];	/* each CPU left its idle task, same window */
+	__u64 lost_syscalls;		/* (side, syscall) pairs the table had no room for */
+};
+
+/* The wakeup-latency histogram has the layout of struct hist
+ * (include/ipclab/metrics.h; trace.c checks that they agree). */
+#define TR_HIST_SUB_BITS 7
+#define TR_HIST_SUB (1u << TR_HIST_SUB_BITS)
+#define TR_HIST_EXACT (2u * TR_HIST_SUB)
+#define TR_HIST_MAX_EXP 48
+#define TR_HIST_BUCKETS (TR_HIST_EXACT + (TR_HIST_MAX_EXP - TR_HIST_SUB_BITS - 1) * TR_HIST_SUB)
+
+/* Per (side, syscall number): the hash map's value. */
+struct tr_sys {
+	__u64 count, cpu_ns, wall_ns;
+};
+
+#endif
