@@ -78,5 +78,11 @@ const char *fmt_count(char *buf, size_t len, double n);
 /* Read a small text file (sysfs/procfs) into buf, stripped of the trailing
  * newline; returns length or -errno. */
 ssize_t read_text_file(const char *path, char *buf, size_t len);
+/* A process's start time in clock ticks since boot (/proc/PID/stat field
+ * 22): with the pid it names one process for good. 0 when there is no such
+ * process or it has ended (a zombie). */
+unsigned long long proc_start_ticks(pid_t pid);
+/* The inode of one of this process's namespaces ("ipc", "mnt"), 0 if none. */
+unsigned long ns_inode(const char *which);
 
 #endif

@@ -56,31 +56,6 @@ const char *registry_dir(void)
 	return reg_dirpath;
 }
 
-/* Start time of a process in clock ticks since boot (0 = no such process). */
-static unsigned long long proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_text_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
-		return 0;
-	/* after ")": state is field 3, starttime field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
-}
-
-static unsigned long ns_inode(const char *which)
-{
-	struct stat st;
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/ns/%s", which);
-	return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
-}
-
 static void boot_id(char *buf, size_t len)
 {
 	if (read_text_file("/proc/sys/kernel/random/boot_id", buf, len) <= 0)
@@ -135,7 +110,7 @@ static int reg_create(char *err, size_t errlen)
 {
 	const char *dir = registry_dir();
 	char tmp[PATH_MAX], head[256], boot[64];
-	unsigned long long start = proc_start(getpid());
+	unsigned long long start = proc_start_ticks(getpid());
 	int fd, n;
 
 	if (dir_check(dir, err, errlen))
@@ -224,7 +199,7 @@ void registry_note_id(int h, long id)
 	if (fd < 0)
 		return;
 	n = snprintf(line, sizeof(line), "= %d %ld %llu\n", h, id,
-		     id > 0 ? proc_start((pid_t)id) : 0ull);
+		     id > 0 ? proc_start_ticks((pid_t)id) : 0ull);
 	write_all(fd, line, (size_t)n);
 }
 

@@ -57,31 +57,6 @@ static const char *const kind_names[] = {
 	[CL_SYSV_SHM] = "sysv-shm", [CL_PID] = "process",
 };
 
-static unsigned long long start_of(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_text_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
-		return 0;
-	if (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')	/* a zombie has ended */
-		return 0;
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
-}
-
-static unsigned long my_ns(const char *which)
-{
-	struct stat st;
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/ns/%s", which);
-	return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
-}
-
 static char *from_hex(const char *s)
 {
 	size_t n = strlen(s);
@@ -189,7 +164,7 @@ static const char *keep_reason(const struct sweep *sw, const struct run_obj *o)
 {
 	switch (o->kind) {
 	case CL_PID:
-		if (o->id <= 0 || !o->start || start_of((pid_t)o->id) != o->start)
+		if (o->id <= 0 || !o->start || proc_start_ticks((pid_t)o->id) != o->start)
 			return "gone";
 		return NULL;
 	case CL_SYSV_MSG:
@@ -319,7 +294,7 @@ static void sweep_file(struct sweep *sw, int dfd, const char *name)
 	if (fd < 0)
 		return;
 	/* a header being written by a live process: not ours to judge yet */
-	if (pending && start_of((pid_t)atoi(name + 5))) {
+	if (pending && proc_start_ticks((pid_t)atoi(name + 5))) {
 		close(fd);
 		return;
 	}
@@ -333,8 +308,8 @@ static void sweep_file(struct sweep *sw, int dfd, const char *name)
 	}
 	if (!pending && read_run(sw, fd) == 0 && sw->h.uid == geteuid()) {
 		sw->rep->dead_runs++;
-		sw->same_ipc = sw->h.ipcns == my_ns("ipc");
-		sw->same_mnt = sw->h.mntns == my_ns("mnt");
+		sw->same_ipc = sw->h.ipcns == ns_inode("ipc");
+		sw->same_mnt = sw->h.mntns == ns_inode("mnt");
 		sweep_run(sw);
 		clear_objs(sw);
 	}

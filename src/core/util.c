@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -234,4 +235,30 @@ ssize_t read_text_file(const char *path, char *buf, size_t len)
 		n--;
 	buf[n] = '\0';
 	return n;
+}
+
+unsigned long long proc_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_text_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return 0;
+	if (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	/* after ") ": state is field 3, starttime field 22 */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			  "%*d %*d %llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+unsigned long ns_inode(const char *which)
+{
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", which);
+	return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
 }
