@@ -55,6 +55,7 @@ struct cell {
 	double rate;		/* messages/s the client sends at (0 = as fast as it can) */
 	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
+	bool trace;		/* --trace: scheduler events per side (src/trace/) */
 	char rate_text[24];
 	char skip[256];		/* not run here, and why ("" = run it) */
 	char section[32];	/* suite section ("" = none) */
