@@ -10,6 +10,7 @@
 
 #include "ipclab/metrics.h"
 #include "ipclab/pattern.h"
+#include "ipclab/trace.h"
 #include "ipclab/transport.h"
 
 #define SCHEMA_VERSION 1
@@ -71,6 +72,7 @@ struct result {
 	unsigned nsides;
 	struct side_result sides[MAX_SIDES];
 	struct hist hist;		/* merged latency histogram */
+	struct trace_result trace;	/* --trace (trace.on) */
 };
 
 /* Environment every result file carries (src/core/env.c; `ipclab env` shows
