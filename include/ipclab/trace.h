@@ -98,4 +98,12 @@ void trace_close(struct trace *t);
  * untraced / traced), so that above 1 means slower when traced. */
 void trace_perturbation(struct trace_result *tr, bool rtt, double untraced, double traced);
 
+/* For the runner (src/trace/cell.c): run_once(c) untraced, then traced,
+ * with the perturbation ratio; and the record from a collected result. */
+struct cell;
+struct result;
+int trace_run_pair(const struct cell *c, struct result *res,
+		   int (*run_once)(const struct cell *c, struct result *res));
+void trace_fill(struct trace *t, struct result *res);
+
 #endif
