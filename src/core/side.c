@@ -19,6 +19,7 @@
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
+#include "ipclab/trace.h"
 #include "runner_int.h"
 
 
@@ -56,6 +57,7 @@ void part_window_begin(struct participant *p)
 		sys_snap_take(&ctl->sys0);
 	rusage_snap_take(&p->ru0, true);
 	p->st->win_start_ns = now_ns();
+	trace_mark(ctl->trace, (unsigned)(p->st - ctl->sides), false, p->st->win_start_ns);
 	atomic_store(&p->st->state, SIDE_IN_WINDOW);
 }
 
@@ -67,6 +69,7 @@ void part_window_end(struct participant *p)
 	if (atomic_load(&p->st->state) != SIDE_IN_WINDOW)
 		return;
 	p->st->win_end_ns = now_ns();
+	trace_mark(ctl->trace, (unsigned)(p->st - ctl->sides), true, p->st->win_end_ns);
 	rusage_snap_take(&ru1, true);
 	rusage_snap_diff(&p->st->ru, &p->ru0, &ru1);
 	atomic_store(&p->st->state, SIDE_READY);
