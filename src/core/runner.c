@@ -21,6 +21,7 @@
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
+#include "ipclab/trace.h"
 #include "runner_int.h"
 
 volatile sig_atomic_t runner_interrupted;
@@ -101,6 +102,7 @@ struct run_state {
 	uint64_t last_stop_check;
 	uint64_t start_ns;		/* when the sides were started */
 	bool in_prefer;			/* inside prefer_dead_peer() */
+	struct trace *trace;		/* --trace */
 };
 
 static const char *side_name(const struct side_stats *st, char *buf, size_t len)
@@ -475,6 +477,13 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 			    strerror(errno));
 	}
 	rs->ctl->nsides = rs->nsides;
+	if (c->trace) {
+		struct trace_target tt = { .nsides = rs->nsides };
+
+		if ((ret = trace_open(&tt, &rs->trace, err, sizeof(err))))
+			return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
+		rs->ctl->trace = rs->trace;
+	}
 	rs->cfg = (struct tp_config){ .msg_size = c->size, .clients = c->clients,
 				      .threads = c->threads, .opts = c->tp_opts,
 				      .dir = cleanup_private_dir() };
@@ -506,6 +515,8 @@ static int execute(struct run_state *rs)
 
 	if (!ret)
 		ret = watch_until(rs, &rs->ctl->ready, rs->nsides);
+	for (unsigned i = 0; !ret && rs->trace && i < rs->nsides; i++)
+		ret = trace_add_tid(rs->trace, i, rs->ctl->sides[i].tid);
 	if (!ret) {
 		atomic_store(&rs->ctl->gate, 1);
 		runner_wake_all(&rs->ctl->gate);
@@ -522,7 +533,7 @@ static int execute(struct run_state *rs)
 	return ret == -EINTR ? -EINTR : rs->fail[0] ? -EIO : 0;
 }
 
-int run_cell(const struct cell *c, struct result *res)
+static int run_once(const struct cell *c, struct result *res)
 {
 	struct run_state *rs = calloc(1, sizeof(*rs));
 	int ret;
@@ -542,13 +553,21 @@ int run_cell(const struct cell *c, struct result *res)
 					  .sys0 = &rs->ctl->sys0, .sys1 = &rs->ctl->sys1 };
 
 		runner_collect(&v, res);
+		if (rs->trace)
+			trace_fill(rs->trace, res);
 	} else if (ret < 0) {
 		res->status = RES_FAILED;
 		snprintf(res->reason, sizeof(res->reason), "%s",
 			 rs->fail[0] ? rs->fail : ret == -EINTR ? "interrupted" : strerror(-ret));
 	}
+	trace_close(rs->trace);
 	if (rs->ctl)
 		munmap(rs->ctl, rs->ctl_size);
 	free(rs);
 	return ret == -EINTR ? -EINTR : 0;
+}
+
+int run_cell(const struct cell *c, struct result *res)
+{
+	return c->trace ? trace_run_pair(c, res, run_once) : run_once(c, res);
 }
