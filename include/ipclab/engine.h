@@ -42,6 +42,7 @@ struct plan_spec {
 	uint64_t warmup;		/* with warmup_set; else derived from count (or 1 when paced) */
 	uint64_t max_time_ns;		/* with max_time_set; else derived per cell */
 	bool warmup_set, max_time_set, verify, keep_awake;
+	bool trace;			/* --trace: every cell traced (src/trace/) */
 	bool lenient;			/* a named transport that cannot run is skipped, not an error */
 	int pm_qos_us;			/* -1 = not touched */
 	const char *section;		/* suite section written into each cell (NULL = none) */
