@@ -130,6 +130,7 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 	c->pm_qos_us = s->pm_qos_us;
 	snprintf(c->section, sizeof(c->section), "%s", s->section ? s->section : "");
 	c->keep_awake = s->keep_awake;
+	c->trace = s->trace;
 	snprintf(c->rate_text, sizeof(c->rate_text), "%s", s->rate_text[k->rate]);
 	/* a paced run warms up with one message unless told otherwise */
 	if (c->rate > 0 && !s->warmup_set)
