@@ -21,6 +21,7 @@ struct run_args {
 	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;
 	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
+	bool trace;		/* --trace */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *plot_dir;	/* --plot DIR */
 	int pm_qos_us;
