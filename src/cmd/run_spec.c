@@ -381,6 +381,7 @@ static void spec_knobs(const struct run_args *a, struct plan_spec *d)
 	d->max_time_set = a->max_time_set;
 	d->verify = a->verify;
 	d->keep_awake = a->keep_awake;
+	d->trace = a->trace;
 	d->lenient = a->lenient;
 	d->pm_qos_us = a->pm_qos_us;
 	d->think_per_ns = run_think_per_ns;
