@@ -10,12 +10,13 @@
 #include "cmd.h"
 #include "run.h"
 #include "ipclab/runner.h"
+#include "ipclab/trace.h"
 
 /* ---- options ------------------------------------------------------------------- */
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT };
+       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -39,6 +40,7 @@ static const struct option long_opts[] = {
 	{ "pivot", required_argument, NULL, OPT_PIVOT },
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
+	{ "trace", no_argument, NULL, OPT_TRACE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -80,6 +82,7 @@ void cmd_run_usage(FILE *f)
 	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
+	      "      --trace            per side, from scheduler events: time budget, switches, wakeups (docs/trace.md)\n"
 	      "      --dry-run          list the cells the plan holds without running them\n"
 	      "      --vmstat           print a line a second while cells run (stderr): context switches,\n"
 	      "                         interrupts, and us/sy/id per CPU and in total (/proc/stat)\n"
@@ -175,6 +178,14 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_VERIFY: a->verify = true; break;
 	case OPT_THINK: a->thinks = arg; break;
 	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
+	case OPT_TRACE: {
+		char err[ERRLEN];
+
+		if (trace_check(err, sizeof(err)))
+			return usage_error("%s", err);
+		a->trace = true;
+		break;
+	}
 	case OPT_DRY_RUN: a->dry_run = true; break;
 	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
 	case OPT_PLOT: a->plot_dir = arg; break;
