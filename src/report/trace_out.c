@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/* --trace in the reports: the `trace` object of a result (docs/output.md)
+ * and the one line under its row in the text table. */
+#include <math.h>
+
+#include "ipclab/util.h"
+#include "trace_out.h"
+
+static json_t *jnum_or_null(bool known, double v)
+{
+	return known && isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *side_json(const struct trace_side *s, bool syscalls)
+{
+	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "role", s->server ? "server" : "client", "id", (json_int_t)s->id,
+			      "wall_ns", (json_int_t)s->wall_ns, "user_ns", (json_int_t)s->user_ns,
+			      "sys_ns", (json_int_t)s->sys_ns, "runnable_ns", (json_int_t)s->runnable_ns,
+			      "preempted_ns", (json_int_t)s->preempted_ns,
+			      "sleep_ns", (json_int_t)s->sleep_ns, "wakeups", (json_int_t)s->wakeups,
+			      "wakeups_same_cpu", (json_int_t)s->wakeups_same_cpu,
+			      "wakeups_sent", (json_int_t)s->wakes_sent,
+			      "ctx_switches", (json_int_t)(s->vol_cs + s->invol_cs),
+			      "vol_ctx_switches", (json_int_t)s->vol_cs,
+			      "invol_ctx_switches", (json_int_t)s->invol_cs,
+			      "migrations", (json_int_t)s->migrations);
+	json_t *top = json_array();
+
+	if (!o || !top) {
+		json_decref(o);
+		json_decref(top);
+		return NULL;
+	}
+	json_object_set_new(o, "syscalls", syscalls ? json_integer((json_int_t)s->syscalls) : json_null());
+	json_object_set_new(o, "wakeup_lat_ns",
+			    s->lat_count ? json_pack("{s:I, s:I, s:I, s:I, s:I}",
+						     "count", (json_int_t)s->lat_count,
+						     "min", (json_int_t)s->lat_min_ns,
+						     "p50", (json_int_t)s->lat_p50_ns,
+						     "p99", (json_int_t)s->lat_p99_ns,
+						     "max", (json_int_t)s->lat_max_ns) : json_null());
+	for (unsigned k = 0; k < s->ntop; k++)
+		json_array_append_new(top, json_pack("{s:s, s:I, s:I, s:I}", "name", s->top[k].name,
+						     "count", (json_int_t)s->top[k].count,
+						     "cpu_ns", (json_int_t)s->top[k].cpu_ns,
+						     "wall_ns", (json_int_t)s->top[k].wall_ns));
+	json_object_set_new(o, "top_syscalls", top);
+	return o;
+}
+
+static json_t *cpath_json(const struct trace_cpath *c)
+{
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+			 "client_user", c->client_user_ns, "client_kernel", c->client_kernel_ns,
+			 "server_wakeup", c->server_wakeup_ns, "server_user", c->server_user_ns,
+			 "server_kernel", c->server_kernel_ns, "client_wakeup", c->client_wakeup_ns,
+			 "unattributed", c->unattributed_ns, "total", c->total_ns,
+			 "measured", c->measured_ns);
+}
+
+json_t *trace_json(const struct trace_result *tr)
+{
+	json_t *o = json_object(), *sides = json_array();
+	json_t *pm = json_pack("{s:f, s:f, s:f}", "ctx_switches", tr->per_msg.ctx_switches,
+			       "wakeups", tr->per_msg.wakeups, "migrations", tr->per_msg.migrations);
+
+	if (!o || !sides || !pm) {
+		json_decref(o);
+		json_decref(sides);
+		json_decref(pm);
+		return NULL;
+	}
+	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++)
+		json_array_append_new(sides, side_json(&tr->sides[i], tr->syscalls_traced));
+	json_object_set_new(pm, "syscalls", jnum_or_null(tr->syscalls_traced, tr->per_msg.syscalls));
+	json_object_set_new(pm, "ipis", jnum_or_null(tr->ipis_known, tr->per_msg.ipis));
+	json_object_set_new(pm, "idle_exits", json_real(tr->per_msg.idle_exits));
+	json_object_set_new(o, "sides", sides);
+	json_object_set_new(o, "per_msg", pm);
+	json_object_set_new(o, "sys_from", json_string(tr->syscalls_traced ? "syscalls" : "getrusage"));
+	json_object_set_new(o, "critical_path_ns", tr->has_cpath ? cpath_json(&tr->cpath) : json_null());
+	json_object_set_new(o, "lost_events", json_integer((json_int_t)tr->lost_events));
+	json_object_set_new(o, "complete", json_boolean(tr->complete));
+	json_object_set_new(o, "perturbation", jnum_or_null(tr->perturbation > 0, tr->perturbation));
+	json_object_set_new(o, "perturbation_of",
+			    tr->perturbation_of ? json_string(tr->perturbation_of) : json_null());
+	return o;
+}
+
+/* The scaled form the table uses for latencies: 850ns, 28us, 1.5ms. */
+static void lat_text(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.3gus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%.3gms", (double)ns / 1e6);
+}
+
+void trace_table_line(FILE *f, const struct trace_result *tr)
+{
+	uint64_t p50 = 0;
+	char lat[24];
+
+	/* the wakeup latency of the side woken most often stands for the cell */
+	for (unsigned i = 0, most = 0; i < tr->nsides; i++)
+		if (tr->sides[i].lat_count > most) {
+			most = (unsigned)tr->sides[i].lat_count;
+			p50 = tr->sides[i].lat_p50_ns;
+		}
+	lat_text(p50, lat, sizeof(lat));
+	fprintf(f, "    trace: cs/msg %.2f  wake/msg %.2f  wake p50 %s  mig/msg %.3g", tr->per_msg.ctx_switches,
+		tr->per_msg.wakeups, lat, tr->per_msg.migrations);
+	if (tr->has_cpath)
+		fprintf(f, "  path %.0f/%.0fns", tr->cpath.total_ns, tr->cpath.measured_ns);
+	if (tr->perturbation > 0)
+		fprintf(f, "  traced/untraced %.2fx", tr->perturbation);
+	if (!tr->complete)
+		fprintf(f, "  INCOMPLETE: %llu events lost", (unsigned long long)tr->lost_events);
+	fputc('\n', f);
+}
