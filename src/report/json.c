@@ -15,6 +15,7 @@
 #include "ipclab/util.h"
 #include "env_json.h"
 #include "fields.h"
+#include "trace_out.h"
 
 #ifndef IPCLAB_VERSION
 #define IPCLAB_VERSION "unknown"
@@ -230,6 +231,8 @@ static int put_measured(json_t *res, const struct result *r)
 		rc |= json_object_set_new(res, "histogram", hist_json(&r->hist));
 	if (r->repeat_n > 1)
 		rc |= json_object_set_new(res, "repeat", repeat_json(r));
+	if (r->trace.on)
+		rc |= json_object_set_new(res, "trace", trace_json(&r->trace));
 	return rc;
 }
 
