@@ -13,6 +13,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "fields.h"
+#include "trace_out.h"
 
 #define CELL_LEN 48
 #define MAX_COLS 24
@@ -318,6 +319,8 @@ static void print_text(FILE *f, const struct layout *lay)
 			cells[c] = lay->cells[i][c];
 		if (row_ok(w)) {
 			text_line(f, lay, cells, lay->ncols, NULL);
+			if (w->r->trace.on)
+				trace_table_line(f, &w->r->trace);
 			continue;
 		}
 		reason_text(w->r, why, sizeof(why));
