@@ -48,6 +48,30 @@ ifeq ($(HAVE_LIBQB),1)
 CFLAGS += -DHAVE_LIBQB=1
 IPCLAB_LIBS += $(shell pkg-config --libs libqb)
 endif
+# The library transports (src/transport/zmq.c, nng.c, io_uring.c, dbus.c):
+# each library is optional; without it the transport is still listed and
+# skips with its install line.
+HAVE_ZMQ := $(shell pkg-config --exists libzmq 2>/dev/null && echo 1)
+ifeq ($(HAVE_ZMQ),1)
+CFLAGS += -DHAVE_ZMQ=1
+IPCLAB_LIBS += $(shell pkg-config --libs libzmq)
+endif
+# Debian's libnng-dev ships no .pc file: its header is the sign.
+HAVE_NNG := $(shell { pkg-config --exists nng 2>/dev/null || test -f /usr/include/nng/nng.h; } && echo 1)
+ifeq ($(HAVE_NNG),1)
+CFLAGS += -DHAVE_NNG=1
+IPCLAB_LIBS += $(shell pkg-config --libs nng 2>/dev/null || echo -lnng)
+endif
+HAVE_URING := $(shell pkg-config --exists liburing 2>/dev/null && echo 1)
+ifeq ($(HAVE_URING),1)
+CFLAGS += -DHAVE_URING=1
+IPCLAB_LIBS += $(shell pkg-config --libs liburing)
+endif
+HAVE_SDBUS := $(shell pkg-config --exists libsystemd 2>/dev/null && echo 1)
+ifeq ($(HAVE_SDBUS),1)
+CFLAGS += -DHAVE_SDBUS=1
+IPCLAB_LIBS += $(shell pkg-config --libs libsystemd)
+endif
 
 # Filled by the mk/*.mk fragments.
 ALL_TARGETS :=
