@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: MIT
+/* zmq-ipc, zmq-tcp, zmq-inproc: ZeroMQ (libzmq) PAIR sockets, one pair per
+ * client id, so that a server endpoint per client is one socket and a
+ * message carries no routing frame (a ROUTER would add one per message).
+ *
+ * Nothing of libzmq exists in the parent while endpoints are forked (a
+ * context is not fork-safe): create only picks the addresses and a per-run
+ * secret; each endpoint makes its own context (one I/O thread) and socket.
+ * zmq-inproc is threads only: its endpoints share one context made in
+ * create. The server binds, the client connects and sends a hello (the
+ * secret and its id) that the server checks before anything is measured:
+ *   - ipc:// paths live in the run's private 0700 directory, registered for
+ *     cleanup before the server binds them;
+ *   - tcp:// binds 127.0.0.1 on a kernel-chosen port, published to the
+ *     client through a shared page. ZeroMQ does not authenticate here: a
+ *     PAIR socket keeps its first peer and refuses the others, so a local
+ *     process that connects before the cell's client makes the hello check
+ *     fail the cell; it is never measured.
+ *
+ * Every blocking call has ZMQ_RCVTIMEO/ZMQ_SNDTIMEO of ZQ_SLICE_MS: between
+ * slices the stop request and a socket monitor are looked at, so a stop is
+ * seen within a slice and a peer whose connection dropped (killed) is
+ * reported (-ECONNRESET / -EPIPE) rather than waited on. A zero-length
+ * message is the EOF marker (as posix-mq). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/runner.h"
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+
+#ifdef HAVE_ZMQ
+#include <zmq.h>
+#endif
+
+#define ZQ_INSTALL "install libzmq3-dev (make deps)"
+
+enum zq_kind { ZQ_IPC, ZQ_TCP, ZQ_INPROC };
+
+struct zq_opts {
+	uint64_t hwm;
+};
+
+static const struct opt_desc zq_options[] = {
+	{ .name = "hwm", .type = OPT_UINT, .offset = offsetof(struct zq_opts, hwm),
+	  .def = "1000", .max = 1u << 30,
+	  .help = "ZMQ_SNDHWM and ZMQ_RCVHWM: messages queued each way before send blocks (0 = no limit)" },
+	{ .name = NULL },
+};
+
+#ifdef HAVE_ZMQ
+
+#define ZQ_SLICE_MS 100		/* a blocking call's longest wait between checks */
+#define ZQ_HELLO_SLICES 100	/* the server waits this many slices for the hello */
+#define ZQ_PORT_SLICES 10000	/* the client waits this many 1 ms naps for the port */
+#define ZQ_LINGER_MS 2000	/* close: time for queued messages to leave */
+#define ZQ_DRAIN_MAX (1u << 20)	/* close: messages of a peer still sending, dropped */
+#define ZQ_ADDR_MAX 128	/* "ipc://" and a sun_path */
+#define ZQ_MON_ADDR "inproc://ipclab-zmq-monitor"
+
+struct zq_hello {
+	uint8_t secret[16];
+	uint32_t id;
+};
+
+/* ch->priv */
+struct zq_chan {
+	enum zq_kind kind;
+	unsigned n;
+	void *ctx;			/* zmq-inproc only: shared by its endpoints */
+	struct zq_hello hello;		/* id 0; each client sends its own id */
+	_Atomic uint32_t *ports;	/* zmq-tcp: a shared page, one port per id */
+	int *cl;			/* zmq-ipc: cleanup handle per id */
+	char (*addr)[ZQ_ADDR_MAX];	/* per id; zmq-tcp: filled by the client */
+};
+
+struct tp_endpoint {
+	void *ctx;		/* own context, or NULL (zmq-inproc) */
+	void *sock, *mon;
+	bool peer_gone;		/* the monitor saw the connection drop */
+	bool eof_seen;		/* recv returned the peer's EOF marker */
+};
+
+static inline bool zq_stopping(void)
+{
+	return ipclab_stop_requested;
+}
+
+static enum zq_kind zq_kind_of(const struct transport *tp)
+{
+	return strcmp(tp->name, "zmq-tcp") == 0 ? ZQ_TCP :
+	       strcmp(tp->name, "zmq-inproc") == 0 ? ZQ_INPROC : ZQ_IPC;
+}
+
+static int zq_probe(const struct tp_config *cfg, char *why, size_t len)
+{
+	if (!zmq_has("ipc"))
+		return errf(why, len, ENOTSUP, "this libzmq has no ipc:// transport; %s",
+			    ZQ_INSTALL);
+	return 0;
+}
+
+static int zq_err(char *err, size_t errlen, const char *tp, const char *what)
+{
+	int e = zmq_errno();
+
+	if (e == EMFILE || e == ENFILE)
+		return errf(err, errlen, e, "%s: %s: %s (each endpoint's context holds several descriptors); raise it: ulimit -n",
+			    tp, what, zmq_strerror(e));
+	return errf(err, errlen, e, "%s: %s: %s", tp, what, zmq_strerror(e));
+}
+
+/* libzmq aborts (an assertion) when it cannot get a descriptor for a
+ * context's threads: make sure this many are free before each context or
+ * socket, so that the limit is an error naming the fix instead. */
+#define ZQ_FDS_NEEDED 16
+
+static int zq_fd_room(const char *tp, char *err, size_t errlen)
+{
+	int fds[ZQ_FDS_NEEDED], n = 0, e = 0;
+
+	while (n < ZQ_FDS_NEEDED) {
+		fds[n] = fcntl(2, F_DUPFD_CLOEXEC, 3);
+		if (fds[n] < 0 && errno == EBADF)
+			fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			e = errno;
+			break;
+		}
+		n++;
+	}
+	while (n > 0)
+		close(fds[--n]);
+	if (!e)
+		return 0;
+	if (e == EMFILE || e == ENFILE)
+		return errf(err, errlen, e,
+			    "%s: fewer than %d descriptors free (a ZeroMQ context needs several, and libzmq aborts without them); raise it: ulimit -n",
+			    tp, ZQ_FDS_NEEDED);
+	return errf(err, errlen, e, "%s: checking free descriptors: %s", tp, strerror(e));
+}
+
+/* The options every socket of the cell gets. */
+static int zq_setup(void *s, const struct tp_channel *ch, char *err, size_t errlen)
+{
+	const struct zq_opts *o = ch->cfg->opts;
+	int hwm = o ? (int)o->hwm : 1000, slice = ZQ_SLICE_MS, linger = ZQ_LINGER_MS;
+
+	if (zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm)) ||
+	    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(hwm)) ||
+	    zmq_setsockopt(s, ZMQ_SNDTIMEO, &slice, sizeof(slice)) ||
+	    zmq_setsockopt(s, ZMQ_RCVTIMEO, &slice, sizeof(slice)) ||
+	    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger)))
+		return zq_err(err, errlen, ch->tp->name, "zmq_setsockopt");
+	return 0;
+}
+
+static int zq_get_int(void *s, int opt)
+{
+	int v = -1;
+	size_t l = sizeof(v);
+
+	return zmq_getsockopt(s, opt, &v, &l) == 0 ? v : -1;
+}
+
+/* Read back what a socket set up as the endpoints' really has. */
+static int zq_report(struct tp_channel *ch, char *err, size_t errlen)
+{
+	struct zq_chan *c = ch->priv;
+	void *ctx, *s;
+	int maj, min, pat, ret = zq_fd_room(ch->tp->name, err, errlen);
+
+	if (ret)
+		return ret;
+	ctx = c->ctx ? c->ctx : zmq_ctx_new();
+	if (!ctx)
+		return zq_err(err, errlen, ch->tp->name, "zmq_ctx_new");
+	s = zmq_socket(ctx, ZMQ_PAIR);
+	if (!s)
+		ret = zq_err(err, errlen, ch->tp->name, "zmq_socket");
+	if (!ret)
+		ret = zq_setup(s, ch, err, errlen);
+	if (!ret) {
+		zmq_version(&maj, &min, &pat);
+		tp_setting(ch, "zmq_version", "%d.%d.%d", maj, min, pat);
+		tp_setting(ch, "zmq_socket", "PAIR per client");
+		tp_setting(ch, "sndhwm_msgs", "%d", zq_get_int(s, ZMQ_SNDHWM));
+		tp_setting(ch, "rcvhwm_msgs", "%d", zq_get_int(s, ZMQ_RCVHWM));
+		tp_setting(ch, "io_threads", "%d", zmq_ctx_get(ctx, ZMQ_IO_THREADS));
+		tp_setting(ch, "linger_ms", "%d", zq_get_int(s, ZMQ_LINGER));
+		/* ZMQ_IN/OUT_BATCH_SIZE are draft options: not readable in
+		 * Debian's libzmq, whose engine batches 8192 bytes a syscall */
+		tp_setting(ch, "batch_bytes", "8192 (built in)");
+		if (c->kind != ZQ_INPROC) {
+			tp_setting(ch, "sndbuf_bytes", "%d",
+				   zq_get_int(s, ZMQ_SNDBUF));
+			tp_setting(ch, "rcvbuf_bytes", "%d",
+				   zq_get_int(s, ZMQ_RCVBUF));
+		}
+		if (c->kind == ZQ_TCP)
+			tp_setting(ch, "auth", "none (hello with a per-run secret)");
+	}
+	if (s)
+		zmq_close(s);
+	if (!c->ctx)
+		zmq_ctx_term(ctx);
+	return ret;
+}
+
+static int zq_addr_ipc(struct tp_channel *ch, struct zq_chan *c, unsigned id, char *err,
+		       size_t errlen)
+{
+	char name[64], path[PATH_MAX];
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+
+	cleanup_unique_name(name, sizeof(name), "zmq");
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.%u", ch->cfg->dir, name, id) > max)
+		return errf(err, errlen, ENAMETOOLONG,
+			    "%s: socket path %s is longer than a socket path may be (%zu); set TMPDIR to a shorter directory",
+			    ch->tp->name, path, max);
+	/* registered before the server's bind makes it */
+	c->cl[id] = cleanup_add(CL_PATH, path);
+	if (c->cl[id] < 0)
+		return errf(err, errlen, ENOMEM, "%s: cleanup table full", ch->tp->name);
+	snprintf(c->addr[id], ZQ_ADDR_MAX, "ipc://%.*s", (int)max, path);
+	return 0;
+}
+
+static int zq_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	unsigned n = ch->cfg->clients ? ch->cfg->clients : 1;
+	struct zq_chan *c = calloc(1, sizeof(*c));
+	int ret = 0;
+
+	if (!c)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ch->priv = c;
+	c->kind = zq_kind_of(ch->tp);
+	c->n = n;
+	c->cl = malloc(n * sizeof(*c->cl));
+	c->addr = calloc(n, sizeof(*c->addr));
+	if (!c->cl || !c->addr)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	for (unsigned i = 0; i < n; i++)
+		c->cl[i] = -1;
+	if (getrandom(c->hello.secret, sizeof(c->hello.secret), 0) != sizeof(c->hello.secret))
+		return errf(err, errlen, errno, "%s: getrandom: %s", ch->tp->name, strerror(errno));
+	ret = zq_fd_room(ch->tp->name, err, errlen);
+	if (ret)
+		return ret;
+	if (c->kind == ZQ_INPROC && !(c->ctx = zmq_ctx_new()))
+		return zq_err(err, errlen, ch->tp->name, "zmq_ctx_new");
+	if (c->kind == ZQ_TCP) {
+		c->ports = mmap(NULL, n * sizeof(*c->ports), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (c->ports == MAP_FAILED) {
+			c->ports = NULL;
+			return errf(err, errlen, errno, "%s: mmap: %s", ch->tp->name,
+				    strerror(errno));
+		}
+	}
+	for (unsigned id = 0; !ret && id < n; id++) {
+		if (c->kind == ZQ_IPC)
+			ret = zq_addr_ipc(ch, c, id, err, errlen);
+		else if (c->kind == ZQ_INPROC)
+			snprintf(c->addr[id], ZQ_ADDR_MAX, "inproc://ipclab-%u", id);
+	}
+	if (!ret)
+		ret = zq_report(ch, err, errlen);
+	if (!ret && c->kind == ZQ_IPC)
+		tp_setting(ch, "ipc_dir", "%s", ch->cfg->dir);
+	return ret;
+}
+
+static void zq_destroy(struct tp_channel *ch)
+{
+	struct zq_chan *c = ch->priv;
+
+	if (!c)
+		return;
+	for (unsigned i = c->n; c->cl && i-- > 0;)
+		if (c->cl[i] >= 0)
+			cleanup_run_one(c->cl[i]);
+	if (c->ports)
+		munmap(c->ports, c->n * sizeof(*c->ports));
+	if (c->ctx)
+		zmq_ctx_term(c->ctx);
+	free(c->cl);
+	free(c->addr);
+	free(c);
+	ch->priv = NULL;
+}
+
+/* Drain the monitor: has the connection dropped? */
+static bool zq_peer_gone(struct tp_endpoint *ep)
+{
+	zmq_msg_t m;
+
+	while (ep->mon && !ep->peer_gone) {
+		uint16_t ev = 0;
+		bool more;
+
+		zmq_msg_init(&m);
+		if (zmq_msg_recv(&m, ep->mon, ZMQ_DONTWAIT) < 0) {
+			zmq_msg_close(&m);
+			break;
+		}
+		/* an event is two frames: 16-bit event and 32-bit value, then
+		 * the endpoint's address */
+		if (zmq_msg_size(&m) >= sizeof(ev))
+			memcpy(&ev, zmq_msg_data(&m), sizeof(ev));
+		more = zmq_msg_more(&m);
+		zmq_msg_close(&m);
+		if (more) {
+			zmq_msg_init(&m);
+			zmq_msg_recv(&m, ep->mon, ZMQ_DONTWAIT);
+			zmq_msg_close(&m);
+		}
+		if (ev == ZMQ_EVENT_DISCONNECTED)
+			ep->peer_gone = true;
+	}
+	return ep->peer_gone;
+}
+
+static int zq_monitor(struct tp_endpoint *ep, const char *tp, char *err, size_t errlen)
+{
+	if (zmq_socket_monitor(ep->sock, ZQ_MON_ADDR, ZMQ_EVENT_DISCONNECTED))
+		return zq_err(err, errlen, tp, "zmq_socket_monitor");
+	ep->mon = zmq_socket(ep->ctx, ZMQ_PAIR);
+	if (!ep->mon || zmq_connect(ep->mon, ZQ_MON_ADDR))
+		return zq_err(err, errlen, tp, "monitor socket");
+	return 0;
+}
+
+/* zmq-tcp's server: bind 127.0.0.1 on any port and publish it. */
+static int zq_bind(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id, char *err,
+		   size_t errlen)
+{
+	struct zq_chan *c = ch->priv;
+	char last[ZQ_ADDR_MAX];
+	size_t l = sizeof(last);
+	const char *colon;
+	unsigned long port;
+
+	if (c->kind == ZQ_IPC) {
+		/* in the private 0700 directory; 0600 as every socket there */
+		if (zmq_bind(ep->sock, c->addr[id]))
+			return zq_err(err, errlen, ch->tp->name, c->addr[id]);
+		if (chmod(c->addr[id] + strlen("ipc://"), 0600) < 0)
+			return errf(err, errlen, errno, "%s: chmod %s: %s", ch->tp->name,
+				    c->addr[id], strerror(errno));
+		return 0;
+	}
+	if (c->kind == ZQ_INPROC)
+		return zmq_bind(ep->sock, c->addr[id]) ?
+			       zq_err(err, errlen, ch->tp->name, c->addr[id]) : 0;
+	if (zmq_bind(ep->sock, "tcp://127.0.0.1:*") ||
+	    zmq_getsockopt(ep->sock, ZMQ_LAST_ENDPOINT, last, &l))
+		return zq_err(err, errlen, ch->tp->name, "bind tcp://127.0.0.1:*");
+	colon = strrchr(last, ':');
+	port = colon ? strtoul(colon + 1, NULL, 10) : 0;
+	if (!port || port > 65535)
+		return errf(err, errlen, EPROTO, "%s: bound to %s: no port", ch->tp->name, last);
+	atomic_store_explicit(&c->ports[id], (uint32_t)port, memory_order_release);
+	return 0;
+}
+
+static int zq_connect(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id, char *err,
+		      size_t errlen)
+{
+	struct zq_chan *c = ch->priv;
+	char addr[ZQ_ADDR_MAX];
+	uint32_t port = 0;
+
+	snprintf(addr, sizeof(addr), "%s", c->addr[id]);
+	for (unsigned i = 0; c->kind == ZQ_TCP && !port; i++) {
+		port = atomic_load_explicit(&c->ports[id], memory_order_acquire);
+		if (port)
+			snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%u", port);
+		else if (zq_stopping())
+			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
+		else if (i >= ZQ_PORT_SLICES)
+			return errf(err, errlen, ETIMEDOUT,
+				    "%s: client %u: the server did not bind within %d s",
+				    ch->tp->name, id, ZQ_PORT_SLICES / 1000);
+		else
+			usleep(1000);
+	}
+	if (zmq_connect(ep->sock, addr))
+		return zq_err(err, errlen, ch->tp->name, addr);
+	return 0;
+}
+
+/* The server's check of the client's hello: the run's secret and its id. */
+static int zq_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id,
+			  char *err, size_t errlen)
+{
+	struct zq_chan *c = ch->priv;
+	struct zq_hello want = c->hello, got;
+	int n = -1;
+
+	want.id = id;
+	for (unsigned i = 0; i < ZQ_HELLO_SLICES && n < 0; i++) {
+		n = zmq_recv(ep->sock, &got, sizeof(got), 0);
+		if (n < 0 && zmq_errno() != EAGAIN && zmq_errno() != EINTR)
+			return zq_err(err, errlen, ch->tp->name, "reading the hello");
+		if (n < 0 && zq_stopping())
+			return errf(err, errlen, EINTR, "%s: server %u: stopped", ch->tp->name, id);
+	}
+	if (n < 0)
+		return errf(err, errlen, ETIMEDOUT, "%s: client %u's hello did not come within %d s",
+			    ch->tp->name, id, ZQ_HELLO_SLICES * ZQ_SLICE_MS / 1000);
+	if (n != (int)sizeof(got) || memcmp(&got, &want, sizeof(got)))
+		return errf(err, errlen, EPROTO,
+			    "%s: the first peer on client %u's socket is not ours (wrong hello): another local process connected first; run again",
+			    ch->tp->name, id);
+	return 0;
+}
+
+static void zq_free(struct tp_endpoint *ep, bool own_ctx)
+{
+	if (ep->mon) {
+		zmq_socket_monitor(ep->sock, NULL, 0);
+		zmq_close(ep->mon);
+	}
+	if (ep->sock)
+		zmq_close(ep->sock);
+	if (own_ctx && ep->ctx)
+		zmq_ctx_term(ep->ctx);
+	free(ep);
+}
+
+static int zq_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+		   struct tp_endpoint **out, char *err, size_t errlen)
+{
+	struct zq_chan *c = ch->priv;
+	struct tp_endpoint *ep;
+	struct zq_hello h = c->hello;
+	int ret = 0;
+
+	if (id >= c->n)
+		return errf(err, errlen, EINVAL, "%s: client id %u out of range (%u clients)",
+			    ch->tp->name, id, c->n);
+	ret = zq_fd_room(ch->tp->name, err, errlen);
+	if (ret)
+		return ret;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ep->ctx = c->ctx ? c->ctx : zmq_ctx_new();
+	if (!ep->ctx)
+		ret = zq_err(err, errlen, ch->tp->name, "zmq_ctx_new");
+	if (!ret && !(ep->sock = zmq_socket(ep->ctx, ZMQ_PAIR)))
+		ret = zq_err(err, errlen, ch->tp->name, "zmq_socket");
+	if (!ret)
+		ret = zq_setup(ep->sock, ch, err, errlen);
+	if (!ret && c->kind != ZQ_INPROC)
+		ret = zq_monitor(ep, ch->tp->name, err, errlen);
+	if (!ret && role == TP_SERVER) {
+		ret = zq_bind(ch, ep, id, err, errlen);
+		if (!ret)
+			ret = zq_hello_check(ch, ep, id, err, errlen);
+	} else if (!ret) {
+		h.id = id;
+		ret = zq_connect(ch, ep, id, err, errlen);
+		if (!ret && zmq_send(ep->sock, &h, sizeof(h), 0) != (int)sizeof(h))
+			ret = zq_err(err, errlen, ch->tp->name, "sending the hello");
+	}
+	if (ret) {
+		zq_free(ep, !c->ctx);
+		return ret;
+	}
+	*out = ep;
+	return 0;
+}
+
+static ssize_t zq_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	if (len == 0)
+		return -EINVAL;	/* a zero-length message means EOF here */
+	for (;;) {
+		int n = zmq_send(ep->sock, buf, len, 0);
+
+		if (n >= 0)
+			return n == (int)len ? n : -EIO;
+		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR)
+			return -zmq_errno();
+		if (zq_stopping())
+			return -EINTR;
+		if (zq_peer_gone(ep))
+			return -EPIPE;
+	}
+}
+
+static ssize_t zq_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	for (;;) {
+		int n = zmq_recv(ep->sock, buf, len, 0);
+
+		if (n == 0)
+			ep->eof_seen = true;
+		if (n >= 0)
+			return (size_t)n > len ? -EMSGSIZE : n;
+		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR)
+			return -zmq_errno();
+		if (zq_stopping())
+			return -EINTR;
+		/* only once nothing is left to read: a closing peer's last
+		 * messages and its EOF marker come before the drop */
+		if (zq_peer_gone(ep))
+			return -ECONNRESET;
+	}
+}
+
+/* Wait (a bounded time) for the peer's EOF marker, dropping what else
+ * comes: libzmq discards what a receiver had not yet taken in when the
+ * connection drops, so the first to close keeps its socket until the peer
+ * has read everything, its EOF marker included, and closed in turn. */
+static void zq_await_peer_close(struct tp_endpoint *ep)
+{
+	unsigned idle = 0, drained = 0;
+
+	while (idle < ZQ_LINGER_MS / ZQ_SLICE_MS && drained < ZQ_DRAIN_MAX) {
+		zmq_msg_t m;
+		int n;
+
+		if (zq_peer_gone(ep) || zq_stopping())
+			return;
+		zmq_msg_init(&m);
+		n = zmq_msg_recv(&m, ep->sock, 0);
+		zmq_msg_close(&m);
+		if (n == 0)
+			return;
+		if (n > 0)
+			drained++;
+		else if (zmq_errno() == EAGAIN || zmq_errno() == EINTR)
+			idle++;
+		else
+			return;
+	}
+}
+
+static void zq_close(struct tp_endpoint *ep)
+{
+	int zero = 0;
+
+	if (!ep)
+		return;
+	/* the EOF marker, waiting for room while the peer is there */
+	for (int i = 0; i < ZQ_LINGER_MS / ZQ_SLICE_MS; i++) {
+		if (zq_peer_gone(ep) || zq_stopping() || zmq_send(ep->sock, "", 0, 0) == 0 ||
+		    (zmq_errno() != EAGAIN && zmq_errno() != EINTR))
+			break;
+	}
+	/* the peer closed first: it drains until our marker comes */
+	if (!ep->eof_seen)
+		zq_await_peer_close(ep);
+	/* a dead or stopped peer reads nothing more: do not linger for it */
+	if (zq_peer_gone(ep) || zq_stopping())
+		zmq_setsockopt(ep->sock, ZMQ_LINGER, &zero, sizeof(zero));
+	zq_free(ep, ep->mon != NULL);
+}
+
+#define ZQ_PROBE zq_probe
+#define ZQ_OPS                                                                 \
+	.create = zq_create, .open = zq_open, .send = zq_send, .recv = zq_recv, \
+	.close = zq_close, .destroy = zq_destroy
+
+#else /* !HAVE_ZMQ */
+
+static int zq_probe(const struct tp_config *cfg, char *why, size_t len)
+{
+	return errf(why, len, ENOTSUP, "built without libzmq; %s", ZQ_INSTALL);
+}
+
+static int zq_none_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return errf(err, errlen, ENOTSUP, "%s: built without libzmq; %s", ch->tp->name,
+		    ZQ_INSTALL);
+}
+
+static int zq_none_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+			struct tp_endpoint **out, char *err, size_t errlen)
+{
+	return zq_none_create(ch, err, errlen);
+}
+
+static ssize_t zq_none_io(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static ssize_t zq_none_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static void zq_none_close(struct tp_endpoint *ep)
+{
+}
+
+static void zq_none_destroy(struct tp_channel *ch)
+{
+}
+
+#define ZQ_PROBE zq_probe
+#define ZQ_OPS                                                                   \
+	.create = zq_none_create, .open = zq_none_open, .send = zq_none_send,     \
+	.recv = zq_none_io, .close = zq_none_close, .destroy = zq_none_destroy
+
+#endif /* HAVE_ZMQ */
+
+const struct transport tp_zmq_ipc = {
+	.name = "zmq-ipc",
+	.summary = "ZeroMQ PAIR sockets over ipc:// (a unix socket in the private directory), one per client; -O hwm",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_NAMED,
+	.options = zq_options,
+	.opts_size = sizeof(struct zq_opts),
+	.probe = ZQ_PROBE,
+	ZQ_OPS,
+};
+
+const struct transport tp_zmq_tcp = {
+	.name = "zmq-tcp",
+	.summary = "ZeroMQ PAIR sockets over tcp://127.0.0.1 (no ZeroMQ authentication: a per-run hello), one per client; -O hwm",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT,
+	.options = zq_options,
+	.opts_size = sizeof(struct zq_opts),
+	.probe = ZQ_PROBE,
+	ZQ_OPS,
+};
+
+const struct transport tp_zmq_inproc = {
+	.name = "zmq-inproc",
+	.summary = "ZeroMQ PAIR sockets over inproc:// (threads of one process, one context), one per client; -O hwm",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_THREAD_ONLY,
+	.options = zq_options,
+	.opts_size = sizeof(struct zq_opts),
+	.probe = ZQ_PROBE,
+	ZQ_OPS,
+};
