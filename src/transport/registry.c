@@ -33,6 +33,9 @@ extern const struct transport tp_ring;
 extern const struct transport tp_ring_spin;
 extern const struct transport tp_ring_eventfd;
 extern const struct transport tp_libqb_rb;
+extern const struct transport tp_zmq_ipc;
+extern const struct transport tp_zmq_tcp;
+extern const struct transport tp_zmq_inproc;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -61,6 +64,9 @@ const struct transport *const transports[] = {
 	&tp_ring_spin,
 	&tp_ring_eventfd,
 	&tp_libqb_rb,
+	&tp_zmq_ipc,
+	&tp_zmq_tcp,
+	&tp_zmq_inproc,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
