@@ -36,6 +36,7 @@ extern const struct transport tp_libqb_rb;
 extern const struct transport tp_zmq_ipc;
 extern const struct transport tp_zmq_tcp;
 extern const struct transport tp_zmq_inproc;
+extern const struct transport tp_cma;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -67,6 +68,7 @@ const struct transport *const transports[] = {
 	&tp_zmq_ipc,
 	&tp_zmq_tcp,
 	&tp_zmq_inproc,
+	&tp_cma,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
