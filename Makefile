@@ -64,7 +64,7 @@ IPCLAB_LIBS += $(shell pkg-config --libs nng 2>/dev/null || echo -lnng)
 endif
 HAVE_URING := $(shell pkg-config --exists liburing 2>/dev/null && echo 1)
 ifeq ($(HAVE_URING),1)
-CFLAGS += -DHAVE_URING=1
+CFLAGS += -DHAVE_URING=1 -DIOU_PKG_VERSION='"$(shell pkg-config --modversion liburing)"'
 IPCLAB_LIBS += $(shell pkg-config --libs liburing)
 endif
 HAVE_SDBUS := $(shell pkg-config --exists libsystemd 2>/dev/null && echo 1)
