@@ -37,6 +37,7 @@ extern const struct transport tp_zmq_ipc;
 extern const struct transport tp_zmq_tcp;
 extern const struct transport tp_zmq_inproc;
 extern const struct transport tp_cma;
+extern const struct transport tp_io_uring;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -69,6 +70,7 @@ const struct transport *const transports[] = {
 	&tp_zmq_tcp,
 	&tp_zmq_inproc,
 	&tp_cma,
+	&tp_io_uring,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
