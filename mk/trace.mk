@@ -29,6 +29,15 @@ $(B)/src/trace/sysnames.h:
 			{ printf "\t[%s] = \"%s\",\n", $$3, substr($$2, 6) }' > $@
 endif
 
+# --profile (src/trace/profile*.c) names user addresses with elfutils'
+# libdwfl; without libdw-dev it still builds and --profile is refused with
+# the package to install.
+HAVE_LIBDW := $(shell pkg-config --exists libdw 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBDW),1)
+$(B)/src/trace/profile.o $(B)/src/trace/profile_%.o: CFLAGS += -DHAVE_LIBDW=1 $(shell pkg-config --cflags libdw)
+IPCLAB_LIBS += $(shell pkg-config --libs libdw)
+endif
+
 $(B)/tests/test_trace: $(B)/tests/unit/test_trace.o $(IPCLAB_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
