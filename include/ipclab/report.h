@@ -10,6 +10,7 @@
 
 #include "ipclab/metrics.h"
 #include "ipclab/pattern.h"
+#include "ipclab/profile.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
 
@@ -73,6 +74,7 @@ struct result {
 	struct side_result sides[MAX_SIDES];
 	struct hist hist;		/* merged latency histogram */
 	struct trace_result trace;	/* --trace (trace.on) */
+	struct profile_result profile;	/* --profile (profile.on) */
 };
 
 /* Environment every result file carries (src/core/env.c; `ipclab env` shows
