@@ -20,6 +20,7 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
+#include "ipclab/profile.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
@@ -103,6 +104,7 @@ struct run_state {
 	uint64_t start_ns;		/* when the sides were started */
 	bool in_prefer;			/* inside prefer_dead_peer() */
 	struct trace *trace;		/* --trace */
+	struct profile *profile;	/* --profile */
 };
 
 static const char *side_name(const struct side_stats *st, char *buf, size_t len)
@@ -484,6 +486,9 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 			return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
 		rs->ctl->trace = rs->trace;
 	}
+	if (c->profile && (ret = profile_open(rs->nsides, c->profile_dir, &rs->profile, err,
+					      sizeof(err))))
+		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
 	rs->cfg = (struct tp_config){ .msg_size = c->size, .clients = c->clients,
 				      .threads = c->threads, .opts = c->tp_opts,
 				      .dir = cleanup_private_dir() };
@@ -517,6 +522,13 @@ static int execute(struct run_state *rs)
 		ret = watch_until(rs, &rs->ctl->ready, rs->nsides);
 	for (unsigned i = 0; !ret && rs->trace && i < rs->nsides; i++)
 		ret = trace_add_tid(rs->trace, i, rs->ctl->sides[i].tid);
+	for (unsigned i = 0; !ret && rs->profile && i < rs->nsides; i++) {
+		char err[ERRLEN];
+
+		if ((ret = profile_add_tid(rs->profile, i, rs->ctl->sides[i].pid,
+					   rs->ctl->sides[i].tid, err, sizeof(err))))
+			errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
+	}
 	if (!ret) {
 		atomic_store(&rs->ctl->gate, 1);
 		runner_wake_all(&rs->ctl->gate);
@@ -555,12 +567,18 @@ static int run_once(const struct cell *c, struct result *res)
 		runner_collect(&v, res);
 		if (rs->trace)
 			trace_fill(rs->trace, res);
+		for (unsigned i = 0; rs->profile && i < rs->nsides; i++)
+			profile_window(rs->profile, i, rs->ctl->sides[i].win_start_ns,
+				       rs->ctl->sides[i].win_end_ns);
+		if (rs->profile)
+			profile_fill(rs->profile, res);
 	} else if (ret < 0) {
 		res->status = RES_FAILED;
 		snprintf(res->reason, sizeof(res->reason), "%s",
 			 rs->fail[0] ? rs->fail : ret == -EINTR ? "interrupted" : strerror(-ret));
 	}
 	trace_close(rs->trace);
+	profile_close(rs->profile);
 	if (rs->ctl)
 		munmap(rs->ctl, rs->ctl_size);
 	free(rs);
@@ -569,5 +587,5 @@ static int run_once(const struct cell *c, struct result *res)
 
 int run_cell(const struct cell *c, struct result *res)
 {
-	return c->trace ? trace_run_pair(c, res, run_once) : run_once(c, res);
+	return c->trace || c->profile ? trace_run_pair(c, res, run_once) : run_once(c, res);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* --trace around one cell, for the runner: the cell run untraced just
+/* --trace or --profile around one cell, for the runner: the cell run plain just
  * before its traced run (what tracing costs, measured beside what it shows),
  * and the trace record filled from the result the runner collected. */
 #include <stdlib.h>
@@ -33,14 +33,21 @@ int trace_run_pair(const struct cell *c, struct result *res,
 	}
 	*plain = *res;
 	plain_cell.trace = false;
+	plain_cell.profile = false;
 	ret = run_once(&plain_cell, plain);
 	if (!ret)
 		ret = run_once(c, res);
 	rtt = res->lat_kind && !strcmp(res->lat_kind, "rtt");
-	if (!ret && plain->status == RES_OK && res->status == RES_OK)
-		trace_perturbation(&res->trace, rtt,
-				   rtt ? (double)plain->lat_p50_ns : plain->msgs_per_s,
-				   rtt ? (double)res->lat_p50_ns : res->msgs_per_s);
+	if (!ret && plain->status == RES_OK && res->status == RES_OK) {
+		double untraced = rtt ? (double)plain->lat_p50_ns : plain->msgs_per_s,
+		       traced = rtt ? (double)res->lat_p50_ns : res->msgs_per_s;
+
+		trace_perturbation(&res->trace, rtt, untraced, traced);
+		if (res->profile.on && untraced > 0 && traced > 0) {
+			res->profile.perturbation = rtt ? traced / untraced : untraced / traced;
+			res->profile.perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
+		}
+	}
 	free(plain);
 	return ret;
 }
