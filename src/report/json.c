@@ -15,6 +15,7 @@
 #include "ipclab/util.h"
 #include "env_json.h"
 #include "fields.h"
+#include "profile_out.h"
 #include "trace_out.h"
 
 #ifndef IPCLAB_VERSION
@@ -233,6 +234,10 @@ static int put_measured(json_t *res, const struct result *r)
 		rc |= json_object_set_new(res, "repeat", repeat_json(r));
 	if (r->trace.on)
 		rc |= json_object_set_new(res, "trace", trace_json(&r->trace));
+	if (r->profile.on) {
+		rc |= json_object_set_new(res, "profile", profile_json(&r->profile));
+		rc |= json_object_set_new(res, "profile_run", profile_run_json(&r->profile));
+	}
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "fields.h"
+#include "profile_out.h"
 #include "trace_out.h"
 
 #define CELL_LEN 48
@@ -321,6 +322,8 @@ static void print_text(FILE *f, const struct layout *lay)
 			text_line(f, lay, cells, lay->ncols, NULL);
 			if (w->r->trace.on)
 				trace_table_line(f, &w->r->trace);
+			if (w->r->profile.on)
+				profile_table(f, &w->r->profile);
 			continue;
 		}
 		reason_text(w->r, why, sizeof(why));
