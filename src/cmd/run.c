@@ -1,22 +1,26 @@
 // SPDX-License-Identifier: MIT
 /* `ipclab run` (and `ipclab` with options or none): its options into
  * run_args, the default comparison, and the run itself (run_exec.c). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "run.h"
 #include "ipclab/runner.h"
+#include "ipclab/profile.h"
 #include "ipclab/trace.h"
 
 /* ---- options ------------------------------------------------------------------- */
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE };
+       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
+       OPT_PROFILE };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -41,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
 	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "profile", optional_argument, NULL, OPT_PROFILE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -83,6 +88,8 @@ void cmd_run_usage(FILE *f)
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
 	      "      --trace            per side, from scheduler events: time budget, switches, wakeups (docs/trace.md)\n"
+	      "      --profile [DIR]    per side, sampled call stacks: the top 15 functions; with DIR,\n"
+	      "                         folded stacks DIR/<cell>-<side>.folded for flame graphs\n"
 	      "      --dry-run          list the cells the plan holds without running them\n"
 	      "      --vmstat           print a line a second while cells run (stderr): context switches,\n"
 	      "                         interrupts, and us/sy/id per CPU and in total (/proc/stat)\n"
@@ -186,6 +193,19 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 		a->trace = true;
 		break;
 	}
+	case OPT_PROFILE: {
+		char err[ERRLEN];
+
+		if (profile_check(err, sizeof(err)))
+			return usage_error("%s", err);
+		if (arg && mkdir(arg, 0755) && errno != EEXIST)
+			return usage_error("--profile %s: cannot make the directory: %s", arg, strerror(errno));
+		if (arg && access(arg, W_OK | X_OK))
+			return usage_error("--profile %s: cannot write there: %s", arg, strerror(errno));
+		a->profile = true;
+		a->profile_dir = arg;
+		break;
+	}
 	case OPT_DRY_RUN: a->dry_run = true; break;
 	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
 	case OPT_PLOT: a->plot_dir = arg; break;
@@ -246,6 +266,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			return usage_error("unknown option '%s'; see ipclab --help", argv[optind - 1]);
 		if (opt == ':')
 			return usage_error("option '%s' needs a value; see ipclab --help", argv[optind - 1]);
+		/* --profile DIR as well as --profile=DIR: run takes no operands */
+		if (opt == OPT_PROFILE && !optarg && optind < argc && argv[optind][0] != '-')
+			optarg = argv[optind++];
 		ret = parse_one(opt, optarg, a);
 		if (ret)
 			return ret;

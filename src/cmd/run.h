@@ -22,6 +22,8 @@ struct run_args {
 	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
 	bool trace;		/* --trace */
+	bool profile;		/* --profile */
+	const char *profile_dir;	/* --profile DIR */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *plot_dir;	/* --plot DIR */
 	int pm_qos_us;

@@ -382,6 +382,8 @@ static void spec_knobs(const struct run_args *a, struct plan_spec *d)
 	d->verify = a->verify;
 	d->keep_awake = a->keep_awake;
 	d->trace = a->trace;
+	d->profile = a->profile;
+	d->profile_dir = a->profile_dir;
 	d->lenient = a->lenient;
 	d->pm_qos_us = a->pm_qos_us;
 	d->think_per_ns = run_think_per_ns;
