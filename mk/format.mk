@@ -5,9 +5,13 @@
 # reformatted wholesale; blanks inside a line (tab-aligned comments and
 # initialisers, which clang-format cannot keep) are left to the author
 # (mk/format-check.awk). `make format` applies clang-format's layout to the
-# same lines. CI runs format-check (.ci/run).
+# same lines. CI runs format-check (.ci/run) with FORMAT_STRICT=0: the
+# differences are shown but do not fail the run, because clang-format 14
+# cannot keep two house habits (enums and pointer lists packed by hand, one
+# registry entry a line) and flagged 7 of 12 recent commits for them alone.
 
 FORMAT_BASE ?= HEAD~1
+FORMAT_STRICT ?= 1
 FORMAT_PKGS := clang-format
 FORMAT_PATHS := src include lib tests bench fuzz
 
@@ -22,7 +26,8 @@ format-check: format-deps
 		awk -f mk/format-check.awk; then \
 		echo "format-check: the C lines changed since $(FORMAT_BASE) follow .clang-format"; \
 	else \
-		echo "format-check: the lines above differ from .clang-format; 'make format FORMAT_BASE=$(FORMAT_BASE)' fixes them" >&2; exit 1; \
+		echo "format-check: the lines above differ from .clang-format; 'make format FORMAT_BASE=$(FORMAT_BASE)' fixes them" >&2; \
+		[ "$(FORMAT_STRICT)" = 0 ] && echo "format-check: advisory (FORMAT_STRICT=0), not a failure" || exit 1; \
 	fi
 
 format: format-deps
