@@ -83,6 +83,7 @@ struct side_stats {
 	uint64_t lost, dups, reorders;	/* lossy transports only */
 	uint32_t sample_every;		/* one-way latency: every Nth message */
 	bool zerocopy;			/* received in place (peek/release) */
+	bool serve_ready;		/* server: waited on every client at once (fan-in) */
 	bool has_hist;
 	struct hist hist;
 };

@@ -59,6 +59,7 @@ struct result {
 	double cpu_busy_pct[SYS_MAX_CPUS];	/* per CPU */
 	uint64_t lost, dups, reorders;
 	bool zerocopy;
+	bool serve_ready;		/* the server waited on all its clients at once */
 
 	/* --repeat N: every metric above holds the median of N repetitions;
 	 * repeat[] keeps min, max and spread of each. */

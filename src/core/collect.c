@@ -43,6 +43,8 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 			res->sample_every = st->sample_every;
 		if (st->zerocopy)
 			res->zerocopy = true;
+		if (st->serve_ready)
+			res->serve_ready = true;
 		if (st->has_hist)
 			hist_merge(&res->hist, &st->hist);
 	}

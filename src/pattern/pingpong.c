@@ -5,15 +5,20 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "fanin.h"
 
 struct pingpong_opts {
 	int recv_mode;
+	int serve;	/* SERVE_AUTO / SERVE_IN_TURN */
 };
 
 static const struct opt_desc pingpong_options[] = {
 	{ .name = "recv", .type = OPT_CHOICE, .offset = offsetof(struct pingpong_opts, recv_mode),
 	  .def = "auto", .choices = "auto|copy|peek",
 	  .help = "receive by copy, or in place where the transport can (auto)" },
+	{ .name = "serve", .type = OPT_CHOICE, .offset = offsetof(struct pingpong_opts, serve),
+	  .def = "auto", .choices = "auto|in-turn",
+	  .help = "several clients: serve whichever is ready (auto, where the transport can wait on all) or each in turn" },
 	{ 0 },
 };
 
@@ -68,9 +73,63 @@ static int pingpong_client(struct participant *p)
 	return 0;
 }
 
+/* Serve whichever client is ready (fan-in), one exchange each time it is,
+ * until each has sent its last request. Each client keeps its own sequence;
+ * the window opens once as many exchanges as the in-turn server's warm-up
+ * rounds are served. */
+static int pingpong_serve_ready(struct participant *p, struct pat_fanin *f, bool zc)
+{
+	const struct cell *c = p->cell;
+	uint64_t seq[MAX_CLIENTS] = { 0 }, served = 0, warm = c->warmup * c->clients;
+	bool done[MAX_CLIENTS] = { false }, in_window = false;
+	unsigned left = c->clients, ready[MAX_CLIENTS];
+	const struct msg_hdr *h;
+	int n, ret;
+
+	while (left) {
+		n = pat_fanin_wait(p, f, ready);
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			unsigned i = ready[k];
+
+			if (done[i])
+				continue;
+			if (!in_window && served >= warm) {
+				part_window_begin(p);
+				in_window = true;
+			}
+			ret = pat_recv(p, p->eps[i], (uint32_t)seq[i], &h, zc);
+			if (ret)
+				return ret;
+			uint32_t end = h->len & MSG_F_END;
+
+			pat_recv_done(p, p->eps[i], zc);
+			ret = pat_send(p, p->eps[i], (uint32_t)seq[i], end, 0);
+			if (ret)
+				return ret;
+			seq[i]++;
+			served++;
+			if (end) {
+				done[i] = true;
+				left--;
+				pat_fanin_drop(p, f, i);
+			}
+		}
+		part_progress(p, served);
+		pat_think(p);
+	}
+	if (!in_window)
+		part_window_begin(p);
+	p->st->msgs = served > warm ? served - warm : 0;
+	p->st->bytes = 2 * p->st->msgs * c->size;
+	part_window_end(p);
+	return 0;
+}
+
 /* Serve every client in turn, one exchange each, until each has sent its
  * last request. */
-static int pingpong_server(struct participant *p)
+static int pingpong_serve_in_turn(struct participant *p)
 {
 	const struct cell *c = p->cell;
 	const struct pingpong_opts *o = c->pat_opts;
@@ -109,6 +168,24 @@ static int pingpong_server(struct participant *p)
 	p->st->bytes = 2 * p->st->msgs * c->size;
 	part_window_end(p);
 	return 0;
+}
+
+static int pingpong_server(struct participant *p)
+{
+	const struct pingpong_opts *o = p->cell->pat_opts;
+	struct pat_fanin f;
+	int ret;
+
+	if (!pat_fanin_possible(p, o->serve))
+		return pingpong_serve_in_turn(p);
+	ret = pat_fanin_open(p, &f);
+	if (ret)
+		return ret;
+	p->st->serve_ready = true;
+	p->st->zerocopy = pat_use_zerocopy(p, o->recv_mode);
+	ret = pingpong_serve_ready(p, &f, p->st->zerocopy);
+	pat_fanin_close(&f);
+	return ret;
 }
 
 const struct pattern pat_pingpong = {

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fanin.h"
 
 struct stream_opts {
 	int dir;	/* 0: client -> server, 1: server -> client */
 	int recv_mode;	/* RECV_AUTO / RECV_COPY / RECV_PEEK */
+	int serve;	/* SERVE_AUTO / SERVE_IN_TURN (c2s, several clients) */
 };
 
 static const struct opt_desc stream_options[] = {
@@ -23,6 +25,9 @@ static const struct opt_desc stream_options[] = {
 	{ .name = "recv", .type = OPT_CHOICE, .offset = offsetof(struct stream_opts, recv_mode),
 	  .def = "auto", .choices = "auto|copy|peek",
 	  .help = "receive by copy, or in place where the transport can (auto)" },
+	{ .name = "serve", .type = OPT_CHOICE, .offset = offsetof(struct stream_opts, serve),
+	  .def = "auto", .choices = "auto|in-turn",
+	  .help = "c2s with several clients: receive from whichever is ready (auto, where the transport can wait on all) or from each in turn" },
 	{ 0 },
 };
 
@@ -224,11 +229,76 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 	return 0;
 }
 
+/* The server's receive loop with fan-in: from whichever client is ready,
+ * each client's sequence its own; the window opens, as in turn, when the
+ * first client is past its warm-up. */
+static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc)
+{
+	const struct cell *c = p->cell;
+	bool done[MAX_CLIENTS] = { false }, in_window = false;
+	unsigned left = c->clients, ready[MAX_CLIENTS];
+	uint64_t want[MAX_CLIENTS] = { 0 }, got = 0, moved = 0;
+	const struct msg_hdr *h;
+	int n, ret;
+
+	p->st->has_hist = true;
+	while (left) {
+		n = pat_fanin_wait(p, f, ready);
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			unsigned i = ready[k];
+
+			if (done[i])
+				continue;
+			if (!in_window && want[i] >= c->warmup) {
+				part_window_begin(p);
+				in_window = true;
+			}
+			ret = pat_recv(p, p->eps[i], (uint32_t)want[i], &h, zc);
+			if (ret)
+				return ret;
+			if (h->len & MSG_F_END) {
+				done[i] = true;
+				left--;
+				pat_fanin_drop(p, f, i);
+			}
+			if (h->ts_ns && h->seq >= c->warmup)
+				hist_add(&p->st->hist, now_ns() - h->ts_ns);
+			pat_recv_done(p, p->eps[i], zc);
+			if (want[i]++ >= c->warmup)
+				got++;
+			moved++;
+		}
+		part_progress(p, moved);
+		pat_think(p);
+	}
+	if (!in_window)
+		part_window_begin(p);
+	p->st->msgs = got;
+	p->st->bytes = got * c->size;
+	part_window_end(p);
+	return 0;
+}
+
 static int stream_server(struct participant *p)
 {
 	const struct stream_opts *o = p->cell->pat_opts;
+	struct pat_fanin f;
+	int ret;
 
-	return o->dir ? stream_send_loop(p) : stream_recv_loop(p, o->recv_mode);
+	if (o->dir)
+		return stream_send_loop(p);
+	if (!pat_fanin_possible(p, o->serve))
+		return stream_recv_loop(p, o->recv_mode);
+	ret = pat_fanin_open(p, &f);
+	if (ret)
+		return ret;
+	p->st->serve_ready = true;
+	p->st->zerocopy = pat_use_zerocopy(p, o->recv_mode);
+	ret = stream_recv_ready(p, &f, p->st->zerocopy);
+	pat_fanin_close(&f);
+	return ret;
 }
 
 static int stream_client(struct participant *p)

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/* Fan-in (fanin.h): a server with several clients waits on all of them at
+ * once, with epoll over the transports' pollable descriptors, and serves
+ * whichever is ready. Level-triggered epoll hands back a descriptor that is
+ * still ready at the end of its ready list, so clients that keep sending
+ * are served in rotation: none starves, none waits behind a slow one. */
+#include <errno.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "fanin.h"
+
+#define FANIN_SLICE_MS 100	/* longest wait between stop checks */
+
+bool pat_fanin_possible(const struct participant *p, int serve_mode)
+{
+	const struct transport *tp = p->cell->tp;
+
+	if (serve_mode == SERVE_IN_TURN || p->cell->clients < 2 || !tp->pollfd)
+		return false;
+	/* a lossy transport's receive loop is its own; a spinning one never
+	 * sleeps, so it has nothing to wait on */
+	if (tp->caps & (TP_LOSSY | TP_SPINS))
+		return false;
+	for (unsigned i = 0; i < p->cell->clients; i++)
+		if (tp->pollfd(p->eps[i]) < 0)
+			return false;
+	return true;
+}
+
+int pat_fanin_open(struct participant *p, struct pat_fanin *f)
+{
+	const struct transport *tp = p->cell->tp;
+
+	f->n = p->cell->clients;
+	f->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (f->epfd < 0)
+		return part_fail(p, errno, "epoll_create1: %s%s", strerror(errno),
+				 errno == EMFILE ? " (raise ulimit -n)" : "");
+	for (unsigned i = 0; i < f->n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+
+		if (epoll_ctl(f->epfd, EPOLL_CTL_ADD, tp->pollfd(p->eps[i]), &ev) < 0) {
+			int e = errno;
+
+			pat_fanin_close(f);
+			return part_fail(p, e, "epoll_ctl on client %u's endpoint: %s", i, strerror(e));
+		}
+	}
+	return 0;
+}
+
+int pat_fanin_wait(struct participant *p, struct pat_fanin *f, unsigned *ready)
+{
+	struct epoll_event ev[MAX_CLIENTS];
+
+	for (;;) {
+		int n = epoll_wait(f->epfd, ev, MAX_CLIENTS, FANIN_SLICE_MS);
+
+		if (n > 0) {
+			for (int k = 0; k < n; k++)
+				ready[k] = ev[k].data.u32 < f->n ? ev[k].data.u32 : 0;
+			return n;
+		}
+		if (n < 0 && errno != EINTR)
+			return part_fail(p, errno, "epoll_wait: %s", strerror(errno));
+		if (part_stopping(p))
+			return -EINTR;
+	}
+}
+
+void pat_fanin_drop(struct participant *p, struct pat_fanin *f, unsigned i)
+{
+	epoll_ctl(f->epfd, EPOLL_CTL_DEL, p->cell->tp->pollfd(p->eps[i]), NULL);
+}
+
+void pat_fanin_close(struct pat_fanin *f)
+{
+	if (f->epfd >= 0)
+		close(f->epfd);
+	f->epfd = -1;
+}
