@@ -112,6 +112,14 @@ static int zq_probe(const struct tp_config *cfg, char *why, size_t len)
 	return 0;
 }
 
+/* A signal (a stop request) interrupts zmq_ctx_term: it must be called
+ * again, or the context's threads are left running. */
+static void zq_ctx_term(void *ctx)
+{
+	while (zmq_ctx_term(ctx) < 0 && zmq_errno() == EINTR)
+		;
+}
+
 static int zq_err(char *err, size_t errlen, const char *tp, const char *what)
 {
 	int e = zmq_errno();
@@ -215,7 +223,7 @@ static int zq_report(struct tp_channel *ch, char *err, size_t errlen)
 	if (s)
 		zmq_close(s);
 	if (!c->ctx)
-		zmq_ctx_term(ctx);
+		zq_ctx_term(ctx);
 	return ret;
 }
 
@@ -296,7 +304,7 @@ static void zq_destroy(struct tp_channel *ch)
 	if (c->ports)
 		munmap(c->ports, c->n * sizeof(*c->ports));
 	if (c->ctx)
-		zmq_ctx_term(c->ctx);
+		zq_ctx_term(c->ctx);
 	free(c->cl);
 	free(c->addr);
 	free(c);
@@ -438,7 +446,7 @@ static void zq_free(struct tp_endpoint *ep, bool own_ctx)
 	if (ep->sock)
 		zmq_close(ep->sock);
 	if (own_ctx && ep->ctx)
-		zmq_ctx_term(ep->ctx);
+		zq_ctx_term(ep->ctx);
 	free(ep);
 }
 
