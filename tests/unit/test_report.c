@@ -343,7 +343,7 @@ static bool ends_with(const char *s, const char *suffix)
 static const char *const unitless[] = {
 	"transport", "pattern", "count", "endpoints", "pin", "sched", "clients", "status",
 	"reason", "section", "warmup", "verify", "msgs", "lat_kind", "lat_samples",
-	"sample_every", "cpu_pct_total", "lost", "dups", "reorders", "zerocopy",
+	"sample_every", "cpu_pct_total", "lost", "dups", "reorders", "zerocopy", "serve",
 	"think", "repeat_n", "keep_awake", "noisy",
 };
 
