@@ -3,17 +3,21 @@
  * seeds[], suite_seeds.c) run as one plan and laid out the way its seed
  * laid it out, with a one-sentence reading computed from this machine's
  * numbers; -f json or csv also writes every result as one report. */
+#include <errno.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
+#include "ipclab/profile.h"
+#include "ipclab/trace.h"
 
 void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *section)
 {
@@ -22,6 +26,9 @@ void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *sect
 	s->lenient = true;
 	s->think_per_ns = run_think_per_ns;
 	s->think_arg = (void *)&o->quiet;
+	s->trace = o->trace;
+	s->profile = o->profile;
+	s->profile_dir = o->profile_dir;
 }
 
 static void probe_fifo(struct suite_opts *o)
@@ -137,11 +144,13 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct result *
 
 static int suite_usage(FILE *f, int ret)
 {
-	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [-f table|json|csv] [-o FILE] [-q]\n"
+	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--profile[=DIR]]\n"
+	      "                          [-f table|json|csv] [-o FILE] [-q]\n"
 	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
 	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
 	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
-	      "  6 s paced at 1/s) and report medians.\n", f);
+	      "  6 s paced at 1/s) and report medians. --trace and --profile act as for run, on every\n"
+	      "  cell, and add a reading from the trace (and profile) to each section.\n", f);
 	return ret;
 }
 static int suite_args(int argc, char **argv, struct suite_opts *o, const char **only)
@@ -150,8 +159,10 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 		{ "quick", no_argument, NULL, 'Q' }, { "dry-run", no_argument, NULL, 'D' },
 		{ "section", required_argument, NULL, 'S' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
+		{ "trace", no_argument, NULL, 'T' }, { "profile", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
+	char err[ERRLEN];
 	int opt;
 
 	opterr = 0;
@@ -164,6 +175,22 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h': return suite_usage(stdout, -1);
+		case 'T':
+			if (trace_check(err, sizeof(err)))
+				return usage_error("%s", err);
+			o->trace = true;
+			break;
+		case 'P':
+			if (profile_check(err, sizeof(err)))
+				return usage_error("%s", err);
+			if (optarg && mkdir(optarg, 0755) && errno != EEXIST)
+				return usage_error("--profile %s: cannot make the directory: %s", optarg,
+						   strerror(errno));
+			if (optarg && access(optarg, W_OK | X_OK))
+				return usage_error("--profile %s: cannot write there: %s", optarg, strerror(errno));
+			o->profile = true;
+			o->profile_dir = optarg;
+			break;
 		case 'f':
 			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
 				return usage_error("suite -f %s: expected table, json or csv", optarg);
@@ -195,8 +222,8 @@ int cmd_suite(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s", o.quick ? " --quick" : "",
-		 o.dry_run ? " --dry-run" : "");
+	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s%s%s", o.quick ? " --quick" : "",
+		 o.dry_run ? " --dry-run" : "", o.trace ? " --trace" : "", o.profile ? " --profile" : "");
 	probe_fifo(&o);
 	if (strcmp(o.format, "table") && !o.output) {
 		fflush(stdout);		/* sections go to stderr, data to stdout */

@@ -11,6 +11,8 @@
 
 struct suite_opts {
 	bool quick, dry_run, quiet;
+	bool trace, profile;		/* --trace, --profile: on every spec */
+	const char *profile_dir;	/* --profile=DIR */
 	const char *format, *output;
 	char cmdline[512];
 	bool fifo_ok;

@@ -103,6 +103,116 @@ static double side_secs(const struct result *r, enum tp_role role)
 	return NAN;
 }
 
+/* ---- the trace's and profile's readings (--trace, --profile) ------------------- */
+
+static bool traced(const struct result *r)
+{
+	return ok(r) && r->trace.on;
+}
+
+static bool any_traced(const struct result *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (traced(&r[i]))
+			return true;
+	return false;
+}
+
+/* The server's (the reader's, in a c2s stream) or a client's trace. */
+static const struct trace_side *tside(const struct result *r, bool server)
+{
+	for (unsigned i = 0; traced(r) && i < r->trace.nsides; i++)
+		if (r->trace.sides[i].server == server)
+			return &r->trace.sides[i];
+	return NULL;
+}
+
+static double pct_of(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* What tracing cost over the section's traced cells, and events lost. */
+static void trace_cost(const struct result *r, size_t n)
+{
+	double lo = 0, hi = 0;
+	unsigned long long lost = 0;
+	unsigned k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double p = r[i].trace.perturbation;
+
+		if (!traced(&r[i]))
+			continue;
+		lost += r[i].trace.lost_events;
+		if (p > 0) {
+			lo = k && lo < p ? lo : p;
+			hi = k && hi > p ? hi : p;
+			k++;
+		}
+	}
+	if (k)
+		printf("; traced/untraced %.2f-%.2fx over %u cells", lo, hi, k);
+	printf(", %llu events lost.\n", lost);
+}
+
+/* The profile's top functions of one side (server or every client)
+ * grouped by name: copy, wait (futex, scheduler), syscall entry and the
+ * system call's own layers, the wake path; pct of the side's samples. A
+ * name starting with '=' matches exactly (libc's wrappers). The sampling
+ * clock is a timer, so the wake path's samples land on the lock release
+ * that ends it, _raw_spin_unlock_irqrestore (docs/trace.md, Limits). */
+enum prof_group { PG_COPY, PG_WAIT, PG_SYSCALL, PG_WAKE, PG_OTHER, PG_N };
+
+static enum prof_group prof_group(const char *sym)
+{
+	static const char *const pat[PG_N - 1][16] = {
+		[PG_COPY] = { "memcpy", "memmove", "copy_user", "copy_to", "copy_from", "copy_page",
+			      "_copy_", "rep_mov", NULL },
+		[PG_WAKE] = { "try_to_wake_up", "ttwu", "wake_up", "select_task_rq", "futex_wake",
+			      "_raw_spin_unlock_irqrestore", NULL },
+		[PG_WAIT] = { "futex", "schedule", "switch", "sem_", "poll", "pause", "idle", NULL },
+		[PG_SYSCALL] = { "entry_SYSCALL", "syscall", "_sys_", "el0_svc", "exit_to_user",
+				 "ksys_", "vfs_", "fdget", "=read", "=write", "=__read", "=__write", NULL },
+	};
+	static const enum prof_group order[] = { PG_COPY, PG_WAKE, PG_WAIT, PG_SYSCALL };
+
+	for (size_t g = 0; g < ARRAY_SIZE(order); g++)
+		for (const char *const *p = pat[order[g]]; *p; p++)
+			if (**p == '=' ? !strcmp(sym, *p + 1) : !!strstr(sym, *p))
+				return order[g];
+	return PG_OTHER;
+}
+
+/* Fewer samples than this are noise (a sample a ms of CPU time). */
+#define PROF_MIN_SAMPLES 50
+
+/* pct[] of the samples of r's server (server) or clients; the samples. */
+static uint64_t prof_groups(const struct result *r, bool server, double pct[PG_N])
+{
+	uint64_t all = 0, in[PG_N] = { 0 };
+
+	memset(pct, 0, PG_N * sizeof(*pct));
+	if (!ok(r) || !r->profile.on)
+		return 0;
+	for (unsigned i = 0; i < r->profile.nsides; i++) {
+		const struct profile_side *ps = &r->profile.sides[i];
+		uint64_t top = 0;
+
+		if (ps->server != server)
+			continue;
+		all += ps->samples;
+		for (unsigned k = 0; k < ps->ntop; k++) {
+			in[prof_group(ps->top[k].symbol)] += ps->top[k].samples;
+			top += ps->top[k].samples;
+		}
+		in[PG_OTHER] += ps->samples - top;	/* below the top 15 */
+	}
+	for (int g = 0; g < PG_N; g++)
+		pct[g] = pct_of(in[g], all);
+	return all;
+}
+
 /* Seeds 000 and 002: a 4 KiB stream over kernel transports, normal
  * scheduling and SCHED_FIFO where permitted. */
 static void kernel_stream_4k(const struct suite_opts *o, struct plan_spec *s, const char *section)
@@ -171,6 +281,34 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 		       pipe1->msgs_per_s / pipe0->msgs_per_s,
 		       pipe1->sys_ctx_switches_per_s / (pipe0->sys_ctx_switches_per_s ? pipe0->sys_ctx_switches_per_s : 1));
 	printf(".\n");
+	if (!any_traced(r, n))
+		return;
+	unsigned shown = 0;
+
+	printf("Trace, per message:");
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+		bool first = true;
+
+		for (int k = 0; k < 2; k++) {
+			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+
+			if (!traced(x))
+				continue;
+			if (first)
+				printf("%s %s %.2f cs and %.2f wakeups under %s", shown++ ? ";" : "", tps[i],
+				       x->trace.per_msg.ctx_switches, x->trace.per_msg.wakeups, scheds[k]);
+			else
+				printf(", %.2f/%.2f under %s", x->trace.per_msg.ctx_switches,
+				       x->trace.per_msg.wakeups, scheds[k]);
+			first = false;
+		}
+	}
+	if (traced(best[0]) && traced(worst) && worst->trace.per_msg.ctx_switches > 0)
+		printf("; under other the fastest (%s) switched %.2fx as often per message as the slowest (%s)",
+		       best[0]->transport,
+		       best[0]->trace.per_msg.ctx_switches / worst->trace.per_msg.ctx_switches,
+		       worst->transport);
+	trace_cost(r, n);
 }
 
 /* ---- seed 001: CPU % over write size x think, pipe --------------------------------- */
@@ -200,7 +338,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 	const struct field *spec[3];
 	struct report rep = { .results = (struct result *)r, .n = n };
 	unsigned both = 0, cells = 0;
-	const struct result *low = NULL;
+	const struct result *low = NULL, *high = NULL;
 	char err[ERRLEN];
 
 	(void)o;
@@ -215,11 +353,32 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 		both += r[i].cpu_pct_total >= 180;
 		if (!low || r[i].cpu_pct_total < low->cpu_pct_total)
 			low = &r[i];
+		if (!high || r[i].cpu_pct_total > high->cpu_pct_total)
+			high = &r[i];
 	}
 	if (low)
 		printf("Reading: both CPUs were busy (>= 180 %%) in %u of %u cells; the pipe parallelised worst at %llu B and think %llu (%.0f %%).\n",
 		       both, cells, (unsigned long long)low->cell.size, (unsigned long long)low->cell.think,
 		       low->cpu_pct_total);
+	if (!tside(low, true) || !tside(low, false))
+		return;
+	printf("Trace, share of each side's window running / runnable / sleeping:");
+	for (int k = 0; k < 2; k++) {
+		const struct result *x = k ? high : low;
+		const struct trace_side *w = tside(x, false), *rd = tside(x, true);
+
+		if (!w || !rd)
+			continue;
+		printf("%s at %llu B think %llu (%.0f %%) the writer %.0f/%.0f/%.0f %%, the reader %.0f/%.0f/%.0f %%",
+		       k ? "; the best" : " the worst", (unsigned long long)x->cell.size,
+		       (unsigned long long)x->cell.think, x->cpu_pct_total,
+		       pct_of(w->user_ns + w->sys_ns, w->wall_ns),
+		       pct_of(w->runnable_ns + w->preempted_ns, w->wall_ns), pct_of(w->sleep_ns, w->wall_ns),
+		       pct_of(rd->user_ns + rd->sys_ns, rd->wall_ns),
+		       pct_of(rd->runnable_ns + rd->preempted_ns, rd->wall_ns),
+		       pct_of(rd->sleep_ns, rd->wall_ns));
+	}
+	trace_cost(r, n);
 }
 
 /* ---- seed 002: same CPU vs different CPUs, realtime or not ---------------------------- */
@@ -227,8 +386,11 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 static unsigned plan_002(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
 {
 	static const char *const pins[] = { "same", "split", NULL };
+	static const char *const pins_traced[] = { "same", "split", "none", NULL };
 
 	kernel_stream_4k(o, s, "seed-002");
+	if (o->trace)	/* unpinned too: migrations per message against pinned */
+		return spec_pins(s, pins_traced, err, errlen) ? 0 : 1;
 	return spec_pins(s, pins, err, errlen) ? 0 : 1;
 }
 
@@ -269,6 +431,24 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 		printf("Reading: under %s, %s was fastest on one CPU and %s across two; the best across two CPUs moved %.2fx the best on one.\n",
 		       sched, best_same->transport, best_split->transport,
 		       best_split->msgs_per_s / best_same->msgs_per_s);
+	if (!any_traced(r, n))
+		return;
+	printf("Trace, migrations per message under %s, unpinned / same CPU / two CPUs:", sched);
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+		static const char *const pl[] = { "none", "same", "split" };
+
+		printf("%s %s", i ? ";" : "", tps[i]);
+		for (size_t k = 0; k < ARRAY_SIZE(pl); k++) {
+			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .pin = pl[k],
+						      .sched = sched });
+
+			if (traced(x))
+				printf("%s%.3g", k ? "/" : " ", x->trace.per_msg.migrations);
+			else
+				printf("%s-", k ? "/" : " ");
+		}
+	}
+	trace_cost(r, n);
 }
 
 /* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
@@ -297,6 +477,48 @@ static unsigned plan_003(const struct suite_opts *o, struct plan_spec *s, char *
 	return 2;
 }
 
+
+/* The reader (the server, which waits for each request): its profile
+ * grouped, when there is one, and its sleeps, flood (f) vs paced (p). */
+static void print_003_trace(const struct result *r, size_t n, const struct result *f,
+			    const struct result *p)
+{
+	const struct result *x[2] = { f, p };
+	double g[2][PG_N];
+	uint64_t samples[2] = { prof_groups(f, true, g[0]), prof_groups(p, true, g[1]) };
+
+	if (!tside(f, true))
+		return;
+	if (samples[0] >= PROF_MIN_SAMPLES) {
+		printf("Profile of %s's reader (server), copy / wait / syscall entry / wake path / other %% of its samples:",
+		       f->transport);
+		for (int k = 0; k < 2; k++)
+			if (samples[k] >= PROF_MIN_SAMPLES || !k)
+				printf("%s %s %.0f/%.0f/%.0f/%.0f/%.0f (%llu samples)", k ? ";" : "",
+				       k ? "paced" : "flood", g[k][PG_COPY], g[k][PG_WAIT], g[k][PG_SYSCALL],
+				       g[k][PG_WAKE], g[k][PG_OTHER], (unsigned long long)samples[k]);
+		printf(".\n");
+	}
+	printf("Trace of %s's reader (server)", f->transport);
+	if (!f->profile.on)
+		printf(" (no --profile: copy vs wait vs syscall not split; its sleeps instead)");
+	else if (samples[0] < PROF_MIN_SAMPLES)
+		printf(" (its flood profile has %llu samples, too few to split copy vs wait vs syscall; its sleeps instead)",
+		       (unsigned long long)samples[0]);
+	printf(":");
+	for (int k = 0; k < 2; k++) {
+		const struct trace_side *t = tside(x[k], true);
+
+		if (!t || !x[k]->msgs)
+			continue;
+		printf("%s %s %.2f sleeps and %.2f wakeups per exchange, asleep %.0f %% and running %.0f %% of its window, woken to running p50 %s",
+		       k ? ";" : "", k ? "paced" : "flood", (double)t->vol_cs / (double)x[k]->msgs,
+		       (double)t->wakeups / (double)x[k]->msgs, pct_of(t->sleep_ns, t->wall_ns),
+		       pct_of(t->user_ns + t->sys_ns, t->wall_ns),
+		       t->lat_count ? fmt_ns((char[32]){ 0 }, 32, (double)t->lat_p50_ns) : "-");
+	}
+	trace_cost(r, n);
+}
 
 static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
 {
@@ -350,6 +572,7 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 		printf(", and 4 paced clients gave %.2fx the p50 of 1", (double)f4->lat_p50_ns /
 								       (double)fp->lat_p50_ns);
 	printf(".\n");
+	print_003_trace(r, n, fast, fp);
 }
 
 /* ---- seed 004: ping-pong exchanges, processes vs threads, pipe vs barrier -------- */
@@ -368,6 +591,40 @@ static unsigned plan_004(const struct suite_opts *o, struct plan_spec *s, char *
 	return spec_pins(s, pins, err, errlen) ? 0 : 1;
 }
 
+
+/* Where the threads' extra time goes: wakeup latency on the round trip's
+ * critical path, migrations, switches, and the wake path's profile share. */
+static void print_004_trace(const struct result *r, size_t n, const struct result *pp,
+			    const struct result *pt)
+{
+	const struct result *x[2] = { pp, pt };
+	double g[2][2][PG_N];
+	uint64_t sp[2] = { 0, 0 };
+	char b[4][32];
+
+	if (!traced(pp) || !traced(pt))
+		return;
+	printf("Trace, unpinned pipe, processes vs threads: an exchange took %s vs %s",
+	       fmt_ns(b[0], 32, 1e9 / pp->msgs_per_s), fmt_ns(b[1], 32, 1e9 / pt->msgs_per_s));
+	if (pp->trace.has_cpath && pt->trace.has_cpath)
+		printf(", of which waiting to run after a wakeup %s vs %s",
+		       fmt_ns(b[2], 32, pp->trace.cpath.server_wakeup_ns + pp->trace.cpath.client_wakeup_ns),
+		       fmt_ns(b[3], 32, pt->trace.cpath.server_wakeup_ns + pt->trace.cpath.client_wakeup_ns));
+	printf("; %.3g vs %.3g migrations and %.2f vs %.2f context switches per exchange",
+	       pp->trace.per_msg.migrations, pt->trace.per_msg.migrations,
+	       pp->trace.per_msg.ctx_switches, pt->trace.per_msg.ctx_switches);
+	for (int k = 0; k < 2; k++) {
+		uint64_t s0 = prof_groups(x[k], true, g[k][0]), s1 = prof_groups(x[k], false, g[k][1]);
+
+		sp[k] = s0 + s1;
+		for (int j = 0; j < PG_N && sp[k]; j++)	/* both sides, by samples */
+			g[k][0][j] = (g[k][0][j] * (double)s0 + g[k][1][j] * (double)s1) / (double)sp[k];
+	}
+	if (sp[0] >= PROF_MIN_SAMPLES && sp[1] >= PROF_MIN_SAMPLES)
+		printf("; the wake path (try_to_wake_up and kin, its lock release included) took %.1f %% vs %.1f %% of the samples, futex and scheduler waits %.1f %% vs %.1f %%",
+		       g[0][0][PG_WAKE], g[1][0][PG_WAKE], g[0][0][PG_WAIT], g[1][0][PG_WAIT]);
+	trace_cost(r, n);
+}
 
 static void print_004(const struct suite_opts *o, const struct result *r, size_t n)
 {
@@ -403,6 +660,7 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 		       ps->msgs_per_s / pp->msgs_per_s);
 	if (ok(pp))
 		printf(".\n");
+	print_004_trace(r, n, pp, pt);
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
