@@ -431,6 +431,31 @@ static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t wa
 	}
 }
 
+/* Join side i's thread by the deadline (0, or -ETIMEDOUT). A stop signal
+ * that lands after the side last looked at the stop flag, but before it
+ * entered a blocking call, interrupts nothing: while a stop is asked for,
+ * the signal is sent again every 10 ms until the thread is gone. */
+static int join_thread(struct run_state *rs, unsigned i, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t t = now_ns() + 10 * NSEC_PER_MSEC;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(rs->threads[i], NULL, &ts) == 0)
+			return 0;
+		if (t > deadline)
+			return -ETIMEDOUT;
+		if (atomic_load(&rs->ctl->stop))
+			pthread_kill(rs->threads[i], SIGUSR1);
+	}
+}
+
 /* Join / reap everything; kill what does not stop within the grace time. */
 static void finish_sides(struct run_state *rs)
 {
@@ -440,11 +465,7 @@ static void finish_sides(struct run_state *rs)
 		if (!rs->started[i])
 			continue;
 		if (rs->cell->threads) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 2;
-			if (pthread_timedjoin_np(rs->threads[i], NULL, &ts)) {
+			if (join_thread(rs, i, deadline)) {
 				/* a thread stuck in a call that ignores signals: give up on it */
 				fprintf(stderr, "ipclab: an endpoint thread did not stop; exiting\n");
 				cleanup_all();
@@ -452,10 +473,13 @@ static void finish_sides(struct run_state *rs)
 			}
 		} else if (rs->pids[i] > 0) {
 			int status, w;
+			unsigned polls = 0;
 
 			while (!(w = child_wait(rs->pids[i], &status))) {
 				if (now_ns() > deadline)
 					kill(rs->pids[i], SIGKILL);
+				else if (++polls % 10 == 0 && atomic_load(&rs->ctl->stop))
+					kill(rs->pids[i], SIGUSR1);	/* see join_thread */
 				usleep(1000);
 			}
 			reap_child(rs, i, w > 0 ? &status : NULL);
