@@ -433,19 +433,29 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 		       best_split->msgs_per_s / best_same->msgs_per_s);
 	if (!any_traced(r, n))
 		return;
-	printf("Trace, migrations per message under %s, unpinned / same CPU / two CPUs:", sched);
-	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		static const char *const pl[] = { "none", "same", "split" };
+	static const char *const pl[] = { "none", "same", "split" };
 
-		printf("%s %s", i ? ";" : "", tps[i]);
-		for (size_t k = 0; k < ARRAY_SIZE(pl); k++) {
-			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .pin = pl[k],
-						      .sched = sched });
+	printf("Trace, migrations per message unpinned / same CPU / two CPUs (and the unpinned rate against two CPUs'):");
+	for (int k = 0; k < (o->fifo_ok ? 2 : 1); k++) {
+		const char *sc = k ? "fifo:90" : "other";
 
-			if (traced(x))
-				printf("%s%.3g", k ? "/" : " ", x->trace.per_msg.migrations);
-			else
-				printf("%s-", k ? "/" : " ");
+		printf("%s under %s", k ? ";" : "", sc);
+		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+			const struct result *none = find(r, n, &(struct want){ .tp = tps[i], .pin = "none", .sched = sc });
+			const struct result *split = find(r, n, &(struct want){ .tp = tps[i], .pin = "split", .sched = sc });
+
+			printf("%s %s", i ? "," : "", tps[i]);
+			for (size_t j = 0; j < ARRAY_SIZE(pl); j++) {
+				const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .pin = pl[j],
+							      .sched = sc });
+
+				if (traced(x))
+					printf("%s%.2g", j ? "/" : " ", x->trace.per_msg.migrations);
+				else
+					printf("%s-", j ? "/" : " ");
+			}
+			if (ok(none) && ok(split))
+				printf(" (%.2fx)", none->msgs_per_s / split->msgs_per_s);
 		}
 	}
 	trace_cost(r, n);
