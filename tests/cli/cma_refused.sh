@@ -10,6 +10,9 @@
 shim=${CMA_EPERM:-$(dirname "$IPCLAB")/tests/cli/cma_eperm.so}
 [ -f "$shim" ] || { echo "skip: no $shim (make all builds it)"; exit 77; }
 "$IPCLAB" list | grep -q "^  cma " || { echo "skip: no cma transport"; exit 77; }
+# under ASan the sanitizer's runtime must come first; the shim only wraps
+# two calls, so the order check is not needed
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 before=$(leftovers)

@@ -17,14 +17,23 @@ assert [x["think_ns"] for x in r]==[10000] and all(x["think"]==0 for x in r), r'
 	fail "think-ns range dry run"
 py 'import json,sys; r=json.load(open(sys.argv[1]))["results"]
 assert sorted(x["think_ns"] for x in r)==[1000,2000,4000], r' "think-ns range recorded"
-# ... and the behaviour: a busy think of 2 ms per message cannot finish 50
-# messages in less than 100 ms (half of it allowed for the calibration);
-# without a think the same cell records no think at all
-"$IPCLAB" run -t pipe -p stream --think-ns 2ms -n 50 -f json -o "$dir/r.json" -q 2>/dev/null ||
-	fail "think-ns run"
-py 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]
-m=r["metrics"]; assert r["think_ns"]==2000000 and m["msgs"]==50, r
-assert m["elapsed_ns"] >= 0.5*50*2e6, m["elapsed_ns"]' "think-ns is spent"
+# ... and the behaviour: 50 messages with a busy think of 2 ms each (100 ms
+# in all) take longer than the same cell without it. The think is a loop
+# calibrated at start-up, which a loaded machine can misjudge several times
+# over, so only a tenth of it is required, and a disturbed pair of runs is
+# repeated (three pairs at most)
+spent=0
+for attempt in 1 2 3; do
+	"$IPCLAB" run -t pipe -p stream --think-ns 2ms -n 50 -f json -o "$dir/t.json" -q 2>/dev/null &&
+	"$IPCLAB" run -t pipe -p stream -n 50 -f json -o "$dir/r.json" -q 2>/dev/null ||
+		{ fail "think-ns run"; break; }
+	python3 -c 'import json,sys
+t=json.load(open(sys.argv[1]))["results"][0]; p=json.load(open(sys.argv[2]))["results"][0]
+assert t["think_ns"]==2000000 and p["think_ns"]==0 and t["metrics"]["msgs"]==50, (t, p)
+assert t["metrics"]["elapsed_ns"] - p["metrics"]["elapsed_ns"] >= 0.1*50*2e6, (t["metrics"]["elapsed_ns"], p["metrics"]["elapsed_ns"])' \
+		"$dir/t.json" "$dir/r.json" && { spent=1; break; }
+done
+[ $spent = 1 ] || fail "think-ns is spent"
 
 # SIGCHLD inherited as ignored: the run completes and reports success
 for e in process thread; do
