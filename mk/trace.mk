@@ -4,12 +4,15 @@
 # rest still builds and --trace is refused with the package to install.
 
 TRACE_CLANG ?= clang
+# where <asm/types.h> lives: Debian's multiarch directory (clang's
+# -dumpmachine names another triple, so it cannot be asked)
+TRACE_MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine 2>/dev/null)
 HAVE_LIBBPF := $(shell pkg-config --exists libbpf 2>/dev/null && command -v $(TRACE_CLANG) >/dev/null && echo 1)
 
 ifeq ($(HAVE_LIBBPF),1)
 TRACE_BPF_OBJ := $(B)/src/trace/sched.bpf.o
 TRACE_BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall \
-	-I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+	-I/usr/include/$(TRACE_MULTIARCH)
 IPCLAB_LIBS += $(shell pkg-config --libs libbpf)
 
 $(B)/src/trace/%.o: CFLAGS += -DHAVE_LIBBPF=1 -I$(B)/src/trace
