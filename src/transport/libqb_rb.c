@@ -11,14 +11,20 @@
  * shares them; threads share the handle), so nobody opens a ring by name
  * and even a SIGKILLed run leaves nothing in /dev/shm.
  *
- * Send is qb_rb_chunk_write (which posts the ring's process-shared
- * semaphore once per message, as libqb does); a full ring is retried,
- * yielding the CPU. Receive is in place: qb_rb_chunk_peek, then
- * qb_rb_chunk_reclaim. -O wait picks how the reader waits: sem (block in
- * sem_timedwait, sliced so that a stop request is seen), poll (busy-poll
- * with sem_trywait) or nosem (QB_RB_FLAG_NO_SEMAPHORE: no semaphore at all,
- * poll the chunk header). libqb has no end-of-stream, so each ring's
- * shared user area holds a closed word, and close() also writes a
+ * libqb used the way qbrb.h documents it: send is qb_rb_chunk_write (which
+ * posts the ring's process-shared semaphore once per message), and a full
+ * ring is tried again at once (pause, then yield only once the reader seems
+ * not to run); receive is qb_rb_chunk_read, which copies the chunk out and
+ * reclaims it. Not in place (qb_rb_chunk_peek) on purpose: a reader that
+ * skips the copy catches up with the writer, finds the semaphore at zero
+ * and sleeps in the kernel, and every post then has to wake it; the
+ * copying reader keeps a backlog and rarely sleeps (issue 12: see
+ * docs/transports.md and bench/fidelity_libqb.sh). -O wait picks how the
+ * reader waits: sem (block in sem_timedwait, sliced so that a stop request
+ * is seen), poll (busy-poll with sem_trywait) or nosem
+ * (QB_RB_FLAG_NO_SEMAPHORE: no semaphore at all, poll the chunk header).
+ * libqb has no end-of-stream, so each ring's shared user area holds a
+ * closed word (on a cache line of its own), and close() also writes a
  * zero-length chunk (real messages are never shorter than 16 bytes) that
  * wakes a reader asleep on the semaphore. Built only with libqb-dev. */
 #include <errno.h>
@@ -74,10 +80,24 @@ static size_t qbrb_max_msg(const void *opts)
 #define QB_CHECK_EVERY 256	/* polls between looks at closed / stop */
 #define QB_YIELD_AFTER 2048	/* polls in vain before each look yields */
 
-/* In each ring's shared user area. */
+/* In each ring's shared user area, on a cache line of its own: libqb puts
+ * the area right after the ring's semaphore, which both ends write for
+ * every message, so a closed word beside it would cost the writer a cache
+ * miss per send. The area is asked for one line larger than needed and the
+ * word placed at the first line boundary inside it. */
 struct qbrb_shared {
 	_Atomic uint32_t closed;	/* either end closed */
 };
+
+#define QB_LINE 64
+#define QB_USER_SIZE (2 * QB_LINE)
+
+static struct qbrb_shared *qbrb_shared_of(qb_ringbuffer_t *rb)
+{
+	uintptr_t p = (uintptr_t)qb_rb_shared_user_data_get(rb);
+
+	return (struct qbrb_shared *)((p + QB_LINE - 1) & ~(uintptr_t)(QB_LINE - 1));
+}
 
 struct qbrb_chan {
 	qb_ringbuffer_t **rb;	/* 2 per client: [2 id] c2s, [2 id + 1] s2c */
@@ -91,7 +111,7 @@ struct tp_endpoint {
 	qb_ringbuffer_t *tx, *rx;
 	struct qbrb_shared *txs, *rxs;
 	int wait;
-	bool peeked, eof;
+	bool eof;
 };
 
 static const char *const qbrb_wait_names[] = { "sem", "poll", "nosem" };
@@ -183,7 +203,7 @@ static int qbrb_make(struct tp_channel *ch, struct qbrb_chan *qc, unsigned i, ch
 	if (o->wait == QW_NOSEM)
 		flags |= QB_RB_FLAG_NO_SEMAPHORE;
 	errno = 0;
-	qc->rb[i] = qb_rb_open(base, (size_t)o->capacity, flags, sizeof(struct qbrb_shared));
+	qc->rb[i] = qb_rb_open(base, (size_t)o->capacity, flags, QB_USER_SIZE);
 	e = errno ? errno : EIO;
 	cleanup_run_one(h_hdr);
 	cleanup_run_one(h_data);
@@ -260,8 +280,8 @@ static int qbrb_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	s2c = qc->rb[2 * id + 1];
 	ep->tx = role == TP_CLIENT ? c2s : s2c;
 	ep->rx = role == TP_CLIENT ? s2c : c2s;
-	ep->txs = qb_rb_shared_user_data_get(ep->tx);
-	ep->rxs = qb_rb_shared_user_data_get(ep->rx);
+	ep->txs = qbrb_shared_of(ep->tx);
+	ep->rxs = qbrb_shared_of(ep->rx);
 	ep->wait = qc->wait;
 	*out = ep;
 	return 0;
@@ -290,23 +310,34 @@ static int qbrb_idle(struct tp_endpoint *ep, uint32_t *polls)
 
 static ssize_t qbrb_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
-	ssize_t n;
+	/* the closed word has a line of its own: a local hit until a close */
+	if (atomic_load_explicit(&ep->txs->closed, memory_order_acquire))
+		return -EPIPE;
+	for (uint32_t tries = 1;; tries++) {
+		ssize_t n = qbrb_write(ep->tx, buf, len);
 
-	for (;;) {
-		if (atomic_load_explicit(&ep->txs->closed, memory_order_acquire))
-			return -EPIPE;
-		n = qbrb_write(ep->tx, buf, len);
 		if (n != -EAGAIN)
 			return n < 0 || (size_t)n == len ? n : -EIO;
-		/* full (libqb never blocks a writer): let the reader run */
-		for (unsigned i = 0; i < QB_CHECK_EVERY; i++)
-			cpu_relax();
-		sched_yield();
+		/* full (libqb never blocks a writer): try again at once, as
+		 * qbrb.h's writer does; look at stop and closed now and then,
+		 * and yield once the reader seems not to be running */
+		cpu_relax();
+		if (tries % QB_CHECK_EVERY)
+			continue;
 		if (ipclab_stop_requested)
 			return -EINTR;
+		if (atomic_load_explicit(&ep->txs->closed, memory_order_acquire))
+			return -EPIPE;
+		if (tries >= QB_YIELD_AFTER) {
+			sched_yield();
+			tries = QB_YIELD_AFTER;	/* a multiple of the check period */
+		}
 	}
 }
 
+#ifdef IPCLAB_TSAN
+/* For ThreadSanitizer only: qb_rb_chunk_read split in two (wait and look,
+ * then copy and reclaim) so that the order libqb keeps can be told. */
 static ssize_t qbrb_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 {
 	int timeout = ep->wait == QW_SEM ? QB_SLICE_MS : 0;
@@ -331,7 +362,6 @@ static ssize_t qbrb_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 				return 0;
 			}
 			qbrb_hb_acquire(ep->rx);
-			ep->peeked = true;
 			*msg = d;
 			return n;
 		}
@@ -343,20 +373,57 @@ static ssize_t qbrb_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 
 static void qbrb_release(struct tp_endpoint *ep)
 {
-	ep->peeked = false;
 	qbrb_hb_release(ep->rx);
 	qb_rb_chunk_reclaim(ep->rx);
 }
+#endif
 
+/* The plain documented read: qb_rb_chunk_read copies the chunk out and
+ * reclaims it, after the semaphore wait (a slice, so that a stop is seen),
+ * or after a sem_trywait (poll), or with no semaphore at all (nosem).
+ * Not in place on purpose: see the head of the file. */
 static ssize_t qbrb_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
+#ifdef IPCLAB_TSAN
 	return tp_recv_via_peek(ep, buf, len, qbrb_peek, qbrb_release);
+#else
+	int timeout = ep->wait == QW_SEM ? QB_SLICE_MS : 0;
+	uint32_t polls = 0;
+	void *d;
+	int r;
+
+	if (ep->eof)
+		return 0;
+	for (;;) {
+		ssize_t n = qb_rb_chunk_read(ep->rx, buf, len, timeout);
+
+		if (n > 0)
+			return n;
+		if (n == 0) {			/* the close marker */
+			ep->eof = true;
+			return 0;
+		}
+		if (n == -ENOBUFS) {
+			/* longer than buf: libqb kept it and gave its count
+			 * back; drop it, as every transport does */
+			if (qb_rb_chunk_peek(ep->rx, &d, 0) > 0)
+				qb_rb_chunk_reclaim(ep->rx);
+			return -EMSGSIZE;
+		}
+		/* nothing yet: the slice ran out (sem), the semaphore was
+		 * zero (poll), or no committed chunk (nosem, or a count
+		 * without one) */
+		if (n != -ETIMEDOUT && n != -EAGAIN && n != -EBADMSG && n != -ENOMSG)
+			return n;
+		r = qbrb_idle(ep, &polls);
+		if (r <= 0)
+			return r;
+	}
+#endif
 }
 
 static void qbrb_close(struct tp_endpoint *ep)
 {
-	if (ep->peeked)
-		qbrb_release(ep);
 	atomic_store(&ep->txs->closed, 1);
 	atomic_store(&ep->rxs->closed, 1);
 	/* wakes a reader asleep on the semaphore; a full ring gets none, and
@@ -406,15 +473,6 @@ static ssize_t qbrb_recv(struct tp_endpoint *ep, void *buf, size_t len)
 	return -ENOTSUP;
 }
 
-static ssize_t qbrb_peek(struct tp_endpoint *ep, const void **msg, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static void qbrb_release(struct tp_endpoint *ep)
-{
-}
-
 static void qbrb_close(struct tp_endpoint *ep)
 {
 }
@@ -424,7 +482,7 @@ static void qbrb_close(struct tp_endpoint *ep)
 const struct transport tp_libqb_rb = {
 	.name = "libqb-rb",
 	.summary = "libqb's shared-memory ring buffer (qb_rb_*), a pair per client; -O wait=sem|poll|nosem",
-	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY | TP_NAMED,	/* files, briefly */
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_NAMED,	/* files, briefly */
 	.options = qbrb_options,
 	.opts_size = sizeof(struct qbrb_opts),
 	.max_msg = qbrb_max_msg, .max_msg_limit = "-O capacity",
@@ -433,8 +491,6 @@ const struct transport tp_libqb_rb = {
 	.open = qbrb_open,
 	.send = qbrb_send,
 	.recv = qbrb_recv,
-	.peek = qbrb_peek,
-	.release = qbrb_release,
 	.close = qbrb_close,
 	.destroy = qbrb_destroy,
 };
