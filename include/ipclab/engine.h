@@ -30,6 +30,10 @@ struct plan_spec {
 	uint64_t size[PLAN_MAX_LIST];	/* bytes per message, header included */
 	bool threads[2];		/* endpoints: false = processes, true = threads */
 	struct pin_spec pin[PLAN_MAX_LIST];
+	/* --pin matrix: more pins than a list holds, used instead of pin[]
+	 * when set (borrowed for plan_build only) */
+	const struct pin_spec *pins_ext;
+	unsigned npins_ext;
 	struct sched_spec sched[PLAN_MAX_LIST];
 	unsigned clients[PLAN_MAX_LIST];
 	/* think: iterations per byte, or think_ns: a busy time; one list (nthink) */
@@ -78,6 +82,11 @@ struct session_opts {
 	bool dry_run;			/* every cell is reported as skipped ("dry run") */
 	int pm_qos_us;			/* /dev/cpu_dma_latency held during the run (-1 = no) */
 	bool keep_awake;		/* SCHED_IDLE spinners on the endpoints' CPUs */
+	/* --pin matrix: the cells of each round in an order shuffled from
+	 * this seed (0 = plan order); order, when set, gets the cell run at
+	 * each step (repeat x n entries) */
+	uint64_t shuffle_seed;
+	uint32_t *order;
 };
 
 /* Told before each cell runs (k of total, counting repetitions) and once

@@ -123,11 +123,13 @@ struct env_info {
 void env_collect(struct env_info *env);
 
 /* A run's output: header + results. */
+struct matrix_info;
 struct report {
 	const char *cmdline;
 	struct env_info env;
 	struct result *results;
 	size_t n;
+	const struct matrix_info *matrix;	/* --pin matrix (ipclab/topology.h), or NULL */
 };
 
 enum field_kind { F_U64, F_DBL, F_STR, F_BOOL };	/* F_BOOL: get_num gives 0/1 */

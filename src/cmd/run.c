@@ -20,7 +20,7 @@
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE };
+       OPT_PROFILE, OPT_MATRIX_METRIC };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "pivot", required_argument, NULL, OPT_PIVOT },
+	{ "matrix-metric", required_argument, NULL, OPT_MATRIX_METRIC },
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
 	{ "trace", no_argument, NULL, OPT_TRACE },
@@ -73,7 +74,8 @@ void cmd_run_usage(FILE *f)
 	      "  -d, --duration D       measure for D (5s, 500ms) instead of a count\n"
 	      "      --warmup N         messages before the measured window; default count/20, at most 10k\n"
 	      "  -e, --endpoints LIST   process, thread; default process\n"
-	      "      --pin LIST         none, same, split, or SERVER_CPU:CLIENT_CPU; default none\n"
+	      "      --pin LIST         none, same, split, or SERVER_CPU:CLIENT_CPU; default none; or\n"
+	      "                         matrix[:CPUS]: every ordered pair of CPUs, shuffled (a CPU x CPU table)\n"
 	      "      --sched LIST       other, fifo:PRIO, rr:PRIO, batch, idle; default other\n"
 	      "      --clients LIST     clients served by one server; default 1\n"
 	      "  -O, --option KEY=VAL   a transport's or pattern's own option (see ipclab list)\n"
@@ -85,6 +87,7 @@ void cmd_run_usage(FILE *f)
 	      "                         each message's intended send time\n"
 	      "      --repeat N         run every cell N times, interleaved; report medians and spread\n"
 	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
+	      "      --matrix-metric M  the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)\n"
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
 	      "      --trace            per side, from scheduler events: time budget, switches, wakeups (docs/trace.md)\n"
@@ -219,6 +222,17 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 		if (a->pivot_spec[2]->kind == F_STR)
 			return usage_error("--pivot %s: the metric must be a number, e.g. cpu_pct_total or msgs_per_s", arg);
 		a->pivot = arg;
+		break;
+	}
+	case OPT_MATRIX_METRIC: {
+		const struct field *f[3];
+		char spec[160], err[ERRLEN];
+
+		snprintf(spec, sizeof(spec), "pin,pin,%s", arg);
+		if (strchr(arg, ',') || pivot_parse(spec, f, err, sizeof(err)) || f[2]->kind == F_STR)
+			return usage_error("--matrix-metric %s: not a numeric metric; use a key of docs/output.md, e.g. lat_p50_ns, p99 or msgs_per_s",
+					   arg);
+		a->matrix_metric = f[2];
 		break;
 	}
 	case 'q': a->quiet = true; break;

@@ -12,6 +12,8 @@
 #include "ipclab/engine.h"
 #include "ipclab/reporter.h"
 
+struct matrix_info;
+
 #define MAX_LIST PLAN_MAX_LIST
 
 struct run_args {
@@ -26,6 +28,8 @@ struct run_args {
 	const char *profile_dir;	/* --profile DIR */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *plot_dir;	/* --plot DIR */
+	struct matrix_info *matrix;	/* --pin matrix: CPUs and topology (run_spec.c fills it) */
+	const struct field *matrix_metric;	/* --matrix-metric (NULL = lat_p50_ns) */
 	int pm_qos_us;
 	const char *format, *output;
 	unsigned repeat;

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "run.h"
 #include "ipclab/runner.h"
+#include "ipclab/topology.h"
 
 struct progress {
 	bool quiet;
@@ -116,15 +117,35 @@ int do_run(struct run_args *args, unsigned nargs)
 	struct reporter_args ra = { .format = a->format };
 	struct report rep = { .cmdline = a->cmdline };
 	struct plan pl = { 0 };
+	struct matrix_info *mx = NULL;
+	uint64_t t0;
 	int ret = 0, wret;
 
+	if (a->pins && matrix_word(a->pins) && !(mx = args[0].matrix = calloc(1, sizeof(*mx))))
+		return usage_error("out of memory");
 	for (unsigned i = 0; i < nargs && !ret; i++)
 		ret = build_plan(&args[i], &pl);
+	if (!ret && mx) {	/* shuffled each round, the order kept */
+		mx->rounds = so.repeat ? so.repeat : 1;
+		mx->ncells = pl.n;
+		mx->seed = so.shuffle_seed = (now_ns() & INT64_MAX) | 1;
+		mx->metric = a->matrix_metric;
+		if (!(mx->order = so.order = calloc(pl.n * mx->rounds + 1, sizeof(*mx->order))))
+			ret = usage_error("out of memory");
+	}
+	t0 = now_ns();
 	if (!ret)
 		ret = run_session(&pl, &so, a->quiet, &rep);
+	if (mx)
+		mx->wall_s = (double)(now_ns() - t0) / 1e9;
+	rep.matrix = mx;
 	plan_free(&pl);
-	if (!rep.results)
+	if (!rep.results) {
+		if (mx)
+			free(mx->order);
+		free(mx);
 		return ret;
+	}
 	if (a->pivot)
 		memcpy(ra.pivot, a->pivot_spec, sizeof(ra.pivot));
 	wret = output_report(a->output, &ra, &rep);
@@ -134,6 +155,9 @@ int do_run(struct run_args *args, unsigned nargs)
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);
 	free(rep.results);
+	if (mx)
+		free(mx->order);
+	free(mx);
 	return ret ? ret : wret;
 }
 

@@ -13,6 +13,7 @@
 #include "run.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
+#include "ipclab/topology.h"
 #include "../pattern/common.h"
 
 /* How many words split_list would find (it keeps at most max). */
@@ -280,6 +281,36 @@ static int parse_dims_numbers(struct run_args *a, struct plan_spec *d)
 	return 0;
 }
 
+/* --pin matrix[:CPUS]: every ordered pair of the CPUs as a pin (the pins
+ * owned by pl), the CPUs and topology into a->matrix. */
+static int parse_matrix(struct run_args *a, struct plan_spec *d, struct plan *pl)
+{
+	struct matrix_info *m = a->matrix;
+	struct pin_spec *pins, check;
+	char err[ERRLEN];
+
+	if (topology_read(TOPO_SYSFS, &m->topo, err, sizeof(err)))
+		return usage_error("--pin %s: %s", a->pins, err);
+	if (matrix_parse(a->pins, &m->topo, m, err, sizeof(err)))
+		return usage_error("%s", err);
+	for (unsigned i = 0; i < m->ncpu; i++) {
+		char one[32];
+
+		snprintf(one, sizeof(one), "%d:%d", m->cpus[i], m->cpus[i]);
+		if (pin_parse(one, &check, err, sizeof(err)))
+			return usage_error("--pin %s: CPU %d is not allowed here (taskset or cgroup); name the CPUs this process may use",
+					   a->pins, m->cpus[i]);
+	}
+	pins = calloc((size_t)m->ncpu * m->ncpu, sizeof(*pins));
+	if (!pins || pl->nblocks >= ARRAY_SIZE(pl->opt_blocks))
+		return free(pins), usage_error("out of memory");
+	pl->opt_blocks[pl->nblocks++] = pins;
+	matrix_pins(m, pins);
+	d->pins_ext = pins;
+	d->npins_ext = m->ncpu * m->ncpu;
+	return 0;
+}
+
 static int parse_dims_placement(struct run_args *a, struct plan_spec *d)
 {
 	char *w[MAX_LIST], err[ERRLEN];
@@ -414,6 +445,21 @@ int run_spec_parse(struct run_args *orig, struct plan_spec *d, struct plan *pl)
 		ret = parse_dims_names(a, d);
 	if (!ret)
 		ret = parse_dims_numbers(a, d);
+	if (!ret && a->pins && matrix_word(a->pins)) {
+		/* the fuzz harness and the suite keep no matrix: a scratch one */
+		struct matrix_info *own = orig->matrix ? NULL : calloc(1, sizeof(*own));
+
+		if (!orig->matrix && !own)
+			ret = usage_error("out of memory");
+		a->matrix = orig->matrix ? orig->matrix : own;
+		if (!ret)
+			ret = parse_matrix(a, d, pl);
+		free(own);
+		free(a->pins);
+		/* the list beside it, unused: pins_ext takes its place */
+		if (!(a->pins = strdup("none")) && !ret)
+			ret = usage_error("out of memory");
+	}
 	if (!ret)
 		ret = parse_dims_placement(a, d);
 	if (!ret)

@@ -116,7 +116,8 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 			    .pat = s->pat[k->pat], .pat_opts = s->pat_opts[k->pat],
 			    .size = s->size[k->size], .count = s->count,
 			    .duration_ns = s->duration_ns, .threads = s->threads[k->ep],
-			    .pin = s->pin[k->pin], .sched = s->sched[k->sched],
+			    .pin = s->pins_ext ? s->pins_ext[k->pin] : s->pin[k->pin],
+			    .sched = s->sched[k->sched],
 			    .clients = s->clients[k->clients], .verify = s->verify,
 			    .timeout_ns = s->timeout_ns };
 	c->warmup = s->warmup_set ? s->warmup : runner_default_warmup(s->count);
@@ -168,8 +169,9 @@ static int cell_add(struct plan *pl, const struct plan_spec *s, const struct pic
 
 int plan_build(const struct plan_spec *s, struct plan *pl, char *err, size_t errlen)
 {
+	unsigned npin = s->pins_ext ? s->npins_ext : s->npin;
 	unsigned long long n = (unsigned long long)s->npat * s->nsize * s->ntp * s->nep *
-			       s->npin * s->nsched * s->nclients * s->nthink * s->nrate;
+			       npin * s->nsched * s->nclients * s->nthink * s->nrate;
 	struct pick k;
 	int ret = 0;
 
@@ -183,7 +185,7 @@ int plan_build(const struct plan_spec *s, struct plan *pl, char *err, size_t err
 	for (k.size = 0; k.size < s->nsize; k.size++)
 	for (k.tp = 0; k.tp < s->ntp; k.tp++)
 	for (k.ep = 0; k.ep < s->nep; k.ep++)
-	for (k.pin = 0; k.pin < s->npin; k.pin++)
+	for (k.pin = 0; k.pin < npin; k.pin++)
 	for (k.sched = 0; k.sched < s->nsched; k.sched++)
 	for (k.clients = 0; k.clients < s->nclients; k.clients++)
 	for (k.think = 0; k.think < s->nthink; k.think++)

@@ -44,6 +44,25 @@ static void observe(const struct session_observer *obs, size_t k, size_t total)
 		obs->cell_start(obs->arg, k, total);
 }
 
+/* The order of one round: plan order, or shuffled (Fisher-Yates over a
+ * splitmix64 stream) when a seed is given. */
+static void round_order(size_t *ord, size_t n, uint64_t *seed)
+{
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	for (size_t i = n; *seed && i > 1; i--) {
+		uint64_t z = (*seed += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		size_t j = (size_t)(z % i), t = ord[i - 1];
+
+		ord[i - 1] = ord[j];
+		ord[j] = t;
+	}
+}
+
 /* Run every cell, reps times, interleaved (all cells once, then again) so
  * that drift spreads evenly; fold repetitions into res[0..n). Returns 0, or
  * 128+signal when interrupted (*ndone = cells complete). */
@@ -52,14 +71,22 @@ static int run_cells(const struct plan *pl, const struct session_opts *o,
 {
 	unsigned reps = o->repeat ? o->repeat : 1;
 	size_t total = pl->n * reps, k = 0;
+	size_t *ord = malloc((pl->n ? pl->n : 1) * sizeof(*ord));
+	uint64_t seed = o->shuffle_seed;
 	int sig = 0;
 
+	if (!ord)
+		return -ENOMEM;
 	for (unsigned r = 0; r < reps && !sig; r++) {
-		for (size_t i = 0; i < pl->n && !sig; i++, k++) {
+		round_order(ord, pl->n, &seed);
+		for (size_t j = 0; j < pl->n && !sig; j++, k++) {
+			size_t i = ord[j];
 			const struct cell *c = &pl->cells[i];
 			struct result *out = &res[i * reps + r];
 
 			observe(obs, k, total);
+			if (o->order)
+				o->order[k] = (uint32_t)i;
 			fill_result_config(out, c);
 			if (c->skip[0] || o->dry_run) {
 				out->status = RES_SKIPPED;
@@ -73,9 +100,11 @@ static int run_cells(const struct plan *pl, const struct session_opts *o,
 		}
 	}
 	observe(obs, total, total);
-	/* a cell is complete when all its repetitions ran */
+	free(ord);
+	/* a cell is complete when all its repetitions ran (a shuffled round
+	 * cut short keeps none: its complete cells are not the first ones) */
 	size_t last = pl->n * (reps - 1);
-	size_t complete = !sig ? pl->n : k > last ? k - last - 1 : 0;
+	size_t complete = !sig ? pl->n : k > last && !o->shuffle_seed ? k - last - 1 : 0;
 
 	for (size_t i = 0; reps > 1 && i < pl->n; i++) {
 		repeat_fold(&res[i * reps], reps);
@@ -163,6 +192,8 @@ int session_run(const struct plan *pl, const struct session_opts *o,
 		return -EIO;
 	}
 	ret = run_cells(pl, o, obs, res, &ndone);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory for the order of %zu cells", pl->n);
 	idle_knobs_stop(fd);
 	rep->results = res;
 	rep->n = ndone;		/* complete cells only */

@@ -15,6 +15,7 @@
 #include "ipclab/util.h"
 #include "env_json.h"
 #include "fields.h"
+#include "matrix.h"
 #include "profile_out.h"
 #include "trace_out.h"
 
@@ -268,7 +269,7 @@ static json_t *env_json(const struct env_info *e)
 
 static json_t *report_tree(const struct report *rep)
 {
-	json_t *results = json_array();
+	json_t *results = json_array(), *root;
 	char when[32] = "";
 	time_t t = time(NULL);
 	struct tm tm;
@@ -282,11 +283,16 @@ static json_t *report_tree(const struct report *rep)
 	}
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:o}",
+	root = json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:o}",
 			 "schema_version", SCHEMA_VERSION, "ipclab_version", IPCLAB_VERSION,
 			 "ipclab_git_rev", IPCLAB_GIT_REV, "created_utc", when,
 			 "cmdline", jstr(rep->cmdline), "env", env_json(&rep->env),
 			 "results", results);
+	if (root && rep->matrix && matrix_json_put(root, rep)) {	/* --pin matrix */
+		json_decref(root);
+		return NULL;
+	}
+	return root;
 }
 
 /* JSON_INDENT puts every number of a histogram bucket on its own line; an

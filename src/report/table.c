@@ -13,6 +13,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "fields.h"
+#include "matrix.h"
 #include "profile_out.h"
 #include "trace_out.h"
 
@@ -349,6 +350,8 @@ static int report_text(FILE *f, const struct report *rep, bool ranked)
 
 int report_table(FILE *f, const struct report *rep)
 {
+	if (rep->matrix)	/* --pin matrix: the CPU x CPU table instead */
+		return report_matrix(f, rep);
 	return report_text(f, rep, false);
 }
 
