@@ -51,6 +51,8 @@ int fig_latency(struct plot_ctx *ctx);
 int fig_throughput(struct plot_ctx *ctx);
 int fig_cpu(struct plot_ctx *ctx);
 int fig_heatmap(struct plot_ctx *ctx, const struct plot_pivot *pv);
+/* --pin matrix's CPU x CPU heatmap (plot_matrix.c); 0 when the file has none. */
+int fig_matrix(struct plot_ctx *ctx);
 /* -EINVAL when no result has the pivot's parameters or metric. */
 int fig_check_pivot(struct plot_ctx *ctx, const struct plot_pivot *pv);
 

@@ -4,7 +4,7 @@
 # run in an order shuffled every round and recorded; the result file carries
 # the topology and the matrix; the table prints the CPU x CPU matrix, the
 # figure per topology class and the time per cell; a CPU that is not there
-# is bad input.
+# is bad input; ipclab plot draws the matrix as a heatmap.
 . "$(dirname "$0")/../lib/common.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -76,4 +76,18 @@ expect_usage_error "--pin matrix:" run -t pipe --pin matrix: -n 10 -q
 expect_usage_error "--matrix-metric transport" run -t pipe --pin matrix:0 --matrix-metric transport -q
 expect_usage_error "--matrix-metric nope" run -t pipe --pin matrix:0 --matrix-metric nope -q
 
+# ---- the heatmap ---------------------------------------------------------------------------
+if ! command -v gnuplot >/dev/null; then
+	echo "SKIP matrix heatmap: gnuplot is not installed (make deps installs gnuplot-nox)"
+	finish
+fi
+"$IPCLAB" plot "$work/m.json" -o "$work/fig" -q 2>"$work/err" || fail "plot: exit $?: $(cat "$work/err")"
+for ext in dat gp png svg; do
+	f=$(ls "$work/fig"/matrix-*."$ext" 2>/dev/null | head -1)
+	[ -s "$f" ] || fail "plot: no matrix-*.$ext in $(ls "$work/fig" | tr '\n' ' ')"
+done
+f=$(ls "$work/fig"/matrix-*.dat | head -1)
+[ "$(grep -vc '^#' "$f")" = $((n + 1)) ] || fail "plot: $f has not $n rows and a header: $(cat "$f")"
+(cd "$work/fig" && gnuplot "$(basename "${f%.dat}").gp") 2>"$work/err" || fail "plot: the script does not redraw: $(cat "$work/err")"
+echo "ok   plot: $(basename "${f%.dat}") .dat .gp .png .svg"
 finish

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/* The CPU x CPU heatmap of a --pin matrix result file: one figure per
+ * group of cells that differ only in their pin, rows the server's CPU and
+ * columns the client's, both in the file's topology order (matrix.cpus),
+ * each square labelled with its value and its pair's class mark. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipclab/util.h"
+#include "plot.h"
+
+#define MX_MAX 64
+#define MX_GROUPS 32
+
+static const char *class_mark(const char *key)
+{
+	static const char *const k[][2] = { { "same_cpu", "=" }, { "smt", "s" }, { "same_llc", "l" },
+					    { "other_llc", "o" }, { "other_node", "n" } };
+
+	for (size_t i = 0; key && i < ARRAY_SIZE(k); i++)
+		if (!strcmp(key, k[i][0]))
+			return k[i][1];
+	return "";
+}
+
+static int cpu_at(const long *cpus, size_t n, const char *text)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+
+	for (size_t i = 0; *text && !*end && i < n; i++)
+		if (cpus[i] == v)
+			return (int)i;
+	return -1;
+}
+
+static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus, size_t n,
+		      const json_t *pairs, const char *group, const char *name)
+{
+	double (*v)[MX_MAX] = malloc(sizeof(double[MX_MAX][MX_MAX]));
+	char title[512];
+	FILE *dat, *gp;
+
+	if (!v)
+		return errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
+	for (size_t i = 0; i < MX_MAX; i++)
+		for (size_t j = 0; j < MX_MAX; j++)
+			v[i][j] = NAN;
+	for (size_t k = 0; k < ctx->rf->n; k++) {
+		const struct rcell *c = &ctx->rf->cells[k];
+		char s[32], cl[32], lab[512];
+		int i, j;
+
+		if (!c->ok || rcell_param(c, "server_cpu", s, sizeof(s)) ||
+		    rcell_param(c, "client_cpu", cl, sizeof(cl)))
+			continue;
+		rcell_label(c, ctx->names, ctx->nnames, "pin", lab, sizeof(lab));
+		i = cpu_at(cpus, n, s);
+		j = cpu_at(cpus, n, cl);
+		if (i >= 0 && j >= 0 && !strcmp(lab, group))
+			v[i][j] = rcell_metric(c, metric);
+	}
+	if (fig_open(ctx, name, &dat, &gp)) {
+		free(v);
+		return -EIO;
+	}
+	fprintf(dat, "# %s: rows server CPU, columns client CPU, in topology order%s%s\n", metric,
+		group[0] ? "; cells " : "", group);
+	fprintf(dat, "server\\client");
+	for (size_t j = 0; j < n; j++)
+		fprintf(dat, "\t%ld", cpus[j]);
+	fputc('\n', dat);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(dat, "%ld", cpus[i]);
+		for (size_t j = 0; j < n; j++)
+			fprintf(dat, isnan(v[i][j]) ? "\tNaN" : "\t%.6g", v[i][j]);
+		fputc('\n', dat);
+	}
+	fig_script_head(ctx, gp, name, "CPU x CPU matrix");
+	snprintf(title, sizeof(title), "%.60s, server CPU x client CPU%s%.400s", metric,
+		 group[0] ? ": " : "", group);
+	fprintf(gp, "set title \"");
+	for (const char *p = title; *p; p++)
+		fprintf(gp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+	fprintf(gp, "\"\nset xlabel \"client CPU\"\nset ylabel \"server CPU\"\nunset grid\nset key off\n"
+		"set yrange [] reverse\n"
+		"set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')\n"
+		"set cblabel \"%s\"\nset style textbox opaque noborder\n", metric);
+	/* the class marks, one array per row: = same CPU, s SMT, l LLC, o other LLC, n node */
+	fprintf(gp, "# pair classes: = same CPU, s SMT sibling, l same LLC, o other LLC, n other node\n"
+		"array cls[%zu]\n", n * n);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			char pin[48];
+
+			snprintf(pin, sizeof(pin), "%ld:%ld", cpus[i], cpus[j]);
+			fprintf(gp, "cls[%zu] = \"%s\"\n", i * n + j + 1,
+				class_mark(json_string_value(json_object_get(pairs, pin))));
+		}
+	fig_script_begin_output(gp, name);
+	fprintf(gp, "\tplot \"%s.dat\" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
+		"\t     \"\" matrix rowheaders columnheaders using 1:2:($3 != $3 ? \"\" : "
+		"(abs($3) >= 1000 ? sprintf(\"%%.0f\", $3) : sprintf(\"%%.3g\", $3)) . cls[int($2) * %zu + int($1) + 1]) with labels boxed\n",
+		name, n);
+	fig_script_end_output(gp);
+	free(v);
+	return fig_finish(ctx, name, dat, gp);
+}
+
+int fig_matrix(struct plot_ctx *ctx)
+{
+	const json_t *mx = json_object_get(ctx->rf->root, "matrix"), *jc, *x;
+	const char *metric = json_string_value(json_object_get(mx, "metric"));
+	char groups[MX_GROUPS][512], name[64];
+	long cpus[MX_MAX];
+	size_t n = 0, ng = 0, i;
+	int ret = 0;
+
+	if (!mx)
+		return 0;
+	jc = json_object_get(mx, "cpus");
+	json_array_foreach(jc, i, x)
+		if (json_is_integer(x) && n < MX_MAX)
+			cpus[n++] = (long)json_integer_value(x);
+	if (!n || !metric)
+		return errf(ctx->err, ctx->errlen, EINVAL, "%s: the \"matrix\" object has no cpus or metric",
+			    ctx->rf->path);
+	for (size_t k = 0; k < ctx->rf->n; k++) {
+		char lab[512];
+		size_t g = 0;
+
+		if (!ctx->rf->cells[k].ok)
+			continue;
+		rcell_label(&ctx->rf->cells[k], ctx->names, ctx->nnames, "pin", lab, sizeof(lab));
+		while (g < ng && strcmp(groups[g], lab))
+			g++;
+		if (g == ng && ng < MX_GROUPS)
+			snprintf(groups[ng++], sizeof(groups[0]), "%s", lab);
+	}
+	for (size_t g = 0; !ret && g < ng; g++) {
+		if (ng > 1)
+			snprintf(name, sizeof(name), "matrix-%s-%zu", metric, g + 1);
+		else
+			snprintf(name, sizeof(name), "matrix-%s", metric);
+		ret = matrix_one(ctx, metric, cpus, n, json_object_get(mx, "pairs"), groups[g], name);
+	}
+	return ret;
+}
