@@ -47,6 +47,7 @@ struct plan_spec {
 	uint64_t max_time_ns;		/* with max_time_set; else derived per cell */
 	bool warmup_set, max_time_set, verify, keep_awake;
 	bool trace;			/* --trace: every cell traced (src/trace/) */
+	bool trace_syscalls;		/* --trace=syscalls: and every syscall probed */
 	bool profile;			/* --profile: every cell profiled */
 	const char *profile_dir;	/* --profile DIR: folded stacks (NULL = none) */
 	bool lenient;			/* a named transport that cannot run is skipped, not an error */

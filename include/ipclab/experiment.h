@@ -56,6 +56,7 @@ struct cell {
 	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	bool trace;		/* --trace: scheduler events per side (src/trace/) */
+	bool trace_syscalls;	/* --trace=syscalls: syscall probes too */
 	bool profile;		/* --profile: sampled stacks per side (src/trace/profile*.c) */
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */
 	char rate_text[24];

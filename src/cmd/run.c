@@ -45,7 +45,7 @@ static const struct option long_opts[] = {
 	{ "matrix-metric", required_argument, NULL, OPT_MATRIX_METRIC },
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
-	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "trace", optional_argument, NULL, OPT_TRACE },
 	{ "profile", optional_argument, NULL, OPT_PROFILE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
@@ -90,7 +90,8 @@ void cmd_run_usage(FILE *f)
 	      "      --matrix-metric M  the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)\n"
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
-	      "      --trace            per side, from scheduler events: time budget, switches, wakeups (docs/trace.md)\n"
+	      "      --trace[=syscalls] per side, from scheduler events: time budget, switches, wakeups; =syscalls\n"
+	      "                         also probes every syscall: exact kernel time, counts, top 3 (docs/trace.md)\n"
 	      "      --profile [DIR]    per side, sampled call stacks: the top 15 functions; with DIR,\n"
 	      "                         folded stacks DIR/<cell>-<side>.folded for flame graphs\n"
 	      "      --dry-run          list the cells the plan holds without running them\n"
@@ -191,9 +192,13 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_TRACE: {
 		char err[ERRLEN];
 
+		if (arg && strcmp(arg, "syscalls"))
+			return usage_error("--trace=%s: the only choice is --trace=syscalls (every syscall probed too)",
+					   arg);
 		if (trace_check(err, sizeof(err)))
 			return usage_error("%s", err);
 		a->trace = true;
+		a->trace_syscalls = arg != NULL;
 		break;
 	}
 	case OPT_PROFILE: {

@@ -24,6 +24,7 @@ struct run_args {
 	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
 	bool trace;		/* --trace */
+	bool trace_syscalls;	/* --trace=syscalls */
 	bool profile;		/* --profile */
 	const char *profile_dir;	/* --profile DIR */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */

@@ -413,6 +413,7 @@ static void spec_knobs(const struct run_args *a, struct plan_spec *d)
 	d->verify = a->verify;
 	d->keep_awake = a->keep_awake;
 	d->trace = a->trace;
+	d->trace_syscalls = a->trace_syscalls;
 	d->profile = a->profile;
 	d->profile_dir = a->profile_dir;
 	d->lenient = a->lenient;

@@ -132,6 +132,7 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 	snprintf(c->section, sizeof(c->section), "%s", s->section ? s->section : "");
 	c->keep_awake = s->keep_awake;
 	c->trace = s->trace;
+	c->trace_syscalls = s->trace_syscalls;
 	c->profile = s->profile;
 	c->profile_dir = s->profile_dir;
 	snprintf(c->rate_text, sizeof(c->rate_text), "%s", s->rate_text[k->rate]);

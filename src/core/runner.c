@@ -504,7 +504,7 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 	}
 	rs->ctl->nsides = rs->nsides;
 	if (c->trace) {
-		struct trace_target tt = { .nsides = rs->nsides };
+		struct trace_target tt = { .nsides = rs->nsides, .syscalls = c->trace_syscalls };
 
 		if ((ret = trace_open(&tt, &rs->trace, err, sizeof(err))))
 			return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);

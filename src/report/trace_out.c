@@ -113,6 +113,11 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 	lat_text(p50, lat, sizeof(lat));
 	fprintf(f, "    trace: cs/msg %.2f  wake/msg %.2f  wake p50 %s  mig/msg %.3g", tr->per_msg.ctx_switches,
 		tr->per_msg.wakeups, lat, tr->per_msg.migrations);
+	if (tr->syscalls_traced) {
+		fprintf(f, "  sys/msg %.2f", tr->per_msg.syscalls);
+		if (tr->nsides && tr->sides[0].ntop)
+			fprintf(f, " (server: %s most)", tr->sides[0].top[0].name);
+	}
 	if (tr->has_cpath)
 		fprintf(f, "  path %.0f/%.0fns", tr->cpath.total_ns, tr->cpath.measured_ns);
 	if (tr->perturbation > 0)

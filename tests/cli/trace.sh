@@ -73,6 +73,19 @@ for attempt in 1 2 3; do
 	echo "attempt $attempt disagreed"
 done
 [ $ok = 1 ] || fail=1
+# --trace=syscalls: every syscall probed; a pipe ping-pong is one read and
+# one write per side per exchange
+"$IPCLAB" run -t pipe -p pingpong -n 5k --pin same --trace=syscalls -f json -o "$tmp/sys.json" || fail=1
+python3 - "$tmp/sys.json" <<'PY' || { echo "FAIL: --trace=syscalls"; fail=1; }
+import json, sys
+t = json.load(open(sys.argv[1]))["results"][0]["trace"]
+assert t["sys_from"] == "syscalls", t["sys_from"]
+assert abs(t["per_msg"]["syscalls"] - 4) <= 0.1, t["per_msg"]
+for s in t["sides"]:
+    assert {x["name"] for x in s["top_syscalls"][:2]} == {"read", "write"}, s["top_syscalls"]
+PY
+out=$("$IPCLAB" run -t null -n 10 --trace=everything 2>&1)
+[ $? = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || { echo "FAIL: --trace=everything: $out"; fail=1; }
 "$IPCLAB" run -t pipe -p pingpong -n 2k --pin same --trace > "$tmp/table.txt" || fail=1
 grep -q '^    trace: cs/msg .* wake/msg .* wake p50 .* mig/msg .* traced/untraced' "$tmp/table.txt" ||
 	{ echo "FAIL: no trace line in the table"; cat "$tmp/table.txt"; fail=1; }
