@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* `ipclab list`: every transport and pattern, one line each, with
- * capabilities, the largest message here and private options. */
+ * capabilities, the largest message here and private options. Transports
+ * come in groups (kernel objects, shared memory, libraries, libipcring),
+ * each under a heading indented by one space, so that whatever reads the
+ * list keeps finding a transport as a line "  NAME  CAPS ..." in the
+ * "transports:" section. */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,33 +37,71 @@ static void print_options(const struct opt_desc *o)
 		       o->choices ? "  (" : "", o->choices ? o->choices : "", o->help);
 }
 
-int cmd_list(int argc, char **argv)
+enum tp_group { G_KERNEL, G_SHM, G_LIB, G_RING, G_N };
+
+static const char *const group_names[G_N] = {
+	[G_KERNEL] = "kernel objects",
+	[G_SHM] = "shared memory",
+	[G_LIB] = "libraries",
+	[G_RING] = "libipcring",
+};
+
+/* A transport's group, by its name: whatever is not named here is a
+ * kernel object (a new library transport adds its prefix here). */
+static enum tp_group group_of(const struct transport *tp)
+{
+	static const struct { const char *prefix; enum tp_group g; } by_name[] = {
+		{ "shm-", G_SHM }, { "cacheline", G_SHM }, { "barrier", G_SHM },
+		{ "zmq-", G_LIB }, { "nng-", G_LIB }, { "libqb-", G_LIB },
+		{ "io-uring", G_LIB }, { "dbus", G_LIB },
+		{ "ring", G_RING },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(by_name); i++)
+		if (strncmp(tp->name, by_name[i].prefix, strlen(by_name[i].prefix)) == 0)
+			return by_name[i].g;
+	return G_KERNEL;
+}
+
+static void print_transport(const struct transport *tp)
 {
 	char caps[160], maxs[32];
+	size_t max = 0;
 
+	if (tp->max_msg) {
+		_Alignas(16) char buf[4096] = { 0 };	/* the transport's defaults */
+		char err[ERRLEN];
+
+		if (tp->opts_size <= sizeof(buf) && !opt_defaults(tp->options, buf, err, sizeof(err)))
+			max = tp->max_msg(buf);
+	}
+	caps_text(tp->caps, caps, sizeof(caps));
+	if (max)
+		fmt_bytes(maxs, sizeof(maxs), (double)max);
+	else
+		snprintf(maxs, sizeof(maxs), "-");
+	printf("  %-18s %-44s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
+	print_options(tp->options);
+}
+
+int cmd_list(int argc, char **argv)
+{
 	(void)argv;
 	if (argc > 1)
 		return usage_error("list takes no arguments");
 
 	printf("transports:\n");
-	for (size_t i = 0; i < n_transports; i++) {
-		const struct transport *tp = transports[i];
-		size_t max = 0;
+	for (int g = 0; g < G_N; g++) {
+		bool heading = false;
 
-		if (tp->max_msg) {
-			_Alignas(16) char buf[4096] = { 0 };	/* the transport's defaults */
-			char err[ERRLEN];
-
-			if (tp->opts_size <= sizeof(buf) && !opt_defaults(tp->options, buf, err, sizeof(err)))
-				max = tp->max_msg(buf);
+		for (size_t i = 0; i < n_transports; i++) {
+			if (group_of(transports[i]) != (enum tp_group)g)
+				continue;
+			if (!heading)
+				printf(" %s:\n", group_names[g]);
+			heading = true;
+			print_transport(transports[i]);
 		}
-		caps_text(tp->caps, caps, sizeof(caps));
-		if (max)
-			fmt_bytes(maxs, sizeof(maxs), (double)max);
-		else
-			snprintf(maxs, sizeof(maxs), "-");
-		printf("  %-18s %-44s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
-		print_options(tp->options);
 	}
 	printf("patterns:\n");
 	for (size_t i = 0; i < n_patterns; i++) {
