@@ -33,9 +33,11 @@ declare -A phase_n=()
 pair_usable() {
 	local key=$1/$2 err
 	if [ -z "${usable[$key]:-}" ]; then
-		if err=$("$IPCLAB" run -t "$1" -p "$2" -n 200 -q -f csv 2>&1 >/dev/null); then
+		if err=$("$IPCLAB" run -t "$1" -p "$2" -n 200 -q -f csv 2>&1 >"$dir/usable.csv") &&
+			cell_ran <"$dir/usable.csv"; then
 			usable[$key]=1
 		else
+			[ -n "$err" ] || err=$(awk -F, 'NR == 2 { print $9 ": " $10 }' "$dir/usable.csv")
 			usable[$key]=0
 			echo "skip $key: $(echo "$err" | head -1)"
 		fi

@@ -136,8 +136,14 @@ transports_with() {
 }
 
 # runnable TP PATTERN: can this transport run here at all (a short run)?
+# A cell skipped here (its probe: a kernel without the feature) is not.
 runnable() {
-	"$IPCLAB" run -t "$1" -p "$2" -n 200 -q -f csv >/dev/null 2>&1
+	"$IPCLAB" run -t "$1" -p "$2" -n 200 -q -f csv 2>/dev/null | cell_ran
+}
+
+# The CSV of one run on stdin: did its cell run (status ok), not skip?
+cell_ran() {
+	awk -F, 'NR == 2 { ok = $9 == "ok" } END { exit !ok }'
 }
 
 # A valid JSON document (the file is complete)?
