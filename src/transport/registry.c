@@ -38,6 +38,8 @@ extern const struct transport tp_zmq_tcp;
 extern const struct transport tp_zmq_inproc;
 extern const struct transport tp_cma;
 extern const struct transport tp_io_uring;
+extern const struct transport tp_nng_ipc;
+extern const struct transport tp_nng_inproc;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -71,6 +73,8 @@ const struct transport *const transports[] = {
 	&tp_zmq_inproc,
 	&tp_cma,
 	&tp_io_uring,
+	&tp_nng_ipc,
+	&tp_nng_inproc,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 

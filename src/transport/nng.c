@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: MIT
+/* nng-ipc, nng-inproc: nng (nanomsg-next-gen) pair0 sockets, one pair per
+ * client id: a server endpoint per client is one socket, and a message
+ * carries no protocol header (pair1 adds a 4-byte hop count to each).
+ *
+ * nng is not fork-safe, and says so: once a process has started nng, a
+ * child forked from it aborts in its first nng call ("nng is not
+ * fork-reentrant safe"). So in process mode the parent never calls nng:
+ * create reads the settings back in a short helper child, and the probe
+ * first checks, in another such child, that nng can start in a child of
+ * this process at all; where an nng endpoint run as a thread already
+ * started nng here, the process-mode cell is skipped saying so. In thread
+ * mode the parent reads the settings itself.
+ *
+ * The server listens, the client dials (in the background, retried) and
+ * sends a hello (a per-run secret and its id) that the server checks
+ * before anything is measured:
+ *   - ipc:// paths live in the run's private 0700 directory, registered for
+ *     cleanup before the server's listener makes them;
+ *   - inproc:// names are unique per channel (threads of one process).
+ *
+ * Every blocking call has NNG_OPT_RECVTIMEO/NNG_OPT_SENDTIMEO of
+ * NN_SLICE_MS: between slices the stop request is looked at (-EINTR) and
+ * whether the connection (nng's pipe) went away, which a pipe-removal
+ * callback records: a dead peer is -ECONNRESET (recv, once nothing is left
+ * to read) or -EPIPE (send), never a wait. A zero-length message is the
+ * EOF marker (as zmq and posix-mq). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/runner.h"
+#include "ipclab/transport.h"
+#include "ipclab/util.h"
+
+#ifdef HAVE_NNG
+#include <nng/nng.h>
+#include <nng/protocol/pair0/pair.h>
+#endif
+
+#define NN_INSTALL "install libnng-dev (make deps)"
+
+enum nn_kind { NN_IPC, NN_INPROC };
+
+struct nn_opts {
+	uint64_t buf;
+};
+
+static const struct opt_desc nn_options[] = {
+	{ .name = "buf", .type = OPT_UINT, .offset = offsetof(struct nn_opts, buf),
+	  .def = "", .max = 8192,
+	  .help = "NNG_OPT_SENDBUF and NNG_OPT_RECVBUF: messages queued in the socket each way (0 = nng's default)" },
+	{ .name = NULL },
+};
+
+#ifdef HAVE_NNG
+
+#define NN_SLICE_MS 100		/* a blocking call's longest wait between checks */
+#define NN_HELLO_SLICES 100	/* the server waits this many slices for the hello */
+#define NN_LINGER_SLICES 20	/* close: slices to wait for the peer's EOF marker */
+#define NN_DRAIN_MAX (1u << 20)	/* close: messages of a peer still sending, dropped */
+#define NN_ADDR_MAX 128		/* "ipc://" and a sun_path */
+
+struct nn_hello {
+	uint8_t secret[16];
+	uint32_t id;
+};
+
+/* ch->priv */
+struct nn_chan {
+	enum nn_kind kind;
+	unsigned n;
+	struct nn_hello hello;		/* id 0; each client sends its own id */
+	int *cl;			/* nng-ipc: cleanup handle per id */
+	char (*addr)[NN_ADDR_MAX];	/* per id */
+};
+
+struct tp_endpoint {
+	nng_socket sock;
+	bool open;
+	_Atomic bool peer_gone;	/* nng removed the connection's pipe */
+	_Atomic bool connected;	/* nng added one */
+	bool eof_seen;		/* recv returned the peer's EOF marker */
+};
+
+/* What a socket set up as the endpoints' really has (read back). */
+struct nn_report {
+	int rv;			/* 0, or the nng error of the failing step */
+	int recvbuf, sendbuf;
+	size_t recvmax;
+	int recvtimeo, sendtimeo;
+};
+
+static inline bool nn_stopping(void)
+{
+	return ipclab_stop_requested;
+}
+
+static enum nn_kind nn_kind_of(const struct transport *tp)
+{
+	return strcmp(tp->name, "nng-inproc") == 0 ? NN_INPROC : NN_IPC;
+}
+
+/* nng's errors as errno values (where nng says "system error", its errno). */
+static int nn_errno(int rv)
+{
+	if (rv & NNG_ESYSERR)
+		return rv & ~NNG_ESYSERR;
+	switch (rv) {
+	case NNG_EINTR: return EINTR;
+	case NNG_ENOMEM: return ENOMEM;
+	case NNG_EINVAL: return EINVAL;
+	case NNG_EBUSY: return EBUSY;
+	case NNG_ETIMEDOUT: return ETIMEDOUT;
+	case NNG_ECONNREFUSED: return ECONNREFUSED;
+	case NNG_ECLOSED: return EPIPE;
+	case NNG_EAGAIN: return EAGAIN;
+	case NNG_ENOTSUP: return ENOTSUP;
+	case NNG_EADDRINUSE: return EADDRINUSE;
+	case NNG_EMSGSIZE: return EMSGSIZE;
+	case NNG_ECONNABORTED: return ECONNABORTED;
+	case NNG_ECONNRESET: return ECONNRESET;
+	case NNG_ENOENT: return ENOENT;
+	case NNG_EPERM: return EPERM;
+	case NNG_ENOSPC: return ENOSPC;
+	case NNG_ENOFILES: return EMFILE;
+	case NNG_EADDRINVAL: return EADDRNOTAVAIL;
+	default: return EIO;
+	}
+}
+
+static int nn_err(char *err, size_t errlen, const char *tp, const char *what, int rv)
+{
+	int e = nn_errno(rv);
+
+	if (e == EMFILE || e == ENFILE)
+		return errf(err, errlen, e, "%s: %s: %s; raise the open-file limit: ulimit -n", tp,
+			    what, nng_strerror(rv));
+	return errf(err, errlen, e, "%s: %s: %s", tp, what, nng_strerror(rv));
+}
+
+/* The largest message nng accepts on a socket of this cell: the cell's
+ * size, or the hello where that is larger. */
+static size_t nn_recvmax(const struct tp_config *cfg)
+{
+	return cfg->msg_size > sizeof(struct nn_hello) ? cfg->msg_size : sizeof(struct nn_hello);
+}
+
+/* The options every socket of the cell gets. */
+static int nn_setup(nng_socket s, const struct tp_config *cfg)
+{
+	const struct nn_opts *o = cfg->opts;
+	int rv;
+
+	if ((rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, NN_SLICE_MS)) ||
+	    (rv = nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, NN_SLICE_MS)) ||
+	    (rv = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, nn_recvmax(cfg))))
+		return rv;
+	if (o && o->buf &&
+	    ((rv = nng_socket_set_int(s, NNG_OPT_RECVBUF, (int)o->buf)) ||
+	     (rv = nng_socket_set_int(s, NNG_OPT_SENDBUF, (int)o->buf))))
+		return rv;
+	return 0;
+}
+
+static void nn_read_report(const struct tp_config *cfg, struct nn_report *r)
+{
+	nng_socket s;
+	nng_duration d;
+
+	memset(r, 0, sizeof(*r));
+	r->recvbuf = r->sendbuf = r->recvtimeo = r->sendtimeo = -1;
+	r->rv = nng_pair0_open(&s);
+	if (r->rv)
+		return;
+	r->rv = nn_setup(s, cfg);
+	if (!r->rv) {
+		nng_socket_get_int(s, NNG_OPT_RECVBUF, &r->recvbuf);
+		nng_socket_get_int(s, NNG_OPT_SENDBUF, &r->sendbuf);
+		nng_socket_get_size(s, NNG_OPT_RECVMAXSZ, &r->recvmax);
+		if (nng_socket_get_ms(s, NNG_OPT_RECVTIMEO, &d) == 0)
+			r->recvtimeo = d;
+		if (nng_socket_get_ms(s, NNG_OPT_SENDTIMEO, &d) == 0)
+			r->sendtimeo = d;
+	}
+	nng_close(s);
+}
+
+/* Run fn in a short child of this process (which must not start nng
+ * itself): the child writes len bytes of its answer to a pipe. Returns 0,
+ * -ENOTRECOVERABLE when the child aborted (nng's abort when it was started
+ * in this process before the fork), -ECHILD when another signal killed it,
+ * or -errno. */
+static int nn_in_child(const struct tp_config *cfg, void (*fn)(const struct tp_config *, void *),
+		       void *out, size_t len)
+{
+	int p[2], h, st = 0;
+	char name[17] = "";
+	pid_t pid;
+	ssize_t got = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	h = cleanup_add_id(CL_PID, -1);
+	if (h < 0) {
+		close(p[0]);
+		close(p[1]);
+		return h;
+	}
+	/* not an endpoint: ps and the fault tests tell it by its name, which
+	 * it has from birth (this thread's own name is back at once) */
+	prctl(PR_GET_NAME, name);
+	prctl(PR_SET_NAME, "ipclab-nng");
+	pid = fork();
+	if (pid != 0)
+		prctl(PR_SET_NAME, name);
+	if (pid < 0) {
+		int e = errno;
+
+		cleanup_forget(h);
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		/* nng's abort message is the parent's to explain */
+		if (null >= 0)
+			dup2(null, 2);
+		signal(SIGPIPE, SIG_IGN);
+		close(p[0]);
+		fn(cfg, out);
+		_exit(write(p[1], out, len) == (ssize_t)len ? 0 : 1);
+	}
+	cleanup_set_id(h, pid);
+	close(p[1]);
+	for (size_t off = 0; off < len;) {
+		ssize_t n = read(p[0], (char *)out + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+		got = (ssize_t)off;
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	cleanup_forget(h);
+	if (WIFSIGNALED(st))
+		return WTERMSIG(st) == SIGABRT ? -ENOTRECOVERABLE : -ECHILD;
+	return got == (ssize_t)len && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static void nn_child_report(const struct tp_config *cfg, void *out)
+{
+	nn_read_report(cfg, out);
+}
+
+static void nn_child_try(const struct tp_config *cfg, void *out)
+{
+	nng_socket s;
+	int *rv = out;
+
+	(void)cfg;
+	*rv = nng_pair0_open(&s);
+	if (!*rv)
+		nng_close(s);
+}
+
+#define NN_FORKED_WHY                                                                     \
+	"nng was already started in this process (by an nng endpoint run as a thread of it), and nng " \
+	"aborts in a child forked after that (it is not fork-safe): run process-mode "  \
+	"nng cells in an ipclab run of their own"
+
+static int nn_probe(const struct tp_config *cfg, char *why, size_t len)
+{
+	int rv = 0, ret;
+
+	if (cfg->threads)
+		return 0;
+	ret = nn_in_child(cfg, nn_child_try, &rv, sizeof(rv));
+	if (ret == -ENOTRECOVERABLE)
+		return errf(why, len, ENOTRECOVERABLE, "%s", NN_FORKED_WHY);
+	if (ret)
+		return errf(why, len, -ret, "cannot check nng in a child process: %s",
+			    strerror(-ret));
+	if (rv)
+		return errf(why, len, nn_errno(rv), "nng cannot open a pair0 socket: %s",
+			    nng_strerror(rv));
+	return 0;
+}
+
+static int nn_report(struct tp_channel *ch, char *err, size_t errlen)
+{
+	struct nn_report r;
+	int ret = 0;
+
+	if (ch->cfg->threads)
+		nn_read_report(ch->cfg, &r);
+	else
+		ret = nn_in_child(ch->cfg, nn_child_report, &r, sizeof(r));
+	if (ret == -ENOTRECOVERABLE)
+		return errf(err, errlen, ENOTRECOVERABLE, "%s: %s", ch->tp->name, NN_FORKED_WHY);
+	if (ret)
+		return errf(err, errlen, -ret, "%s: reading the settings back in a child: %s",
+			    ch->tp->name, strerror(-ret));
+	if (r.rv)
+		return nn_err(err, errlen, ch->tp->name, "setting up a pair0 socket", r.rv);
+	tp_setting(ch, "nng_version", "%s", nng_version());
+	tp_setting(ch, "nng_socket", "pair0 per client");
+	tp_setting(ch, "recvbuf_msgs", "%d", r.recvbuf);
+	tp_setting(ch, "sendbuf_msgs", "%d", r.sendbuf);
+	tp_setting(ch, "recv_max_bytes", "%zu", r.recvmax);
+	tp_setting(ch, "timeout_slice_ms", "%d/%d", r.recvtimeo, r.sendtimeo);
+	return 0;
+}
+
+static int nn_addr_ipc(struct tp_channel *ch, struct nn_chan *c, unsigned id, char *err,
+		       size_t errlen)
+{
+	char name[64], path[PATH_MAX];
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+
+	cleanup_unique_name(name, sizeof(name), "nng");
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.%u", ch->cfg->dir, name, id) > max)
+		return errf(err, errlen, ENAMETOOLONG,
+			    "%s: socket path %s is longer than a socket path may be (%zu); set TMPDIR to a shorter directory",
+			    ch->tp->name, path, max);
+	/* registered before the server's listener makes it */
+	c->cl[id] = cleanup_add(CL_PATH, path);
+	if (c->cl[id] < 0)
+		return errf(err, errlen, ENOMEM, "%s: cleanup table full", ch->tp->name);
+	snprintf(c->addr[id], NN_ADDR_MAX, "ipc://%.*s", (int)max, path);
+	return 0;
+}
+
+static int nn_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	unsigned n = ch->cfg->clients ? ch->cfg->clients : 1;
+	struct nn_chan *c = calloc(1, sizeof(*c));
+	char name[64];
+	int ret = 0;
+
+	if (!c)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ch->priv = c;
+	c->kind = nn_kind_of(ch->tp);
+	c->n = n;
+	c->cl = malloc(n * sizeof(*c->cl));
+	c->addr = calloc(n, sizeof(*c->addr));
+	if (!c->cl || !c->addr)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	for (unsigned i = 0; i < n; i++)
+		c->cl[i] = -1;
+	if (getrandom(c->hello.secret, sizeof(c->hello.secret), 0) != sizeof(c->hello.secret))
+		return errf(err, errlen, errno, "%s: getrandom: %s", ch->tp->name, strerror(errno));
+	cleanup_unique_name(name, sizeof(name), "ipclab-nng");
+	for (unsigned id = 0; !ret && id < n; id++) {
+		if (c->kind == NN_IPC)
+			ret = nn_addr_ipc(ch, c, id, err, errlen);
+		else
+			snprintf(c->addr[id], NN_ADDR_MAX, "inproc://%s.%u", name, id);
+	}
+	if (!ret)
+		ret = nn_report(ch, err, errlen);
+	if (!ret && c->kind == NN_IPC)
+		tp_setting(ch, "ipc_dir", "%s", ch->cfg->dir);
+	return ret;
+}
+
+static void nn_destroy(struct tp_channel *ch)
+{
+	struct nn_chan *c = ch->priv;
+
+	if (!c)
+		return;
+	for (unsigned i = c->n; c->cl && i-- > 0;)
+		if (c->cl[i] >= 0)
+			cleanup_run_one(c->cl[i]);
+	free(c->cl);
+	free(c->addr);
+	free(c);
+	ch->priv = NULL;
+}
+
+/* On one of nng's threads: the connection came or went. */
+static void nn_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct tp_endpoint *ep = arg;
+
+	(void)p;
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		atomic_store(&ep->connected, true);
+	else if (ev == NNG_PIPE_EV_REM_POST && atomic_load(&ep->connected))
+		atomic_store(&ep->peer_gone, true);
+}
+
+static bool nn_peer_gone(struct tp_endpoint *ep)
+{
+	return atomic_load(&ep->peer_gone);
+}
+
+/* The server's check of the client's hello: the run's secret and its id. */
+static int nn_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id,
+			  char *err, size_t errlen)
+{
+	struct nn_chan *c = ch->priv;
+	struct nn_hello want = c->hello;
+	nng_msg *m = NULL;
+	int rv = NNG_ETIMEDOUT;
+
+	want.id = id;
+	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
+		rv = nng_recvmsg(ep->sock, &m, 0);
+		if (rv == NNG_ETIMEDOUT && nn_stopping())
+			return errf(err, errlen, EINTR, "%s: server %u: stopped", ch->tp->name, id);
+	}
+	if (rv == NNG_ETIMEDOUT)
+		return errf(err, errlen, ETIMEDOUT, "%s: client %u's hello did not come within %d s",
+			    ch->tp->name, id, NN_HELLO_SLICES * NN_SLICE_MS / 1000);
+	if (rv)
+		return nn_err(err, errlen, ch->tp->name, "reading the hello", rv);
+	rv = nng_msg_len(m) != sizeof(want) || memcmp(nng_msg_body(m), &want, sizeof(want));
+	nng_msg_free(m);
+	if (rv)
+		return errf(err, errlen, EPROTO,
+			    "%s: the first peer on client %u's socket is not ours (wrong hello)",
+			    ch->tp->name, id);
+	return 0;
+}
+
+static int nn_hello_send(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id, char *err,
+			 size_t errlen)
+{
+	struct nn_chan *c = ch->priv;
+	struct nn_hello h = c->hello;
+	int rv = NNG_ETIMEDOUT;
+
+	h.id = id;
+	/* send waits for the dialer's connection, retried in the background */
+	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
+		rv = nng_send(ep->sock, &h, sizeof(h), 0);
+		if (rv == NNG_ETIMEDOUT && nn_stopping())
+			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
+	}
+	if (rv == NNG_ETIMEDOUT)
+		return errf(err, errlen, ETIMEDOUT,
+			    "%s: client %u could not reach the server within %d s", ch->tp->name, id,
+			    NN_HELLO_SLICES * NN_SLICE_MS / 1000);
+	return rv ? nn_err(err, errlen, ch->tp->name, "sending the hello", rv) : 0;
+}
+
+static void nn_free(struct tp_endpoint *ep)
+{
+	/* no callback runs once nng_close has returned */
+	if (ep->open)
+		nng_close(ep->sock);
+	free(ep);
+}
+
+static int nn_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+		   struct tp_endpoint **out, char *err, size_t errlen)
+{
+	struct nn_chan *c = ch->priv;
+	struct tp_endpoint *ep;
+	const char *what = "nng_pair0_open";
+	int rv;
+
+	if (id >= c->n)
+		return errf(err, errlen, EINVAL, "%s: client id %u out of range (%u clients)",
+			    ch->tp->name, id, c->n);
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	rv = nng_pair0_open(&ep->sock);
+	ep->open = rv == 0;
+	if (!rv && (what = "socket options", rv = nn_setup(ep->sock, ch->cfg)) == 0) {
+		what = "nng_pipe_notify";
+		rv = nng_pipe_notify(ep->sock, NNG_PIPE_EV_ADD_POST, nn_pipe_event, ep);
+		if (!rv)
+			rv = nng_pipe_notify(ep->sock, NNG_PIPE_EV_REM_POST, nn_pipe_event, ep);
+	}
+	if (!rv && role == TP_SERVER) {
+		what = c->addr[id];
+		rv = nng_listen(ep->sock, c->addr[id], NULL, 0);
+		/* in the private 0700 directory; 0600 as every socket there */
+		if (!rv && c->kind == NN_IPC && chmod(c->addr[id] + strlen("ipc://"), 0600) < 0) {
+			int e = errno;
+
+			nn_free(ep);
+			return errf(err, errlen, e, "%s: chmod %s: %s", ch->tp->name, c->addr[id],
+				    strerror(e));
+		}
+	} else if (!rv) {
+		what = c->addr[id];
+		rv = nng_dial(ep->sock, c->addr[id], NULL, NNG_FLAG_NONBLOCK);
+	}
+	if (rv) {
+		nn_free(ep);
+		return nn_err(err, errlen, ch->tp->name, what, rv);
+	}
+	rv = role == TP_SERVER ? nn_hello_check(ch, ep, id, err, errlen) :
+				 nn_hello_send(ch, ep, id, err, errlen);
+	if (rv) {
+		nn_free(ep);
+		return rv;
+	}
+	*out = ep;
+	return 0;
+}
+
+static ssize_t nn_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	if (len == 0)
+		return -EINVAL;	/* a zero-length message means EOF here */
+	for (;;) {
+		int rv = nng_send(ep->sock, (void *)buf, len, 0);
+
+		if (rv == 0)
+			return (ssize_t)len;
+		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
+			return -nn_errno(rv);
+		if (nn_stopping())
+			return -EINTR;
+		if (nn_peer_gone(ep))
+			return -EPIPE;
+	}
+}
+
+static ssize_t nn_take(struct tp_endpoint *ep, nng_msg *m, void *buf, size_t len)
+{
+	size_t n = nng_msg_len(m);
+
+	if (n == 0)
+		ep->eof_seen = true;
+	if (n > len) {
+		nng_msg_free(m);
+		return -EMSGSIZE;
+	}
+	memcpy(buf, nng_msg_body(m), n);
+	nng_msg_free(m);
+	return (ssize_t)n;
+}
+
+static ssize_t nn_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	for (;;) {
+		nng_msg *m = NULL;
+		int rv = nng_recvmsg(ep->sock, &m, 0);
+
+		if (rv == 0)
+			return nn_take(ep, m, buf, len);
+		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
+			return -nn_errno(rv);
+		if (nn_stopping())
+			return -EINTR;
+		/* only once nothing is left to read: what a closing peer sent
+		 * (its EOF marker last) is queued before its pipe goes */
+		if (nn_peer_gone(ep)) {
+			if (nng_recvmsg(ep->sock, &m, NNG_FLAG_NONBLOCK) == 0)
+				return nn_take(ep, m, buf, len);
+			return -ECONNRESET;
+		}
+	}
+}
+
+/* Wait (a bounded time) for the peer's EOF marker, dropping what else
+ * comes: nng drops what is still on its way when a socket closes, so the
+ * first to close keeps its socket until the peer has read everything, its
+ * EOF marker included, and closed in turn. */
+static void nn_await_peer_close(struct tp_endpoint *ep)
+{
+	unsigned idle = 0, drained = 0;
+
+	while (idle < NN_LINGER_SLICES && drained < NN_DRAIN_MAX) {
+		nng_msg *m = NULL;
+		int rv;
+
+		if (nn_peer_gone(ep) || nn_stopping())
+			return;
+		rv = nng_recvmsg(ep->sock, &m, 0);
+		if (rv == 0) {
+			size_t n = nng_msg_len(m);
+
+			nng_msg_free(m);
+			if (n == 0)
+				return;
+			drained++;
+		} else if (rv == NNG_ETIMEDOUT || rv == NNG_EAGAIN || rv == NNG_EINTR) {
+			idle++;
+		} else {
+			return;
+		}
+	}
+}
+
+static void nn_close(struct tp_endpoint *ep)
+{
+	if (!ep)
+		return;
+	/* the EOF marker, waiting for room while the peer is there */
+	for (int i = 0; i < NN_LINGER_SLICES; i++) {
+		int rv;
+
+		if (nn_peer_gone(ep) || nn_stopping())
+			break;
+		rv = nng_send(ep->sock, "", 0, 0);
+		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
+			break;
+	}
+	/* the peer closed first: it drains until our marker comes */
+	if (!ep->eof_seen)
+		nn_await_peer_close(ep);
+	nn_free(ep);
+}
+
+#define NN_PROBE nn_probe
+#define NN_OPS                                                                  \
+	.create = nn_create, .open = nn_open, .send = nn_send, .recv = nn_recv, \
+	.close = nn_close, .destroy = nn_destroy
+
+#else /* !HAVE_NNG */
+
+static int nn_probe(const struct tp_config *cfg, char *why, size_t len)
+{
+	(void)cfg;
+	return errf(why, len, ENOTSUP, "built without nng; %s", NN_INSTALL);
+}
+
+static int nn_none_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return errf(err, errlen, ENOTSUP, "%s: built without nng; %s", ch->tp->name,
+		    NN_INSTALL);
+}
+
+static int nn_none_open(struct tp_channel *ch, enum tp_role role, unsigned id,
+			struct tp_endpoint **out, char *err, size_t errlen)
+{
+	return nn_none_create(ch, err, errlen);
+}
+
+static ssize_t nn_none_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static ssize_t nn_none_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	return -ENOTSUP;
+}
+
+static void nn_none_close(struct tp_endpoint *ep)
+{
+}
+
+static void nn_none_destroy(struct tp_channel *ch)
+{
+}
+
+#define NN_PROBE nn_probe
+#define NN_OPS                                                                   \
+	.create = nn_none_create, .open = nn_none_open, .send = nn_none_send,     \
+	.recv = nn_none_recv, .close = nn_none_close, .destroy = nn_none_destroy
+
+#endif /* HAVE_NNG */
+
+const struct transport tp_nng_ipc = {
+	.name = "nng-ipc",
+	.summary = "nng pair0 sockets over ipc:// (a unix socket in the private directory), one per client; -O buf",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_NAMED,
+	.options = nn_options,
+	.opts_size = sizeof(struct nn_opts),
+	.probe = NN_PROBE,
+	NN_OPS,
+};
+
+const struct transport tp_nng_inproc = {
+	.name = "nng-inproc",
+	.summary = "nng pair0 sockets over inproc:// (threads of one process), one per client; -O buf",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_THREAD_ONLY,
+	.options = nn_options,
+	.opts_size = sizeof(struct nn_opts),
+	.probe = NN_PROBE,
+	NN_OPS,
+};
