@@ -40,6 +40,7 @@ extern const struct transport tp_cma;
 extern const struct transport tp_io_uring;
 extern const struct transport tp_nng_ipc;
 extern const struct transport tp_nng_inproc;
+extern const struct transport tp_vsock;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -75,6 +76,7 @@ const struct transport *const transports[] = {
 	&tp_io_uring,
 	&tp_nng_ipc,
 	&tp_nng_inproc,
+	&tp_vsock,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
