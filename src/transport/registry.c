@@ -41,6 +41,7 @@ extern const struct transport tp_io_uring;
 extern const struct transport tp_nng_ipc;
 extern const struct transport tp_nng_inproc;
 extern const struct transport tp_vsock;
+extern const struct transport tp_dbus;
 
 const struct transport *const transports[] = {
 	&tp_null,
@@ -77,6 +78,7 @@ const struct transport *const transports[] = {
 	&tp_nng_ipc,
 	&tp_nng_inproc,
 	&tp_vsock,
+	&tp_dbus,
 };
 const size_t n_transports = ARRAY_SIZE(transports);
 
