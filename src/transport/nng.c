@@ -238,6 +238,9 @@ static int nn_in_child(const struct tp_config *cfg, void (*fn)(const struct tp_c
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
+		/* gone with the parent, as the endpoints are */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+
 		/* nng's abort message is the parent's to explain */
 		if (null >= 0)
 			dup2(null, 2);
