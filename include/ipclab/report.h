@@ -11,6 +11,7 @@
 #include "ipclab/metrics.h"
 #include "ipclab/pattern.h"
 #include "ipclab/profile.h"
+#include "ipclab/reference.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
 
@@ -76,6 +77,7 @@ struct result {
 	struct hist hist;		/* merged latency histogram */
 	struct trace_result trace;	/* --trace (trace.on) */
 	struct profile_result profile;	/* --profile (profile.on) */
+	struct ref_result ref;		/* --reference (ref.on) */
 };
 
 /* Environment every result file carries (src/core/env.c; `ipclab env` shows

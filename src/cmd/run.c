@@ -19,7 +19,7 @@
 
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
+       OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
        OPT_PROFILE, OPT_MATRIX_METRIC };
 
 static const struct option long_opts[] = {
@@ -45,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "matrix-metric", required_argument, NULL, OPT_MATRIX_METRIC },
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
+	{ "reference", no_argument, NULL, OPT_REFERENCE },
 	{ "trace", optional_argument, NULL, OPT_TRACE },
 	{ "profile", optional_argument, NULL, OPT_PROFILE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
@@ -90,6 +91,8 @@ void cmd_run_usage(FILE *f)
 	      "      --matrix-metric M  the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)\n"
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
 	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
+	      "      --reference        after each cell, its bare loop (same calls, sizes, placement), A B\n"
+	      "                         per repetition; reports the ratio and ipclab's overhead\n"
 	      "      --trace[=syscalls] per side, from scheduler events: time budget, switches, wakeups; =syscalls\n"
 	      "                         also probes every syscall: exact kernel time, counts, top 3 (docs/trace.md)\n"
 	      "      --profile [DIR]    per side, sampled call stacks: the top 15 functions; with DIR,\n"
@@ -189,6 +192,7 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_VERIFY: a->verify = true; break;
 	case OPT_THINK: a->thinks = arg; break;
 	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
+	case OPT_REFERENCE: a->reference = true; break;
 	case OPT_TRACE: {
 		char err[ERRLEN];
 

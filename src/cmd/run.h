@@ -23,6 +23,7 @@ struct run_args {
 	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;
 	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
+	bool reference;		/* --reference */
 	bool trace;		/* --trace */
 	bool trace_syscalls;	/* --trace=syscalls */
 	bool profile;		/* --profile */

@@ -46,6 +46,14 @@ static int report_failures(const struct result *res, size_t n)
 		    res[i].reason);
 		failed = 1;
 	}
+	for (size_t i = 0; i < n; i++) {	/* --reference: a failed reference is a failed run */
+		if (!res[i].ref.on || res[i].ref.status != REF_FAILED)
+			continue;
+		say(NULL, "%s/%s %llu B %s: %s", res[i].transport, res[i].pattern,
+		    (unsigned long long)res[i].cell.size, res[i].cell.threads ? "thread" : "process",
+		    res[i].ref.reason);
+		failed = 1;
+	}
 	return failed;
 }
 
@@ -113,7 +121,8 @@ int do_run(struct run_args *args, unsigned nargs)
 {
 	const struct run_args *a = &args[0];
 	struct session_opts so = { .repeat = a->repeat, .dry_run = a->dry_run,
-				   .pm_qos_us = a->pm_qos_us, .keep_awake = a->keep_awake };
+				   .pm_qos_us = a->pm_qos_us, .keep_awake = a->keep_awake,
+				   .reference = a->reference };
 	struct reporter_args ra = { .format = a->format };
 	struct report rep = { .cmdline = a->cmdline };
 	struct plan pl = { 0 };

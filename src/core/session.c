@@ -63,6 +63,21 @@ static void round_order(size_t *ord, size_t n, uint64_t *seed)
 	}
 }
 
+/* --reference: the cell's bare loop, run right after it (step + 1);
+ * 0 or 128+signal. */
+static int run_reference(const struct cell *c, struct result *out, uint32_t *step)
+{
+	struct ref_result *x = &out->ref;
+	int ret = reference_run(c, x);
+
+	x->pairs = 1;
+	x->order[0][0] = *step;
+	x->order[0][1] = ++*step;
+	if (ret == -EINTR || runner_interrupted)
+		return 128 + (runner_interrupted ? runner_interrupted : SIGINT);
+	return 0;
+}
+
 /* Run every cell, reps times, interleaved (all cells once, then again) so
  * that drift spreads evenly; fold repetitions into res[0..n). Returns 0, or
  * 128+signal when interrupted (*ndone = cells complete). */
@@ -74,6 +89,7 @@ static int run_cells(const struct plan *pl, const struct session_opts *o,
 	size_t *ord = malloc((pl->n ? pl->n : 1) * sizeof(*ord));
 	uint64_t seed = o->shuffle_seed;
 	int sig = 0;
+	uint32_t step = 0; /* runs so far, references included */
 
 	if (!ord)
 		return -ENOMEM;
@@ -92,11 +108,19 @@ static int run_cells(const struct plan *pl, const struct session_opts *o,
 				out->status = RES_SKIPPED;
 				snprintf(out->reason, sizeof(out->reason), "%s",
 					 c->skip[0] ? c->skip : "dry run");
+				if (o->reference) {
+					out->ref.on = true;
+					snprintf(out->ref.reason, sizeof(out->ref.reason),
+						 "the cell did not run");
+				}
 				continue;
 			}
 			if (run_cell(c, out) == -EINTR || runner_interrupted)
 				sig = 128 + (runner_interrupted ? runner_interrupted : SIGINT);
 			fill_result_config(out, c);
+			if (o->reference && !sig) /* B right after A */
+				sig = run_reference(c, out, &step);
+			step++;
 		}
 	}
 	observe(obs, total, total);
@@ -107,10 +131,18 @@ static int run_cells(const struct plan *pl, const struct session_opts *o,
 	size_t complete = !sig ? pl->n : k > last && !o->shuffle_seed ? k - last - 1 : 0;
 
 	for (size_t i = 0; reps > 1 && i < pl->n; i++) {
+		struct ref_result ref;
+
+		if (o->reference)
+			reference_fold(&res[i * reps], reps, &ref);
 		repeat_fold(&res[i * reps], reps);
+		if (o->reference)
+			res[i * reps].ref = ref;
 		if (i)
 			memcpy(&res[i], &res[i * reps], sizeof(*res));
 	}
+	for (size_t i = 0; o->reference && i < complete; i++)
+		reference_ratio(&res[i]);
 	*ndone = complete;
 	return sig;
 }

@@ -242,6 +242,45 @@ static int put_measured(json_t *res, const struct result *r)
 	return rc;
 }
 
+/* a number, or null when it does not apply (NAN) */
+static json_t *num_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+/* --reference: {msgs_per_s, lat_mean_ns, lat_p50_ns, pairs, ratio, ...},
+ * or null with reference_reason beside it. */
+static int put_reference(json_t *res, const struct result *r)
+{
+	const struct ref_result *x = &r->ref;
+	json_t *o, *order;
+	bool rtt = x->status == REF_OK && !isnan(x->lat_mean_ns);
+
+	if (x->status == REF_NONE)
+		return json_object_set_new(res, "reference", json_null()) |
+		       json_object_set_new(res, "reference_reason", jstr(x->reason));
+	if (!(o = json_object()) || !(order = json_array()))
+		return -1;
+	for (unsigned i = 0; i < x->pairs; i++)
+		json_array_append_new(order, json_pack("[I,I]", (json_int_t)x->order[i][0],
+						       (json_int_t)x->order[i][1]));
+	json_object_set_new(o, "status", json_string(x->status == REF_OK ? "ok" : "failed"));
+	if (x->status == REF_FAILED)
+		json_object_set_new(o, "reason", jstr(x->reason));
+	json_object_set_new(o, "msgs_per_s", num_or_null(x->status == REF_OK ? x->msgs_per_s : NAN));
+	json_object_set_new(o, "lat_mean_ns", num_or_null(rtt ? x->lat_mean_ns : NAN));
+	json_object_set_new(o, "lat_p50_ns",
+			    rtt ? json_integer((json_int_t)x->lat_p50_ns) : json_null());
+	json_object_set_new(o, "pairs", json_integer(x->pairs));
+	json_object_set_new(o, "ratio", num_or_null(x->ratio));
+	json_object_set_new(o, "ratio_of",
+			    json_string(r->lat_kind && !strcmp(r->lat_kind, "rtt") ? "lat_mean_ns" :
+										     "msgs_per_s"));
+	json_object_set_new(o, "overhead_pct", num_or_null(x->overhead_pct));
+	json_object_set_new(o, "order", order);
+	return json_object_set_new(res, "reference", o);
+}
+
 static json_t *result_json(const struct result *r)
 {
 	json_t *res = json_object();
@@ -254,6 +293,8 @@ static json_t *result_json(const struct result *r)
 	rc |= json_object_set_new(res, "options", options_json(r));
 	if (r->status == RES_OK)
 		rc |= put_measured(res, r);
+	if (r->ref.on)
+		rc |= put_reference(res, r);
 	if (rc) {
 		json_decref(res);
 		return NULL;

@@ -303,6 +303,41 @@ static void text_rule(FILE *f, const struct layout *lay)
 	fputc('\n', f);
 }
 
+/* --reference: one line under the row. */
+static void lat_text(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+}
+
+static void reference_line(FILE *f, const struct result *r)
+{
+	const struct ref_result *x = &r->ref;
+	char mean[32], p50[32];
+
+	if (x->status == REF_NONE) {
+		fprintf(f, "  reference: none (%s)\n", x->reason);
+		return;
+	}
+	if (x->status == REF_FAILED) {
+		fprintf(f, "  reference: failed: %s\n", x->reason);
+		return;
+	}
+	fprintf(f, "  reference: %.4g msgs/s", x->msgs_per_s);
+	if (!isnan(x->lat_mean_ns)) {
+		lat_text(mean, sizeof(mean), x->lat_mean_ns);
+		lat_text(p50, sizeof(p50), (double)x->lat_p50_ns);
+		fprintf(f, "  mean RTT %s  p50 %s", mean, p50);
+	}
+	if (!isnan(x->ratio))
+		fprintf(f, "  ratio %.2f  overhead_pct %.1f", x->ratio, x->overhead_pct);
+	fprintf(f, "  (%u pair%s)\n", x->pairs, x->pairs == 1 ? "" : "s");
+}
+
 static void print_text(FILE *f, const struct layout *lay)
 {
 	const char *cells[MAX_COLS] = { 0 };
@@ -325,10 +360,14 @@ static void print_text(FILE *f, const struct layout *lay)
 				trace_table_line(f, &w->r->trace);
 			if (w->r->profile.on)
 				profile_table(f, &w->r->profile);
+			if (w->r->ref.on)
+				reference_line(f, w->r);
 			continue;
 		}
 		reason_text(w->r, why, sizeof(why));
 		text_line(f, lay, cells, lay->first_metric, why);
+		if (w->r->ref.on)
+			reference_line(f, w->r);
 	}
 	fprintf(f, "%s\n", legend);
 	if (lay->ranked)

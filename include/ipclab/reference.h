@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* --reference (src/reference/): beside a cell, a bare loop over the same
+ * syscalls, sizes, placement, scheduling and endpoint kind, with no header,
+ * histogram, checks or sampling, so that ipclab's own cost can be read off.
+ * It shares nothing with the harness it checks: its own channel, its own
+ * fork/threads, its own clock reads. */
+#ifndef IPCLAB_REFERENCE_H
+#define IPCLAB_REFERENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ipclab/util.h"
+
+#define REF_MAX_PAIRS 64       /* --repeat pairs whose order is kept */
+#define REF_MAX_SAMPLES 100000 /* RTTs kept for the median */
+
+enum ref_status { REF_NONE, REF_OK, REF_FAILED };
+
+struct ref_result {
+	bool on;		/* --reference was asked for */
+	enum ref_status status; /* REF_NONE: no reference for this cell (reason) */
+	char reason[ERRLEN];
+	double msgs_per_s;		  /* exchanges/s for ping-pong */
+	double lat_mean_ns;		  /* ping-pong: mean RTT (exact); stream: NAN */
+	uint64_t lat_p50_ns;		  /* ping-pong: median of up to REF_MAX_SAMPLES RTTs */
+	double ratio;			  /* ipclab's headline over the reference's: msgs/s
+					 * (stream) or mean RTT (ping-pong); NAN when either is missing */
+	double overhead_pct;		  /* what ipclab costs over the bare loop, % (0 = none) */
+	unsigned pairs;			  /* (full cell, reference) pairs run */
+	uint32_t order[REF_MAX_PAIRS][2]; /* each pair's steps in the session */
+};
+
+struct cell;
+/* Does c have a reference? false with why in why. */
+bool reference_exists(const struct cell *c, char *why, size_t whylen);
+/* Run c's reference once into out (msgs_per_s, lat_*; status REF_OK or
+ * REF_FAILED with the reason). Returns 0, or -EINTR when interrupted. */
+int reference_run(const struct cell *c, struct ref_result *out);
+/* --repeat: fold n repetitions' references (reps[i].ref) into *into, medians
+ * (or the first failure); then ratio against the folded result r. */
+struct result;
+void reference_fold(const struct result *reps, unsigned n, struct ref_result *into);
+void reference_ratio(struct result *r);
+
+#endif

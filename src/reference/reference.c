@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: MIT
+/* --reference: a cell's bare loop. The same transport's plain calls (its
+ * channel from channels.c), the same sizes, warm-up and count, placement,
+ * scheduling and endpoint kind as the cell, and nothing else: no header,
+ * no histogram, no checks, no sampling beyond keeping up to
+ * REF_MAX_SAMPLES RTTs for the median. Processes are forked here and
+ * watched here (waitpid, a deadline); threads are this file's own. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/experiment.h"
+#include "ipclab/pattern.h"
+#include "ipclab/reference.h"
+#include "ipclab/report.h"
+#include "ipclab/runner.h"
+#include "ref_int.h"
+
+/* What a side leaves for the one that started it. */
+struct ref_out {
+	int status[2]; /* 0 or -errno */
+	char err[2][160];
+	double msgs_per_s, lat_mean_ns;
+	uint64_t lat_p50_ns;
+};
+
+struct ref_side {
+	const struct cell *c;
+	struct ref_chan *ch;
+	struct ref_out *out;
+	int role;
+	bool pingpong;
+	void *buf;	   /* c->size bytes */
+	uint64_t *samples; /* client of a ping-pong: up to REF_MAX_SAMPLES */
+};
+
+static uint64_t ref_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool reference_exists(const struct cell *c, char *why, size_t whylen)
+{
+	const char *pat = c->pat->name;
+
+	if (!ref_chan_known(c->tp->name))
+		snprintf(why, whylen, "no reference loop for %s yet", c->tp->name);
+	else if (strcmp(pat, "pingpong") && strcmp(pat, "stream"))
+		snprintf(why, whylen, "no reference loop for the %s pattern", pat);
+	else if (!c->count)
+		snprintf(why, whylen, "a reference runs by count; -d (a duration) has none");
+	else if (c->clients > 1)
+		snprintf(why, whylen, "a reference has one client; --clients %u has none", c->clients);
+	else if (c->rate > 0 || c->think || c->think_ns)
+		snprintf(why, whylen, "a reference runs unpaced and without think time");
+	else
+		return true;
+	return false;
+}
+
+static int put(struct ref_side *s, const char *what, int e)
+{
+	snprintf(s->out->err[s->role], sizeof(s->out->err[0]), "%s: %s", what,
+		 e ? strerror(e) : "end of file");
+	s->out->status[s->role] = e ? -e : -EPIPE;
+	return -1;
+}
+
+/* One message each way; the whole of it on a byte stream. */
+static int ref_send(struct ref_side *s)
+{
+	struct ref_chan *ch = s->ch;
+	size_t n = s->c->size, off = 0;
+
+	if (ch->kind == REF_MQ)
+		return mq_send(ch->mq[s->role == REF_CLIENT ? 0 : 1], s->buf, n, 0) ?
+			       put(s, "mq_send", errno) :
+			       0;
+	while (off < n) {
+		ssize_t w = write(ch->fd[s->role][1], (char *)s->buf + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return put(s, "write", w < 0 ? errno : 0);
+		off += (size_t)w;
+		if (!ch->bytes)
+			break;
+	}
+	return 0;
+}
+
+static int ref_recv(struct ref_side *s)
+{
+	struct ref_chan *ch = s->ch;
+	size_t n = s->c->size, off = 0;
+
+	if (ch->kind == REF_MQ)
+		return mq_receive(ch->mq[s->role == REF_CLIENT ? 1 : 0], s->buf, n, NULL) < 0 ?
+			       put(s, "mq_receive", errno) :
+			       0;
+	while (off < n) {
+		ssize_t r = read(ch->fd[s->role][0], (char *)s->buf + off, n - off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return put(s, "read", r < 0 ? errno : 0);
+		off += (size_t)r;
+		if (!ch->bytes)
+			break;
+	}
+	return 0;
+}
+
+/* The cell's CPU and policy, for the calling thread. */
+static int ref_place(struct ref_side *s)
+{
+	const struct cell *c = s->c;
+	int cpu = s->role == REF_SERVER ? c->pin.server_cpu : c->pin.client_cpu;
+
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return put(s, "sched_setaffinity", errno);
+	}
+	if (c->sched.policy != SCHED_OTHER) {
+		struct sched_param sp = { .sched_priority = c->sched.prio };
+
+		if (sched_setscheduler(0, c->sched.policy, &sp))
+			return put(s, "sched_setscheduler", errno);
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int client_pingpong(struct ref_side *s)
+{
+	const struct cell *c = s->c;
+	uint64_t stride = (c->count + REF_MAX_SAMPLES - 1) / REF_MAX_SAMPLES, sum = 0, t0, t1, t;
+	size_t ns = 0;
+
+	for (uint64_t i = 0; i < c->warmup; i++)
+		if (ref_send(s) || ref_recv(s))
+			return -1;
+	t0 = t = ref_now();
+	for (uint64_t i = 0; i < c->count; i++) {
+		uint64_t u;
+
+		if (ref_send(s) || ref_recv(s))
+			return -1;
+		u = ref_now();
+		sum += u - t;
+		if (i % stride == 0 && ns < REF_MAX_SAMPLES)
+			s->samples[ns++] = u - t;
+		t = u;
+	}
+	t1 = t;
+	qsort(s->samples, ns, sizeof(*s->samples), cmp_u64);
+	s->out->msgs_per_s = t1 > t0 ? (double)c->count * 1e9 / (double)(t1 - t0) : 0;
+	s->out->lat_mean_ns = (double)sum / (double)c->count;
+	s->out->lat_p50_ns = ns ? s->samples[ns / 2] : 0;
+	return 0;
+}
+
+static int side_main(struct ref_side *s)
+{
+	const struct cell *c = s->c;
+	uint64_t total = c->warmup + c->count, t0 = 0;
+
+	if (ref_place(s))
+		return -1;
+	if (s->pingpong && s->role == REF_CLIENT)
+		return client_pingpong(s);
+	if (s->pingpong) {
+		for (uint64_t i = 0; i < total; i++)
+			if (ref_recv(s) || ref_send(s))
+				return -1;
+		return 0;
+	}
+	/* stream: the client floods, the server times the count after the warm-up */
+	for (uint64_t i = 0; i < total; i++) {
+		if (s->role == REF_SERVER && i == c->warmup)
+			t0 = ref_now();
+		if (s->role == REF_CLIENT ? ref_send(s) : ref_recv(s))
+			return -1;
+	}
+	if (s->role == REF_SERVER) {
+		uint64_t t1 = ref_now();
+
+		s->out->msgs_per_s = t1 > t0 ? (double)c->count * 1e9 / (double)(t1 - t0) : 0;
+		s->out->lat_mean_ns = NAN;
+	}
+	return 0;
+}
+
+static void *side_thread(void *arg)
+{
+	side_main(arg);
+	return NULL;
+}
+
+static const char *const role_name[2] = { "server", "client" };
+
+static uint64_t ref_deadline(const struct cell *c)
+{
+	uint64_t lim = c->max_time_ns ? c->max_time_ns : 600ull * 1000000000ull;
+
+	return lim > UINT64_MAX - ref_now() ? UINT64_MAX : ref_now() + lim;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Threads: the peer of a side that failed (or both, past the deadline) is
+ * cancelled; every blocking call of the loops is a cancellation point. */
+static int run_threads(struct ref_side *sd, char *why, size_t whylen)
+{
+	pthread_t th[2];
+	bool live[2] = { false, false };
+	uint64_t deadline = ref_deadline(sd[0].c);
+	int ret = 0;
+
+	for (int i = 0; i < 2; i++) {
+		int e = pthread_create(&th[i], NULL, side_thread, &sd[i]);
+
+		if (e) {
+			snprintf(why, whylen, "reference: pthread_create: %s", strerror(e));
+			ret = -e;
+			break;
+		}
+		live[i] = true;
+	}
+	if (ret && live[0])
+		pthread_cancel(th[0]);
+	while (live[0] || live[1]) {
+		for (int i = 0; i < 2; i++) {
+			if (!live[i] || pthread_tryjoin_np(th[i], NULL))
+				continue;
+			live[i] = false;
+			if (sd[0].out->status[i] && live[!i]) {
+				pthread_cancel(th[!i]);
+				pthread_join(th[!i], NULL);
+				live[!i] = false;
+			}
+		}
+		if ((live[0] || live[1]) && (ref_now() > deadline || runner_interrupted)) {
+			for (int i = 0; i < 2; i++)
+				if (live[i]) {
+					pthread_cancel(th[i]);
+					pthread_join(th[i], NULL);
+					live[i] = false;
+				}
+			if (runner_interrupted)
+				return -EINTR;
+			snprintf(why, whylen, "reference timed out after %.0f s",
+				 (double)sd[0].c->max_time_ns / 1e9);
+			return -ETIMEDOUT;
+		}
+		if (live[0] || live[1])
+			nap();
+	}
+	return ret;
+}
+
+/* Processes: forked and reaped here, killed when the peer dies, the run
+ * is interrupted or the deadline passes. */
+static int run_procs(struct ref_side *sd, char *why, size_t whylen)
+{
+	pid_t pid[2] = { -1, -1 };
+	int h[2] = { -1, -1 }, ret = 0, live = 0, parent = getpid();
+	uint64_t deadline = ref_deadline(sd[0].c);
+
+	for (int i = 0; i < 2; i++) {
+		if ((h[i] = cleanup_add(CL_PID, "")) < 0) {
+			ret = h[i];
+			break;
+		}
+		pid[i] = fork();
+		if (pid[i] < 0) {
+			ret = -errno;
+			cleanup_forget(h[i]);
+			h[i] = -1;
+			snprintf(why, whylen, "reference: fork: %s", strerror(-ret));
+			break;
+		}
+		if (pid[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
+			prctl(PR_SET_NAME, i == REF_SERVER ? "ref-server" : "ref-client");
+			signal(SIGINT, SIG_IGN);
+			signal(SIGHUP, SIG_IGN);
+			signal(SIGQUIT, SIG_IGN);
+			signal(SIGPIPE, SIG_IGN);
+			signal(SIGTERM, SIG_DFL);
+			ref_chan_close(sd[i].ch, !i);
+			_exit(side_main(&sd[i]) ? 1 : 0);
+		}
+		cleanup_set_id(h[i], pid[i]);
+		live++;
+	}
+	ref_chan_close(sd[0].ch, -1); /* the sides hold them now: EOF when one dies */
+	int st[2] = { 0, 0 };
+	bool killed[2] = { false, false }, bad = false;
+
+	while (live) {
+		for (int i = 0; i < 2; i++) {
+			if (pid[i] <= 0 || waitpid(pid[i], &st[i], WNOHANG) != pid[i])
+				continue;
+			live--;
+			cleanup_forget(h[i]);
+			if (WIFSIGNALED(st[i]) || WEXITSTATUS(st[i]))
+				bad = true;
+			/* the peer of one that died: killed, unless it ends too
+			 * (EOF) and says which of the two went first */
+			if (bad && pid[!i] > 0 && !killed[!i]) {
+				for (int k = 0;
+				     k < 200 && waitpid(pid[!i], &st[!i], WNOHANG) != pid[!i]; k++)
+					nap();
+				if (WIFEXITED(st[!i]) || WIFSIGNALED(st[!i])) {
+					live--;
+					cleanup_forget(h[!i]);
+					pid[!i] = -pid[!i];
+				} else {
+					kill(pid[!i], SIGKILL);
+					killed[!i] = true;
+				}
+			}
+			pid[i] = -pid[i];
+		}
+		if (live && (ref_now() > deadline || runner_interrupted)) {
+			for (int i = 0; i < 2; i++)
+				if (pid[i] > 0) {
+					kill(pid[i], SIGKILL);
+					killed[i] = true;
+				}
+			if (!ret && runner_interrupted)
+				ret = -EINTR;
+			else if (!ret) {
+				snprintf(why, whylen, "reference timed out after %.0f s",
+					 (double)sd[0].c->max_time_ns / 1e9);
+				ret = -ETIMEDOUT;
+			}
+			deadline = UINT64_MAX;
+		}
+		if (live)
+			nap();
+	}
+	/* who failed first: one killed by someone else, then one that gave up */
+	for (int pass = 0; !ret && pass < 2; pass++)
+		for (int i = 0; !ret && i < 2; i++) {
+			if (pass == 0 && WIFSIGNALED(st[i]) && !killed[i]) {
+				snprintf(why, whylen, "reference %s (pid %d) died: killed by signal %d",
+					 role_name[i], -(int)pid[i], WTERMSIG(st[i]));
+				ret = -ECHILD;
+			} else if (pass == 1 && WIFEXITED(st[i]) && WEXITSTATUS(st[i])) {
+				snprintf(why, whylen, "reference %s: %s", role_name[i],
+					 sd[0].out->status[i] ? sd[0].out->err[i] :
+								"exited with status 1");
+				ret = -EIO;
+			}
+		}
+	return ret;
+}
+
+int reference_run(const struct cell *c, struct ref_result *r)
+{
+	struct ref_chan ch;
+	struct ref_side sd[2] = { { 0 }, { 0 } };
+	struct ref_out *out;
+	char why[ERRLEN] = "";
+	int ret;
+
+	r->on = true;
+	r->status = REF_FAILED;
+	r->msgs_per_s = r->lat_mean_ns = NAN;
+	r->lat_p50_ns = 0;
+	if (!reference_exists(c, r->reason, sizeof(r->reason))) {
+		r->status = REF_NONE;
+		return 0;
+	}
+	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED) {
+		snprintf(r->reason, sizeof(r->reason), "reference: mmap: %s", strerror(errno));
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	ret = ref_chan_open(&ch, c->tp->name, c->size, why, sizeof(why));
+	for (int i = 0; !ret && i < 2; i++) {
+		sd[i] = (struct ref_side){ .c = c,
+					   .ch = &ch,
+					   .out = out,
+					   .role = i,
+					   .pingpong = !strcmp(c->pat->name, "pingpong") };
+		sd[i].buf = aligned_alloc(64, (c->size + 63) / 64 * 64);
+		if (sd[i].buf)
+			memset(sd[i].buf, 0x5a, c->size);
+		if (i == REF_CLIENT && sd[i].pingpong)
+			sd[i].samples = malloc(REF_MAX_SAMPLES * sizeof(uint64_t));
+		if (!sd[i].buf || (i == REF_CLIENT && sd[i].pingpong && !sd[i].samples)) {
+			snprintf(why, sizeof(why), "reference: out of memory");
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret)
+		ret = c->threads ? run_threads(sd, why, sizeof(why)) : run_procs(sd, why, sizeof(why));
+	if (!ret && c->threads)
+		for (int i = 0; i < 2 && !ret; i++)
+			if (out->status[i]) {
+				snprintf(why, sizeof(why), "reference %s: %s", role_name[i],
+					 out->err[i]);
+				ret = -EIO;
+			}
+	if (!ret) {
+		r->status = REF_OK;
+		r->msgs_per_s = out->msgs_per_s;
+		r->lat_mean_ns = out->lat_mean_ns;
+		r->lat_p50_ns = out->lat_p50_ns;
+		r->reason[0] = '\0';
+	} else {
+		snprintf(r->reason, sizeof(r->reason), "%s", why[0] ? why : strerror(-ret));
+	}
+	ref_chan_destroy(&ch);
+	for (int i = 0; i < 2; i++) {
+		free(sd[i].buf);
+		free(sd[i].samples);
+	}
+	munmap(out, sizeof(*out));
+	return ret == -EINTR ? -EINTR : 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void reference_fold(const struct result *reps, unsigned n, struct ref_result *into)
+{
+	double a[n], b[n], p[n];
+	unsigned k = 0;
+
+	*into = reps[0].ref;
+	for (unsigned i = 0; i < n; i++) {
+		const struct ref_result *x = &reps[i].ref;
+
+		if (x->status != REF_OK && into->status == REF_OK)
+			*into = *x; /* a failed (or missing) one decides, with its reason */
+		if (x->status == REF_OK) {
+			a[k] = x->msgs_per_s;
+			b[k] = x->lat_mean_ns;
+			p[k++] = (double)x->lat_p50_ns;
+		}
+	}
+	into->pairs = 0;
+	for (unsigned i = 0; i < n && into->pairs < REF_MAX_PAIRS; i++)
+		for (unsigned j = 0; j < reps[i].ref.pairs && into->pairs < REF_MAX_PAIRS; j++) {
+			into->order[into->pairs][0] = reps[i].ref.order[j][0];
+			into->order[into->pairs++][1] = reps[i].ref.order[j][1];
+		}
+	if (into->status == REF_OK && k) {
+		into->msgs_per_s = median_of(a, k);
+		into->lat_mean_ns = median_of(b, k);
+		into->lat_p50_ns = (uint64_t)median_of(p, k);
+	}
+}
+
+void reference_ratio(struct result *r)
+{
+	struct ref_result *x = &r->ref;
+	bool rtt = r->lat_kind && !strcmp(r->lat_kind, "rtt");
+
+	x->ratio = x->overhead_pct = NAN;
+	if (x->status != REF_OK || r->status != RES_OK)
+		return;
+	if (rtt && r->lat_samples && x->lat_mean_ns > 0) {
+		x->ratio = r->lat_mean_ns / x->lat_mean_ns;
+		x->overhead_pct = 100.0 * (x->ratio - 1);
+	} else if (!rtt && x->msgs_per_s > 0 && r->msgs_per_s > 0) {
+		x->ratio = r->msgs_per_s / x->msgs_per_s;
+		x->overhead_pct = 100.0 * (1 / x->ratio - 1);
+	}
+}

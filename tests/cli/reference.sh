@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# run --reference (issue 12): every result carries a reference record (all
+# fields for a transport with a reference loop, null and a reason for the
+# rest), the pairs are interleaved A B per repetition with the order kept,
+# a reference whose peer dies fails the run like any cell, and nothing is
+# left behind. No ratio is asserted.
+. "$(dirname "$0")/../lib/common.sh"
+command -v jq >/dev/null || { echo "skip: no jq"; exit 0; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+before=$(leftovers)
+
+tps=pipe,fifo,unix-stream,unix-dgram,unix-seqpacket,tcp,posix-mq
+"$IPCLAB" run -t $tps,null -p pingpong,stream -n 2000 -e process,thread --repeat 2 \
+	--reference -q -f json -o "$dir/r.json" 2>"$dir/err"
+rc=$?
+[ $rc = 0 ] || fail "run --reference: exit $rc: $(head -3 "$dir/err")"
+[ -s "$dir/r.json" ] || { fail "no result file"; finish; }
+n=$(jq '.results | length' "$dir/r.json")
+[ "$n" = 32 ] || fail "expected 32 results, got $n"
+bad=$(jq -r '.results[] | select(.transport != "null") | select(.reference == null or
+	.reference.status != "ok" or (.reference | has("msgs_per_s", "lat_mean_ns", "lat_p50_ns",
+	"pairs", "ratio", "overhead_pct", "order") | not) or .reference.msgs_per_s <= 0 or
+	.reference.pairs != 2 or .reference.ratio == null) |
+	"\(.transport)/\(.pattern)/\(.endpoints)"' "$dir/r.json")
+[ -z "$bad" ] && echo "ok   a full reference record for $tps, process and thread" ||
+	fail "incomplete reference records: $bad"
+bad=$(jq -r '.results[] | select(.pattern == "pingpong" and .transport != "null") |
+	select(.reference.lat_mean_ns == null or .reference.lat_p50_ns == null) | .transport' "$dir/r.json")
+[ -z "$bad" ] || fail "ping-pong references without latency: $bad"
+bad=$(jq -r '.results[] | select(.transport == "null") |
+	select(.reference != null or (.reference_reason | length) == 0) | .endpoints' "$dir/r.json")
+[ -z "$bad" ] && echo "ok   null: reference null, $(jq -r '[.results[] | select(.transport == "null")][0].reference_reason' "$dir/r.json")" ||
+	fail "null: expected reference null with a reason"
+# interleaved: each pair is (ipclab step, reference step right after); the
+# second pair comes after every cell's first (a round of 32 cells)
+bad=$(jq -r '.results[] | select(.reference != null) | .reference.order as $o |
+	select(($o | length) != 2 or $o[0][1] != $o[0][0] + 1 or $o[1][1] != $o[1][0] + 1 or
+	       $o[1][0] < 64) | "\(.transport)/\(.pattern)/\(.endpoints) \($o)"' "$dir/r.json")
+steps=$(jq -r '[.results[] | .reference.order // [] | .[] | .[]] | sort | unique | length' "$dir/r.json")
+[ -z "$bad" ] && echo "ok   pairs interleaved A B per repetition ($steps reference-side steps recorded)" ||
+	fail "pairs not interleaved: $bad"
+
+# the table: one reference line under each row
+"$IPCLAB" run -t pipe,null -p pingpong -n 2000 --reference -q >"$dir/t.txt" 2>&1 ||
+	fail "table run: $(cat "$dir/t.txt")"
+grep -q '^  reference: .*ratio .*overhead_pct' "$dir/t.txt" && grep -q '^  reference: none (' "$dir/t.txt" &&
+	echo "ok   table: $(grep -m1 '^  reference: .*ratio' "$dir/t.txt" | sed 's/^ *//')" ||
+	fail "table lacks the reference lines: $(cat "$dir/t.txt")"
+
+# a reference whose client dies is a failed run, with who died
+for ep in process; do
+	"$IPCLAB" run -t pipe -p pingpong -n 400000 -e $ep --reference -q -f json \
+		-o "$dir/k.json" 2>"$dir/kerr" &
+	pid=$!
+	victim=
+	for _ in $(seq 1 600); do
+		victim=$(pgrep -P $pid -x ref-client) && break
+		sleep 0.05
+	done
+	[ -n "$victim" ] || { fail "no reference client appeared"; kill -9 $pid; wait $pid; continue; }
+	kill -9 "$victim"
+	wait $pid
+	rc=$?
+	[ $rc = 1 ] || fail "reference client killed: exit $rc, expected 1"
+	st=$(jq -r '.results[0].reference.status' "$dir/k.json")
+	why=$(jq -r '.results[0].reference.reason' "$dir/k.json")
+	[ "$st" = failed ] && echo "$why" | grep -q "reference client (pid $victim) died: killed by signal 9" &&
+		grep -q "killed by signal 9" "$dir/kerr" &&
+		echo "ok   reference client killed: $why" ||
+		fail "killed reference: status $st, reason $why, stderr $(cat "$dir/kerr")"
+done
+
+sleep 0.2
+pgrep -x ref-server >/dev/null && pgrep -x ref-server | while read -r p; do
+	grep -qs "IPCLAB_TEST_TAG=$IPCLAB_TEST_TAG" <(tr '\0' '\n' </proc/$p/environ) && fail "ref-server $p left running"
+done
+after=$(leftovers)
+left=$(new_leftovers "$before" "$after")
+[ -z "$left" ] && echo "ok   nothing left behind" || fail "left behind: $left"
+finish
