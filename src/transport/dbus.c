@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "absent.h"
 #include "ipclab/runner.h"
 #include "tp_common.h"
 
@@ -340,39 +341,7 @@ static int db_probe(const struct tp_config *cfg, char *why, size_t len)
 	return errf(why, len, ENOTSUP, "built without sd-bus; %s", DB_INSTALL);
 }
 
-static int db_none_create(struct tp_channel *ch, char *err, size_t errlen)
-{
-	return errf(err, errlen, ENOTSUP, "dbus: built without sd-bus; %s", DB_INSTALL);
-}
-
-static int db_none_open(struct tp_channel *ch, enum tp_role role, unsigned id,
-			struct tp_endpoint **out, char *err, size_t errlen)
-{
-	return db_none_create(ch, err, errlen);
-}
-
-static ssize_t db_none_recv(struct tp_endpoint *ep, void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static ssize_t db_none_send(struct tp_endpoint *ep, const void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static void db_none_close(struct tp_endpoint *ep)
-{
-}
-
-static void db_none_destroy(struct tp_channel *ch)
-{
-}
-
-#define DB_OPS                                                                       \
-	.probe = db_probe, .create = db_none_create, .open = db_none_open,            \
-	.send = db_none_send, .recv = db_none_recv, .close = db_none_close,           \
-	.destroy = db_none_destroy
+#define DB_OPS .probe = db_probe, TP_ABSENT_OPS
 
 #endif /* HAVE_SDBUS */
 

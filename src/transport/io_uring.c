@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "absent.h"
 #include "ipclab/runner.h"
 #include "tp_common.h"
 
@@ -344,35 +345,7 @@ static int iou_probe(const struct tp_config *cfg, char *why, size_t len)
 	return errf(why, len, ENOTSUP, "built without liburing; %s", IOU_INSTALL);
 }
 
-static int iou_none_create(struct tp_channel *ch, char *err, size_t errlen)
-{
-	return errf(err, errlen, ENOTSUP, "io-uring: built without liburing; %s", IOU_INSTALL);
-}
-
-static int iou_none_open(struct tp_channel *ch, enum tp_role role, unsigned id,
-			 struct tp_endpoint **out, char *err, size_t errlen)
-{
-	return iou_none_create(ch, err, errlen);
-}
-
-static ssize_t iou_none_send(struct tp_endpoint *ep, const void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static ssize_t iou_none_recv(struct tp_endpoint *ep, void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static void iou_none_close(struct tp_endpoint *ep)
-{
-}
-
-#define IOU_OPS                                                                          \
-	.probe = iou_probe, .create = iou_none_create, .open = iou_none_open,              \
-	.send = iou_none_send, .recv = iou_none_recv, .close = iou_none_close,             \
-	.destroy = tp_chan_destroy
+#define IOU_OPS .probe = iou_probe, TP_ABSENT_OPS
 
 #endif /* HAVE_URING */
 

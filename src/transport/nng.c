@@ -41,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "absent.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/runner.h"
 #include "ipclab/transport.h"
@@ -646,40 +647,8 @@ static int nn_probe(const struct tp_config *cfg, char *why, size_t len)
 	return errf(why, len, ENOTSUP, "built without nng; %s", NN_INSTALL);
 }
 
-static int nn_none_create(struct tp_channel *ch, char *err, size_t errlen)
-{
-	return errf(err, errlen, ENOTSUP, "%s: built without nng; %s", ch->tp->name,
-		    NN_INSTALL);
-}
-
-static int nn_none_open(struct tp_channel *ch, enum tp_role role, unsigned id,
-			struct tp_endpoint **out, char *err, size_t errlen)
-{
-	return nn_none_create(ch, err, errlen);
-}
-
-static ssize_t nn_none_recv(struct tp_endpoint *ep, void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static ssize_t nn_none_send(struct tp_endpoint *ep, const void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static void nn_none_close(struct tp_endpoint *ep)
-{
-}
-
-static void nn_none_destroy(struct tp_channel *ch)
-{
-}
-
 #define NN_PROBE nn_probe
-#define NN_OPS                                                                   \
-	.create = nn_none_create, .open = nn_none_open, .send = nn_none_send,     \
-	.recv = nn_none_recv, .close = nn_none_close, .destroy = nn_none_destroy
+#define NN_OPS TP_ABSENT_OPS
 
 #endif /* HAVE_NNG */
 

@@ -36,6 +36,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "absent.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/runner.h"
 #include "ipclab/transport.h"
@@ -593,40 +594,8 @@ static int zq_probe(const struct tp_config *cfg, char *why, size_t len)
 	return errf(why, len, ENOTSUP, "built without libzmq; %s", ZQ_INSTALL);
 }
 
-static int zq_none_create(struct tp_channel *ch, char *err, size_t errlen)
-{
-	return errf(err, errlen, ENOTSUP, "%s: built without libzmq; %s", ch->tp->name,
-		    ZQ_INSTALL);
-}
-
-static int zq_none_open(struct tp_channel *ch, enum tp_role role, unsigned id,
-			struct tp_endpoint **out, char *err, size_t errlen)
-{
-	return zq_none_create(ch, err, errlen);
-}
-
-static ssize_t zq_none_io(struct tp_endpoint *ep, void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static ssize_t zq_none_send(struct tp_endpoint *ep, const void *buf, size_t len)
-{
-	return -ENOTSUP;
-}
-
-static void zq_none_close(struct tp_endpoint *ep)
-{
-}
-
-static void zq_none_destroy(struct tp_channel *ch)
-{
-}
-
 #define ZQ_PROBE zq_probe
-#define ZQ_OPS                                                                   \
-	.create = zq_none_create, .open = zq_none_open, .send = zq_none_send,     \
-	.recv = zq_none_io, .close = zq_none_close, .destroy = zq_none_destroy
+#define ZQ_OPS TP_ABSENT_OPS
 
 #endif /* HAVE_ZMQ */
 
