@@ -3,6 +3,7 @@
 # A successful run in each output format, process and thread endpoints;
 # the JSON parses and carries the schema's keys; nothing is left behind.
 . "$(dirname "$0")/../lib/common.sh"
+tmp_long=$(mktemp -u)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 before=$(leftovers)
@@ -56,6 +57,15 @@ head -1 "$dir/r.csv" | grep -q 'transport' || fail "csv header lacks transport"
 grep -q 'stream' "$dir/list" && grep -q 'pingpong' "$dir/list" || fail "list lacks patterns"
 "$IPCLAB" --version | grep -q '^ipclab ' || fail "--version"
 "$IPCLAB" --help | grep -q 'usage' || fail "--help"
+
+# the long spellings reach the same place: --format, --output, --quiet
+out=$("$IPCLAB" run -t null -n 100 --format json --output "$tmp_long" --quiet 2>&1)
+[ -z "$out" ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["results"][0]["status"] == "ok"' "$tmp_long" ||
+	fail "run --format json --output F --quiet: $out"
+rm -f "$tmp_long"
+# clean --quiet says nothing, --dry-run removes nothing
+out=$("$IPCLAB" clean --quiet 2>&1) && [ -z "$out" ] || fail "clean --quiet printed: $out"
+"$IPCLAB" clean --dry-run | grep -q '^ipclab clean: would remove 0 objects' || fail "clean --dry-run"
 
 after=$(leftovers)
 new=$(new_leftovers "$before" "$after")
