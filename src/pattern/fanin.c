@@ -80,3 +80,17 @@ void pat_fanin_close(struct pat_fanin *f)
 		close(f->epfd);
 	f->epfd = -1;
 }
+
+int pat_fanin_serve(struct participant *p, int recv_mode, pat_fanin_serve_fn serve)
+{
+	struct pat_fanin f;
+	int ret = pat_fanin_open(p, &f);
+
+	if (ret)
+		return ret;
+	p->st->serve_ready = true;
+	p->st->zerocopy = pat_use_zerocopy(p, recv_mode);
+	ret = serve(p, &f, p->st->zerocopy);
+	pat_fanin_close(&f);
+	return ret;
+}

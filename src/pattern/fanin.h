@@ -29,4 +29,9 @@ int pat_fanin_wait(struct participant *p, struct pat_fanin *f, unsigned *ready);
 void pat_fanin_drop(struct participant *p, struct pat_fanin *f, unsigned i);
 void pat_fanin_close(struct pat_fanin *f);
 
+/* A server's loop with fan-in: open the set, mark the side as served
+ * ready (receiving in place per recv_mode), run serve, close the set. */
+typedef int (*pat_fanin_serve_fn)(struct participant *p, struct pat_fanin *f, bool zerocopy);
+int pat_fanin_serve(struct participant *p, int recv_mode, pat_fanin_serve_fn serve);
+
 #endif

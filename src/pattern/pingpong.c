@@ -173,19 +173,10 @@ static int pingpong_serve_in_turn(struct participant *p)
 static int pingpong_server(struct participant *p)
 {
 	const struct pingpong_opts *o = p->cell->pat_opts;
-	struct pat_fanin f;
-	int ret;
 
 	if (!pat_fanin_possible(p, o->serve))
 		return pingpong_serve_in_turn(p);
-	ret = pat_fanin_open(p, &f);
-	if (ret)
-		return ret;
-	p->st->serve_ready = true;
-	p->st->zerocopy = pat_use_zerocopy(p, o->recv_mode);
-	ret = pingpong_serve_ready(p, &f, p->st->zerocopy);
-	pat_fanin_close(&f);
-	return ret;
+	return pat_fanin_serve(p, o->recv_mode, pingpong_serve_ready);
 }
 
 const struct pattern pat_pingpong = {

@@ -284,21 +284,12 @@ static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc
 static int stream_server(struct participant *p)
 {
 	const struct stream_opts *o = p->cell->pat_opts;
-	struct pat_fanin f;
-	int ret;
 
 	if (o->dir)
 		return stream_send_loop(p);
 	if (!pat_fanin_possible(p, o->serve))
 		return stream_recv_loop(p, o->recv_mode);
-	ret = pat_fanin_open(p, &f);
-	if (ret)
-		return ret;
-	p->st->serve_ready = true;
-	p->st->zerocopy = pat_use_zerocopy(p, o->recv_mode);
-	ret = stream_recv_ready(p, &f, p->st->zerocopy);
-	pat_fanin_close(&f);
-	return ret;
+	return pat_fanin_serve(p, o->recv_mode, stream_recv_ready);
 }
 
 static int stream_client(struct participant *p)
