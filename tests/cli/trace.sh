@@ -8,11 +8,7 @@
 # are futex sleeps); a spinning cell (shm-spin, two CPUs) barely sleeps; as
 # uid 65534, --trace is bad input with its fix. Skips without kernel BTF.
 set -u
-IPCLAB=${IPCLAB:?}
-[ -r /sys/kernel/btf/vmlinux ] || { echo "skip: no kernel BTF (/sys/kernel/btf/vmlinux)"; exit 77; }
-[ "$(id -u)" = 0 ] || { echo "skip: --trace needs root here"; exit 77; }
-err=$("$IPCLAB" run -t null -n 10 --trace -f json -o /dev/null 2>&1)
-case $err in *libbpf*) echo "skip: $err"; exit 77 ;; esac
+. "$(dirname "$0")/../lib/trace_skip.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
