@@ -32,14 +32,16 @@ struct ref_result {
 };
 
 struct cell;
+struct result;
 /* Does c have a reference? false with why in why. */
 bool reference_exists(const struct cell *c, char *why, size_t whylen);
 /* Run c's reference once into out (msgs_per_s, lat_*; status REF_OK or
- * REF_FAILED with the reason). Returns 0, or -EINTR when interrupted. */
-int reference_run(const struct cell *c, struct ref_result *out);
+ * REF_FAILED with the reason), right after the cell ran into *cell (with
+ * -d the reference moves as many messages as the cell did). Returns 0, or
+ * -EINTR when interrupted. */
+int reference_run(const struct cell *c, const struct result *cell, struct ref_result *out);
 /* --repeat: fold n repetitions' references (reps[i].ref) into *into, medians
  * (or the first failure); then ratio against the folded result r. */
-struct result;
 void reference_fold(const struct result *reps, unsigned n, struct ref_result *into);
 void reference_ratio(struct result *r);
 

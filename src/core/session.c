@@ -68,7 +68,7 @@ static void round_order(size_t *ord, size_t n, uint64_t *seed)
 static int run_reference(const struct cell *c, struct result *out, uint32_t *step)
 {
 	struct ref_result *x = &out->ref;
-	int ret = reference_run(c, x);
+	int ret = reference_run(c, out, x);
 
 	x->pairs = 1;
 	x->order[0][0] = *step;

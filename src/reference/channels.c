@@ -1,30 +1,73 @@
 // SPDX-License-Identifier: MIT
 /* The references' channels, one per transport: made here with the plain
- * calls (pipe2, mkfifo, socketpair, a loopback TCP connection, mq_open), no
- * ipclab transport code. Named objects are registered before they exist. */
+ * calls (pipe2, mkfifo, socketpair, a loopback TCP or UDP pair, mq_open,
+ * msgget), no ipclab transport code; the cell's -O settings that have a
+ * plain equivalent (pipe size, socket buffers, TCP_NODELAY, queue sizes)
+ * are applied the same way. The shared-memory and library channels are in
+ * shm.c and libs.c. Named objects are registered before they exist. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
+#include "ipclab/experiment.h"
 #include "ref_int.h"
 
-static const char *const known[] = {
-	"pipe", "fifo", "unix-stream", "unix-dgram", "unix-seqpacket", "tcp", "posix-mq",
+/* Each transport with a reference, and the -O options its reference
+ * applies as the cell does (any other set away from its default leaves
+ * the cell without a reference). */
+static const char *const m_none[] = { NULL };
+static const char *const m_pipe[] = { "pipe-size", NULL };
+static const char *const m_sock[] = { "sndbuf", "rcvbuf", NULL };
+static const char *const m_tcp[] = { "nodelay", "sndbuf", "rcvbuf", NULL };
+static const char *const m_mq[] = { "maxmsg", NULL };
+static const char *const m_sysv[] = { "qbytes", NULL };
+static const char *const m_slot[] = { "slot-size", "slots", NULL };
+static const char *const m_line[] = { "slot-size", NULL };
+static const char *const m_qb[] = { "capacity", "wait", NULL };
+static const char *const m_ring[] = { "capacity", "align", "spin-ns", "batch", NULL };
+
+static const struct {
+	const char *name;
+	const char *const *mirrored;
+} known[] = {
+	{ "pipe", m_pipe },	    { "fifo", m_none },	     { "unix-stream", m_sock },
+	{ "unix-dgram", m_sock },   { "unix-seqpacket", m_sock }, { "tcp", m_tcp },
+	{ "posix-mq", m_mq },	    { "udp", m_sock },	     { "sysv-mq", m_sysv },
+	{ "shm-futex", m_slot },    { "cacheline", m_line },
+#ifdef HAVE_LIBQB
+	{ "libqb-rb", m_qb },
+#endif
+	{ "ring", m_ring },	    { "ring-spin", m_ring }, { "ring-eventfd", m_ring },
 };
+
+static int known_index(const char *tp)
+{
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(tp, known[i].name))
+			return (int)i;
+	return -1;
+}
 
 bool ref_chan_known(const char *tp)
 {
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(tp, known[i]))
-			return true;
-	return false;
+	return known_index(tp) >= 0;
+}
+
+bool ref_chan_mirrors(const struct cell *c, char *why, size_t whylen)
+{
+	int i = known_index(c->tp->name);
+
+	return i >= 0 && ref_opts_mirrored(c, known[i].mirrored, why, whylen);
 }
 
 static int fail(char *err, size_t errlen, const char *what)
@@ -68,11 +111,11 @@ static int open_fifo(struct ref_chan *ch, int k, int fds[2], char *err, size_t e
 	return 0;
 }
 
-static int open_tcp(int sv[2], char *err, size_t errlen)
+static int open_tcp(int sv[2], int nodelay, char *err, size_t errlen)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = nodelay;
 
 	sv[0] = sv[1] = -1;
 	if (l < 0)
@@ -99,9 +142,49 @@ out:;
 	return e;
 }
 
-static int open_mq(struct ref_chan *ch, size_t size, char *err, size_t errlen)
+/* A connected pair of UDP sockets on 127.0.0.1. */
+static int open_udp(int sv[2], char *err, size_t errlen)
 {
-	struct mq_attr at = { .mq_maxmsg = 10, .mq_msgsize = (long)size };
+	struct sockaddr_in a[2];
+
+	sv[0] = sv[1] = -1;
+	for (int i = 0; i < 2; i++) {
+		socklen_t len = sizeof(a[i]);
+
+		a[i] = (struct sockaddr_in){ .sin_family = AF_INET,
+					     .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		if ((sv[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 ||
+		    bind(sv[i], (struct sockaddr *)&a[i], sizeof(a[i])) ||
+		    getsockname(sv[i], (struct sockaddr *)&a[i], &len))
+			return fail(err, errlen, "udp socket on 127.0.0.1");
+	}
+	for (int i = 0; i < 2; i++)
+		if (connect(sv[i], (struct sockaddr *)&a[!i], sizeof(a[0])))
+			return fail(err, errlen, "udp connect");
+	return 0;
+}
+
+/* -O sndbuf / rcvbuf as the cell sets them (0 = the kernel's default). */
+static int sock_bufs(const struct cell *c, const int sv[2], char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		int opt;
+	} b[] = { { "sndbuf", SO_SNDBUF }, { "rcvbuf", SO_RCVBUF } };
+
+	for (int k = 0; k < 2; k++) {
+		int v = (int)ref_tp_opt(c, b[k].name);
+
+		for (int i = 0; v && i < 2; i++)
+			if (setsockopt(sv[i], SOL_SOCKET, b[k].opt, &v, sizeof(v)))
+				return fail(err, errlen, b[k].name);
+	}
+	return 0;
+}
+
+static int open_mq(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	struct mq_attr at = { .mq_maxmsg = (long)ref_tp_opt(c, "maxmsg"), .mq_msgsize = (long)c->size };
 
 	for (int k = 0; k < 2; k++) {
 		cleanup_unique_name(ch->name[k], sizeof(ch->name[k]), "/ipclab-ref-mq");
@@ -114,8 +197,104 @@ static int open_mq(struct ref_chan *ch, size_t size, char *err, size_t errlen)
 	return 0;
 }
 
-int ref_chan_open(struct ref_chan *ch, const char *tp, size_t size, char *err, size_t errlen)
+/* sysv-mq: one queue, the direction in mtype (1 = to the server, 2 = back),
+ * each side's message buffer (mtype, then the text) its own. */
+struct ref_sysv {
+	int qid;
+	size_t size;
+	struct {
+		long mtype;
+		char mtext[];
+	} *buf[2];
+};
+
+static int sysv_send(struct ref_chan *ch, int role, const void *b, size_t n, const char **what)
 {
+	struct ref_sysv *q = ch->priv;
+
+	(void)b;
+	q->buf[role]->mtype = role == REF_CLIENT ? 1 : 2;
+	*what = "msgsnd";
+	return msgsnd(q->qid, q->buf[role], n, 0) ? -errno : 0;
+}
+
+static int sysv_recv(struct ref_chan *ch, int role, void *b, size_t n, const char **what)
+{
+	struct ref_sysv *q = ch->priv;
+
+	(void)b;
+	*what = "msgrcv";
+	return msgrcv(q->qid, q->buf[role], n, role == REF_CLIENT ? 2 : 1, 0) < 0 ? -errno : 0;
+}
+
+static void sysv_destroy(struct ref_chan *ch)
+{
+	struct ref_sysv *q = ch->priv;
+
+	for (int i = 0; q && i < 2; i++)
+		free(q->buf[i]);
+	free(q);
+	ch->priv = NULL;
+}
+
+static const struct ref_ops sysv_ops = {
+	.send = sysv_send, .recv = sysv_recv, .destroy = sysv_destroy,
+};
+
+static int open_sysv(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	struct ref_sysv *q = calloc(1, sizeof(*q));
+	uint64_t qbytes = ref_tp_opt(c, "qbytes");
+
+	ch->kind = REF_OPS;
+	ch->ops = &sysv_ops;
+	ch->priv = q;
+	for (int i = 0; q && i < 2; i++) {
+		q->buf[i] = malloc(sizeof(*q->buf[i]) + c->size);
+		if (!q->buf[i])
+			break;
+		memset(q->buf[i]->mtext, 0x5a, c->size);
+	}
+	if (!q || !q->buf[0] || !q->buf[1]) {
+		errno = ENOMEM;
+		return fail(err, errlen, "out of memory");
+	}
+	if ((ch->handle[0] = cleanup_add_id(CL_SYSV_MSG, -1)) < 0)
+		return fail(err, errlen, "cleanup_add");
+	if ((q->qid = msgget(IPC_PRIVATE, IPC_CREAT | IPC_EXCL | 0600)) < 0)
+		return fail(err, errlen, "msgget");
+	cleanup_set_id(ch->handle[0], q->qid);
+	if (qbytes) {
+		struct msqid_ds ds;
+
+		if (msgctl(q->qid, IPC_STAT, &ds))
+			return fail(err, errlen, "msgctl IPC_STAT");
+		ds.msg_qbytes = (msglen_t)qbytes;
+		if (msgctl(q->qid, IPC_SET, &ds))
+			return fail(err, errlen, "msgctl IPC_SET msg_qbytes");
+	}
+	return 0;
+}
+
+static int open_other(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	const char *tp = c->tp->name;
+
+	ch->kind = REF_OPS;
+	if (!strcmp(tp, "sysv-mq"))
+		return open_sysv(ch, c, err, errlen);
+	if (!strcmp(tp, "shm-futex"))
+		return ref_shm_futex_open(ch, c, err, errlen);
+	if (!strcmp(tp, "cacheline"))
+		return ref_cacheline_open(ch, c, err, errlen);
+	if (!strcmp(tp, "libqb-rb"))
+		return ref_libqb_open(ch, c, err, errlen);
+	return ref_ring_open(ch, c, err, errlen);
+}
+
+int ref_chan_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	const char *tp = c->tp->name;
 	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, ret = 0;
 
 	memset(ch, 0, sizeof(*ch));
@@ -125,10 +304,16 @@ int ref_chan_open(struct ref_chan *ch, const char *tp, size_t size, char *err, s
 		ch->handle[i] = -1;
 	}
 	ch->kind = REF_FD;
+	if (!ref_chan_known(tp))
+		return -ENOTSUP;
 	if (!strcmp(tp, "pipe")) {
+		int sz = (int)ref_tp_opt(c, "pipe-size");
+
 		ch->bytes = true;
 		if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC))
 			ret = fail(err, errlen, "pipe2");
+		else if (sz && (fcntl(a[1], F_SETPIPE_SZ, sz) < 0 || fcntl(b[1], F_SETPIPE_SZ, sz) < 0))
+			ret = fail(err, errlen, "F_SETPIPE_SZ");
 		two_way(ch, a, b);
 	} else if (!strcmp(tp, "fifo")) {
 		ch->bytes = true;
@@ -144,16 +329,25 @@ int ref_chan_open(struct ref_chan *ch, const char *tp, size_t size, char *err, s
 
 		ch->bytes = type == SOCK_STREAM;
 		if (!strcmp(tp, "tcp"))
-			ret = open_tcp(a, err, errlen);
+			ret = open_tcp(a, (int)ref_tp_opt(c, "nodelay"), err, errlen);
 		else if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, a))
 			ret = fail(err, errlen, "socketpair");
+		if (!ret)
+			ret = sock_bufs(c, a, err, errlen);
+		ch->fd[REF_SERVER][0] = ch->fd[REF_SERVER][1] = a[0];
+		ch->fd[REF_CLIENT][0] = ch->fd[REF_CLIENT][1] = a[1];
+	} else if (!strcmp(tp, "udp")) {
+		ch->lossy = true;
+		ret = open_udp(a, err, errlen);
+		if (!ret)
+			ret = sock_bufs(c, a, err, errlen);
 		ch->fd[REF_SERVER][0] = ch->fd[REF_SERVER][1] = a[0];
 		ch->fd[REF_CLIENT][0] = ch->fd[REF_CLIENT][1] = a[1];
 	} else if (!strcmp(tp, "posix-mq")) {
 		ch->kind = REF_MQ;
-		ret = open_mq(ch, size, err, errlen);
+		ret = open_mq(ch, c, err, errlen);
 	} else {
-		return -ENOTSUP;
+		ret = open_other(ch, c, err, errlen);
 	}
 	if (ret)
 		ref_chan_destroy(ch);
@@ -182,6 +376,9 @@ void ref_chan_close(struct ref_chan *ch, int role)
 void ref_chan_destroy(struct ref_chan *ch)
 {
 	ref_chan_close(ch, -1);
+	if (ch->kind == REF_OPS && ch->ops && ch->ops->destroy)
+		ch->ops->destroy(ch);
+	ch->ops = NULL;
 	for (int k = 0; k < 2; k++) {
 		if (ch->mq[k] != (mqd_t)-1)
 			mq_close(ch->mq[k]);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Inside src/reference/: a reference's channel (channels.c makes one per
- * transport) and the loop that drives it (reference.c). */
+/* Inside src/reference/: a reference's channel (channels.c makes the
+ * descriptor and queue ones, shm.c the shared-memory ones, libs.c libqb's
+ * and libipcring's) and the loop that drives it (reference.c). */
 #ifndef IPCLAB_REF_INT_H
 #define IPCLAB_REF_INT_H
 
@@ -8,27 +9,77 @@
 #include <mqueue.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct cell;
 
 enum { REF_SERVER, REF_CLIENT };
-enum ref_kind { REF_FD, REF_MQ };
+enum ref_kind { REF_FD, REF_MQ, REF_OPS };
+
+struct ref_chan;
+
+/* A channel that is neither descriptors nor a POSIX queue: its calls. Each
+ * returns 0, -EPIPE when the peer ended the stream, or -errno (with the
+ * failed call in what). A blocking wait returns now and then to let a
+ * thread be cancelled (pthread_testcancel). */
+struct ref_ops {
+	int (*side_open)(struct ref_chan *ch, int role, const char **what); /* optional */
+	int (*send)(struct ref_chan *ch, int role, const void *buf, size_t n, const char **what);
+	int (*recv)(struct ref_chan *ch, int role, void *buf, size_t n, const char **what);
+	void (*side_close)(struct ref_chan *ch, int role); /* optional */
+	void (*destroy)(struct ref_chan *ch);
+};
 
 struct ref_chan {
 	enum ref_kind kind;
 	bool bytes;    /* a byte stream: read and write until the whole message moved */
+	bool lossy;    /* udp: a stream counts what arrives, a zero-length datagram ends it */
 	int fd[2][2];  /* [role][0 = receive, 1 = send], -1 = none */
 	mqd_t mq[2];   /* client->server, server->client */
 	int handle[2]; /* cleanup handles of the named objects (-1 = none) */
 	char name[2][PATH_MAX];
+	const struct ref_ops *ops; /* REF_OPS */
+	void *priv;		   /* REF_OPS: the ops' own state */
 };
 
-/* The channel of transport `tp` for messages of `size` bytes: 0, -ENOTSUP
- * (no reference for it), or -errno with why in err. */
-int ref_chan_open(struct ref_chan *ch, const char *tp, size_t size, char *err, size_t errlen);
-/* Names of the transports ref_chan_open knows, for "no reference" reasons. */
+/* The channel of cell c's transport: 0, -ENOTSUP (no reference for it),
+ * or -errno with why in err. */
+int ref_chan_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
+/* Does transport tp have a reference channel? */
 bool ref_chan_known(const char *tp);
+/* Does its reference apply every -O option c sets? false with why. */
+bool ref_chan_mirrors(const struct cell *c, char *why, size_t whylen);
 /* Close role's descriptors (-1: every one). */
 void ref_chan_close(struct ref_chan *ch, int role);
 /* Everything, the named objects removed. */
 void ref_chan_destroy(struct ref_chan *ch);
+
+/* The REF_OPS families (shm.c, libs.c): 0 or -errno with why in err. */
+int ref_shm_futex_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
+int ref_cacheline_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
+int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
+int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
+
+/* options.c: the cell's -O values, read through the transport's (or the
+ * pattern's) own option table; name must be one of its options. */
+uint64_t ref_tp_opt(const struct cell *c, const char *name);
+uint64_t ref_pat_opt(const struct cell *c, const char *name);
+/* Every -O option set away from its default is one the reference of tp
+ * mirrors (in the NULL-terminated list `mirrored`); else false, why says
+ * which. The pattern's options likewise. */
+bool ref_opts_mirrored(const struct cell *c, const char *const *mirrored, char *why,
+		       size_t whylen);
+/* The pattern receives in place (peek/release) where the transport can. */
+bool ref_zerocopy(const struct cell *c);
+
+/* A spin's pause, and a look at cancellation every so often. */
+static inline void ref_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
 
 #endif

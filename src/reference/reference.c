@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* --reference: a cell's bare loop. The same transport's plain calls (its
- * channel from channels.c), the same sizes, warm-up and count, placement,
- * scheduling and endpoint kind as the cell, and nothing else: no header,
- * no histogram, no checks, no sampling beyond keeping up to
+ * channel from channels.c, shm.c or libs.c), the same sizes, warm-up and
+ * count (with -d: the count the cell moved), direction, think time,
+ * placement, scheduling and endpoint kind as the cell, and nothing else:
+ * no header, no histogram, no checks, no sampling beyond keeping up to
  * REF_MAX_SAMPLES RTTs for the median. Processes are forked here and
  * watched here (waitpid, a deadline); threads are this file's own. */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +43,8 @@ struct ref_side {
 	struct ref_out *out;
 	int role;
 	bool pingpong;
+	bool flood;	   /* stream: this side sends (the client, or the server with dir=s2c) */
+	uint64_t count;	   /* measured messages: the cell's, or with -d what the cell moved */
 	void *buf;	   /* c->size bytes */
 	uint64_t *samples; /* client of a ping-pong: up to REF_MAX_SAMPLES */
 };
@@ -58,18 +62,34 @@ bool reference_exists(const struct cell *c, char *why, size_t whylen)
 	const char *pat = c->pat->name;
 
 	if (!ref_chan_known(c->tp->name))
-		snprintf(why, whylen, "no reference loop for %s yet", c->tp->name);
+		snprintf(why, whylen, "no reference loop for %s", c->tp->name);
 	else if (strcmp(pat, "pingpong") && strcmp(pat, "stream"))
 		snprintf(why, whylen, "no reference loop for the %s pattern", pat);
-	else if (!c->count)
-		snprintf(why, whylen, "a reference runs by count; -d (a duration) has none");
 	else if (c->clients > 1)
-		snprintf(why, whylen, "a reference has one client; --clients %u has none", c->clients);
-	else if (c->rate > 0 || c->think || c->think_ns)
-		snprintf(why, whylen, "a reference runs unpaced and without think time");
+		snprintf(why, whylen,
+			 "a reference is one client and one server; with --clients %u the cell's "
+			 "server serves them in its own order, which one loop cannot mirror",
+			 c->clients);
+	else if (c->rate > 0)
+		snprintf(why, whylen,
+			 "a reference runs unpaced; --rate %s measures latency from intended send "
+			 "times, which only the cell's clock keeps",
+			 c->rate_text);
+	else if (!ref_chan_mirrors(c, why, whylen))
+		return false;
 	else
 		return true;
 	return false;
+}
+
+/* --think / --think-ns: the cell's busy loop, the same iterations. */
+static void ref_think(const struct cell *c)
+{
+	volatile unsigned int v = 1;
+	uint64_t n = c->think ? c->think * c->size : c->think_iters;
+
+	for (uint64_t i = 0; i < n; i++)
+		v *= 3;
 }
 
 static int put(struct ref_side *s, const char *what, int e)
@@ -80,12 +100,24 @@ static int put(struct ref_side *s, const char *what, int e)
 	return -1;
 }
 
+/* A REF_OPS channel's call: 0, or the side's error (-1). */
+static int ops_call(struct ref_side *s, bool tx)
+{
+	const char *what = tx ? "send" : "receive";
+	int r = tx ? s->ch->ops->send(s->ch, s->role, s->buf, s->c->size, &what) :
+		     s->ch->ops->recv(s->ch, s->role, s->buf, s->c->size, &what);
+
+	return r ? put(s, what, r == -EPIPE ? 0 : -r) : 0;
+}
+
 /* One message each way; the whole of it on a byte stream. */
 static int ref_send(struct ref_side *s)
 {
 	struct ref_chan *ch = s->ch;
 	size_t n = s->c->size, off = 0;
 
+	if (ch->kind == REF_OPS)
+		return ops_call(s, true);
 	if (ch->kind == REF_MQ)
 		return mq_send(ch->mq[s->role == REF_CLIENT ? 0 : 1], s->buf, n, 0) ?
 			       put(s, "mq_send", errno) :
@@ -109,6 +141,8 @@ static int ref_recv(struct ref_side *s)
 	struct ref_chan *ch = s->ch;
 	size_t n = s->c->size, off = 0;
 
+	if (ch->kind == REF_OPS)
+		return ops_call(s, false);
 	if (ch->kind == REF_MQ)
 		return mq_receive(ch->mq[s->role == REF_CLIENT ? 1 : 0], s->buf, n, NULL) < 0 ?
 			       put(s, "mq_receive", errno) :
@@ -160,14 +194,19 @@ static int cmp_u64(const void *a, const void *b)
 static int client_pingpong(struct ref_side *s)
 {
 	const struct cell *c = s->c;
-	uint64_t stride = (c->count + REF_MAX_SAMPLES - 1) / REF_MAX_SAMPLES, sum = 0, t0, t1, t;
+	uint64_t count = s->count;
+	uint64_t stride = (count + REF_MAX_SAMPLES - 1) / REF_MAX_SAMPLES, sum = 0, t0, t1, t;
+	bool think = c->think || c->think_iters;
 	size_t ns = 0;
 
-	for (uint64_t i = 0; i < c->warmup; i++)
+	for (uint64_t i = 0; i < c->warmup; i++) {
 		if (ref_send(s) || ref_recv(s))
 			return -1;
+		if (think)
+			ref_think(c);
+	}
 	t0 = t = ref_now();
-	for (uint64_t i = 0; i < c->count; i++) {
+	for (uint64_t i = 0; i < count; i++) {
 		uint64_t u;
 
 		if (ref_send(s) || ref_recv(s))
@@ -176,45 +215,110 @@ static int client_pingpong(struct ref_side *s)
 		sum += u - t;
 		if (i % stride == 0 && ns < REF_MAX_SAMPLES)
 			s->samples[ns++] = u - t;
+		if (think) { /* the cell's RTT starts after its think, too */
+			ref_think(c);
+			u = ref_now();
+		}
 		t = u;
 	}
 	t1 = t;
 	qsort(s->samples, ns, sizeof(*s->samples), cmp_u64);
-	s->out->msgs_per_s = t1 > t0 ? (double)c->count * 1e9 / (double)(t1 - t0) : 0;
-	s->out->lat_mean_ns = (double)sum / (double)c->count;
+	s->out->msgs_per_s = t1 > t0 ? (double)count * 1e9 / (double)(t1 - t0) : 0;
+	s->out->lat_mean_ns = (double)sum / (double)count;
 	s->out->lat_p50_ns = ns ? s->samples[ns / 2] : 0;
+	return 0;
+}
+
+/* udp's stream: what arrives is counted (a full receive buffer drops
+ * datagrams), the window opening at the warm-up's count and closing at
+ * the sender's zero-length datagram, sent as the cell sends its last
+ * message: once, and five more times backing off. */
+static int lossy_stream(struct ref_side *s, uint64_t total)
+{
+	int fd = s->ch->fd[s->role][0];
+	uint64_t got = 0, t0 = ref_now(), t1;
+
+	if (s->flood) {
+		for (uint64_t i = 0; i < total; i++)
+			if (ref_send(s))
+				return -1;
+		for (unsigned k = 0; k < 6; k++) {
+			if (k)
+				usleep(500u << k);
+			(void)!send(fd, "", 0, 0);
+		}
+		return 0;
+	}
+	for (;;) {
+		ssize_t r = recv(fd, s->buf, s->c->size, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return put(s, "recv", errno);
+		if (r == 0)
+			break;
+		if (++got == s->c->warmup)
+			t0 = ref_now();
+	}
+	t1 = ref_now();
+	got = got > s->c->warmup ? got - s->c->warmup : 0;
+	s->out->msgs_per_s = t1 > t0 ? (double)got * 1e9 / (double)(t1 - t0) : 0;
+	s->out->lat_mean_ns = NAN;
+	return 0;
+}
+
+static int side_loop(struct ref_side *s)
+{
+	const struct cell *c = s->c;
+	uint64_t total = c->warmup + s->count, t0 = 0;
+	bool think = c->think || c->think_iters;
+
+	if (s->pingpong && s->role == REF_CLIENT)
+		return client_pingpong(s);
+	if (s->pingpong) {
+		for (uint64_t i = 0; i < total; i++) {
+			if (ref_recv(s) || ref_send(s))
+				return -1;
+			if (think)
+				ref_think(c);
+		}
+		return 0;
+	}
+	if (s->ch->lossy)
+		return lossy_stream(s, total);
+	/* stream: one side floods, the other times the count after the warm-up */
+	for (uint64_t i = 0; i < total; i++) {
+		if (!s->flood && i == c->warmup)
+			t0 = ref_now();
+		if (s->flood ? ref_send(s) : ref_recv(s))
+			return -1;
+		if (think)
+			ref_think(c);
+	}
+	if (!s->flood) {
+		uint64_t t1 = ref_now();
+
+		s->out->msgs_per_s = t1 > t0 ? (double)s->count * 1e9 / (double)(t1 - t0) : 0;
+		s->out->lat_mean_ns = NAN;
+	}
 	return 0;
 }
 
 static int side_main(struct ref_side *s)
 {
-	const struct cell *c = s->c;
-	uint64_t total = c->warmup + c->count, t0 = 0;
+	const struct ref_ops *ops = s->ch->kind == REF_OPS ? s->ch->ops : NULL;
+	const char *what = "open";
+	int r;
 
 	if (ref_place(s))
 		return -1;
-	if (s->pingpong && s->role == REF_CLIENT)
-		return client_pingpong(s);
-	if (s->pingpong) {
-		for (uint64_t i = 0; i < total; i++)
-			if (ref_recv(s) || ref_send(s))
-				return -1;
-		return 0;
-	}
-	/* stream: the client floods, the server times the count after the warm-up */
-	for (uint64_t i = 0; i < total; i++) {
-		if (s->role == REF_SERVER && i == c->warmup)
-			t0 = ref_now();
-		if (s->role == REF_CLIENT ? ref_send(s) : ref_recv(s))
-			return -1;
-	}
-	if (s->role == REF_SERVER) {
-		uint64_t t1 = ref_now();
-
-		s->out->msgs_per_s = t1 > t0 ? (double)c->count * 1e9 / (double)(t1 - t0) : 0;
-		s->out->lat_mean_ns = NAN;
-	}
-	return 0;
+	if (ops && ops->side_open && (r = ops->side_open(s->ch, s->role, &what)))
+		return put(s, what, -r);
+	r = side_loop(s);
+	if (ops && ops->side_close)
+		ops->side_close(s->ch, s->role);
+	return r;
 }
 
 static void *side_thread(void *arg)
@@ -391,7 +495,7 @@ static int run_procs(struct ref_side *sd, char *why, size_t whylen)
 	return ret;
 }
 
-int reference_run(const struct cell *c, struct ref_result *r)
+int reference_run(const struct cell *c, const struct result *cell, struct ref_result *r)
 {
 	struct ref_chan ch;
 	struct ref_side sd[2] = { { 0 }, { 0 } };
@@ -407,18 +511,31 @@ int reference_run(const struct cell *c, struct ref_result *r)
 		r->status = REF_NONE;
 		return 0;
 	}
+	/* -d: the count the cell moved in its window */
+	uint64_t count = c->count ? c->count : cell && cell->status == RES_OK ? cell->msgs : 0;
+
+	if (!count) {
+		snprintf(r->reason, sizeof(r->reason),
+			 "reference: -d runs as many messages as the cell moved, and it moved none");
+		return 0;
+	}
 	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (out == MAP_FAILED) {
 		snprintf(r->reason, sizeof(r->reason), "reference: mmap: %s", strerror(errno));
 		return 0;
 	}
 	memset(out, 0, sizeof(*out));
-	ret = ref_chan_open(&ch, c->tp->name, c->size, why, sizeof(why));
+	ret = ref_chan_open(&ch, c, why, sizeof(why));
+	/* stream -O dir=s2c: the server floods */
+	bool s2c = !strcmp(c->pat->name, "stream") && ref_pat_opt(c, "dir") == 1;
+
 	for (int i = 0; !ret && i < 2; i++) {
 		sd[i] = (struct ref_side){ .c = c,
 					   .ch = &ch,
 					   .out = out,
 					   .role = i,
+					   .count = count,
+					   .flood = (i == REF_CLIENT) != s2c,
 					   .pingpong = !strcmp(c->pat->name, "pingpong") };
 		sd[i].buf = aligned_alloc(64, (c->size + 63) / 64 * 64);
 		if (sd[i].buf)

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/* The library references: libqb's ring (qb_rb_chunk_write to send,
+ * qb_rb_chunk_read to receive, as qbrb.h documents them; -O capacity and
+ * wait as the cell) and libipcring's pair of rings (reserve, commit, peek,
+ * release; -O capacity, align, spin-ns, batch and the transport's wait
+ * mode as the cell). No closed word, no end-of-stream marker, no stop
+ * flag, no peer watch: only the calls that move a message, the waits
+ * ending now and then so that a thread can be cancelled. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ipcring.h"
+#include "ipclab/cleanup.h"
+#include "ipclab/experiment.h"
+#include "ref_int.h"
+
+#ifdef HAVE_LIBQB
+#include <qb/qbrb.h>
+#endif
+
+#define REF_SLICE_MS 100     /* a library wait's longest slice */
+#define REF_CANCEL_EVERY 256 /* retries between looks at cancellation */
+#define REF_YIELD_AFTER 2048 /* retries in vain before each look also yields, as the cells */
+
+/* One retry of a spin: 1 every REF_CANCEL_EVERY, after a look. */
+static void retry(uint32_t *n)
+{
+	ref_relax();
+	if (++*n % REF_CANCEL_EVERY)
+		return;
+	pthread_testcancel();
+	if (*n >= REF_YIELD_AFTER) {
+		sched_yield();
+		*n = REF_YIELD_AFTER;
+	}
+}
+
+static int nomem(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "reference: out of memory");
+	return -ENOMEM;
+}
+
+#ifdef HAVE_LIBQB
+
+enum { QW_SEM, QW_POLL, QW_NOSEM }; /* the order of -O wait's choices */
+
+struct ref_qb {
+	qb_ringbuffer_t *rb[2]; /* client -> server, server -> client */
+	int wait;
+};
+
+static int qb_send(struct ref_chan *ch, int role, const void *buf, size_t n, const char **what)
+{
+	struct ref_qb *q = ch->priv;
+	qb_ringbuffer_t *rb = q->rb[role == REF_CLIENT ? 0 : 1];
+	uint32_t tries = 0;
+	ssize_t w;
+
+	while ((w = qb_rb_chunk_write(rb, buf, n)) < 0) {
+		if (w != -EAGAIN) {
+			*what = "qb_rb_chunk_write";
+			return (int)w;
+		}
+		retry(&tries); /* full: again at once */
+	}
+	return 0;
+}
+
+static int qb_recv(struct ref_chan *ch, int role, void *buf, size_t n, const char **what)
+{
+	struct ref_qb *q = ch->priv;
+	qb_ringbuffer_t *rb = q->rb[role == REF_CLIENT ? 1 : 0];
+	int timeout = q->wait == QW_SEM ? 1000 : 0;
+	uint32_t polls = 0;
+
+	for (;;) {
+		ssize_t r = qb_rb_chunk_read(rb, buf, n, timeout);
+
+		if (r > 0)
+			return 0;
+		if (r != -ETIMEDOUT && r != -EAGAIN && r != -EBADMSG && r != -ENOMSG) {
+			*what = "qb_rb_chunk_read";
+			return r ? (int)r : -EPROTO;
+		}
+		if (q->wait == QW_SEM)
+			pthread_testcancel();
+		else
+			retry(&polls);
+	}
+}
+
+static void qb_destroy(struct ref_chan *ch)
+{
+	struct ref_qb *q = ch->priv;
+
+	for (int i = 0; q && i < 2; i++)
+		if (q->rb[i])
+			qb_rb_close(q->rb[i]);
+	free(q);
+	ch->priv = NULL;
+}
+
+static const struct ref_ops qb_ops = {
+	.send = qb_send,
+	.recv = qb_recv,
+	.destroy = qb_destroy,
+};
+
+/* Both rings in a private directory in /dev/shm, their files removed as
+ * soon as they exist: the sides use the handles they inherit. */
+static int qb_make(struct ref_qb *q, size_t cap, char *err, size_t errlen)
+{
+	char name[64], dir[96], base[128], path[2][160];
+	int hd, e = 0;
+
+	cleanup_unique_name(name, sizeof(name), "ipclab-ref-qb");
+	snprintf(dir, sizeof(dir), "/dev/shm/%s", name);
+	if ((hd = cleanup_add(CL_DIR, dir)) < 0)
+		return nomem(err, errlen);
+	if (mkdir(dir, 0700)) {
+		e = errno;
+		cleanup_forget(hd);
+		snprintf(err, errlen, "reference: mkdir %s: %s", dir, strerror(e));
+		return -e;
+	}
+	for (int i = 0; !e && i < 2; i++) {
+		int h[2];
+
+		snprintf(base, sizeof(base), "%s/r%d", dir, i);
+		snprintf(path[0], sizeof(path[0]), "%s-header", base);
+		snprintf(path[1], sizeof(path[1]), "%s-data", base);
+		h[0] = cleanup_add(CL_PATH, path[0]);
+		h[1] = cleanup_add(CL_PATH, path[1]);
+		errno = 0;
+		if (h[0] >= 0 && h[1] >= 0)
+			q->rb[i] =
+				qb_rb_open(base, cap,
+					   QB_RB_FLAG_CREATE | QB_RB_FLAG_SHARED_PROCESS |
+						   (q->wait == QW_NOSEM ? QB_RB_FLAG_NO_SEMAPHORE : 0),
+					   0);
+		if (!q->rb[i])
+			e = errno ? errno : EIO;
+		for (int k = 0; k < 2; k++)
+			if (h[k] >= 0)
+				cleanup_run_one(h[k]);
+	}
+	cleanup_run_one(hd);
+	if (e)
+		snprintf(err, errlen, "reference: qb_rb_open: %s", strerror(e));
+	return -e;
+}
+
+int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	struct ref_qb *q = calloc(1, sizeof(*q));
+
+	ch->kind = REF_OPS;
+	ch->ops = &qb_ops;
+	ch->priv = q;
+	if (!q)
+		return nomem(err, errlen);
+	q->wait = (int)ref_tp_opt(c, "wait");
+	return qb_make(q, (size_t)ref_tp_opt(c, "capacity"), err, errlen);
+}
+
+#else
+
+int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	(void)ch;
+	(void)c;
+	snprintf(err, errlen, "reference: built without libqb");
+	return -ENOTSUP;
+}
+
+#endif /* HAVE_LIBQB */
+
+/* ---- libipcring ---- */
+
+struct ref_ring {
+	int memfd[2], efd[2];	       /* client -> server, server -> client */
+	struct ipcring *tx[2], *rx[2]; /* [role], attached by the side itself */
+	uint32_t batch, pending[2];
+	bool zerocopy;
+};
+
+static int ring_side_open(struct ref_chan *ch, int role, const char **what)
+{
+	struct ref_ring *g = ch->priv;
+	int t = role == REF_CLIENT ? 0 : 1, r;
+
+	*what = "ipcring_attach";
+	r = ipcring_attach(&g->tx[role], g->memfd[t], IPCRING_PRODUCER, g->efd[t]);
+	return r ? r : ipcring_attach(&g->rx[role], g->memfd[!t], IPCRING_CONSUMER, g->efd[!t]);
+}
+
+static void ring_side_close(struct ref_chan *ch, int role)
+{
+	struct ref_ring *g = ch->priv;
+
+	(void)ipcring_close(g->tx[role]);
+	(void)ipcring_close(g->rx[role]);
+	g->tx[role] = g->rx[role] = NULL;
+}
+
+/* In place, as the cell: the message written where the ring keeps it
+ * (one byte per cache line stored, as ipclab fills a payload). */
+static int ring_send(struct ref_chan *ch, int role, const void *buf, size_t n, const char **what)
+{
+	struct ref_ring *g = ch->priv;
+	void *p;
+	int r = ipcring_reserve(g->tx[role], n, &p, 0);
+
+	(void)buf;
+	while (r == -EAGAIN || r == -ETIMEDOUT) {
+		pthread_testcancel();
+		r = ipcring_reserve(g->tx[role], n, &p, REF_SLICE_MS);
+	}
+	if (r) {
+		*what = "ipcring_reserve";
+		return r;
+	}
+	for (size_t i = 0; i < n; i += 64)
+		((unsigned char *)p)[i] = (unsigned char)g->pending[role];
+	if (++g->pending[role] < g->batch)
+		return ipcring_commit(g->tx[role], n, IPCRING_MORE);
+	g->pending[role] = 0;
+	return ipcring_commit(g->tx[role], n, 0);
+}
+
+static int ring_recv(struct ref_chan *ch, int role, void *buf, size_t n, const char **what)
+{
+	struct ref_ring *g = ch->priv;
+	const void *msg;
+	size_t len;
+	int r;
+
+	if (g->pending[role]) { /* what was batched, out before waiting */
+		g->pending[role] = 0;
+		(void)ipcring_flush(g->tx[role]);
+	}
+	r = ipcring_peek(g->rx[role], &msg, &len, 0);
+	while (r == -EAGAIN || r == -ETIMEDOUT) {
+		pthread_testcancel();
+		r = ipcring_peek(g->rx[role], &msg, &len, REF_SLICE_MS);
+	}
+	if (r <= 0) {
+		*what = "ipcring_peek";
+		return r ? r : -EPIPE;
+	}
+	if (!g->zerocopy)
+		memcpy(buf, msg, len < n ? len : n);
+	return ipcring_release(g->rx[role]);
+}
+
+static void ring_destroy(struct ref_chan *ch)
+{
+	struct ref_ring *g = ch->priv;
+
+	if (!g)
+		return;
+	for (int i = 0; i < 2; i++) {
+		ring_side_close(ch, i); /* a cancelled thread's */
+		if (g->memfd[i] >= 0)
+			close(g->memfd[i]);
+		if (g->efd[i] >= 0)
+			close(g->efd[i]);
+	}
+	free(g);
+	ch->priv = NULL;
+}
+
+static const struct ref_ops ring_ops = {
+	.side_open = ring_side_open,
+	.send = ring_send,
+	.recv = ring_recv,
+	.side_close = ring_side_close,
+	.destroy = ring_destroy,
+};
+
+int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	struct ref_ring *g = calloc(1, sizeof(*g));
+	const char *tp = c->tp->name;
+	uint32_t cap = (uint32_t)ref_tp_opt(c, "capacity"), spin = (uint32_t)ref_tp_opt(c, "spin-ns");
+	struct ipcring_opts ro = {
+		.capacity = cap,
+		.align = ref_tp_opt(c, "align") ? 64 : 8,
+		.max_record = cap / 4,
+		.release_threshold = cap / 4,
+		.spin_ns = spin ? spin : IPCRING_NO_SPIN,
+		.wait_mode = !strcmp(tp, "ring-spin")	 ? IPCRING_WAIT_SPIN_ONLY :
+			     !strcmp(tp, "ring-eventfd") ? IPCRING_WAIT_EVENTFD :
+							   IPCRING_WAIT_FUTEX,
+	};
+
+	ch->kind = REF_OPS;
+	ch->ops = &ring_ops;
+	ch->priv = g;
+	if (!g)
+		return nomem(err, errlen);
+	g->memfd[0] = g->memfd[1] = g->efd[0] = g->efd[1] = -1;
+	g->batch = (uint32_t)ref_tp_opt(c, "batch");
+	g->batch = g->batch ? g->batch : 1;
+	g->zerocopy = ref_zerocopy(c);
+	for (int i = 0; i < 2; i++) {
+		int r = ipcring_create(&ro, &g->memfd[i], &g->efd[i]);
+
+		if (r) {
+			snprintf(err, errlen, "reference: ipcring_create: %s", strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
