@@ -100,6 +100,11 @@ struct participant {
 	struct tp_endpoint *eps[MAX_CLIENTS];	/* server: one per client */
 	enum tp_role role;
 	unsigned id;
+	/* a pattern with channels of its own (pattern.channels): all of them,
+	 * and the endpoint towards the next stage of its graph */
+	struct tp_channel *chs;
+	unsigned nch;
+	struct tp_endpoint *next;
 	struct side_stats *st;
 	struct run_ctl *ctl;
 	void *buf;			/* cell->size bytes, cache-line aligned */

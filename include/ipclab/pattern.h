@@ -23,6 +23,13 @@ struct pattern {
 	size_t opts_size;
 	int (*server)(struct participant *self);
 	int (*client)(struct participant *self);
+	/* Optional: endpoints on channels of their own (one per hop of a
+	 * graph, each with one client id) instead of one channel the server
+	 * shares with every client: how many the cell needs, and how a side
+	 * opens (0 or part_fail()'s result) and closes its endpoints on them. */
+	unsigned (*channels)(const struct cell *c);
+	int (*open)(struct participant *self);
+	void (*close)(struct participant *self);
 };
 
 extern const struct pattern *const patterns[];

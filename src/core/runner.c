@@ -89,7 +89,8 @@ struct run_state {
 	const struct cell *cell;
 	struct run_ctl *ctl;
 	size_t ctl_size;
-	struct tp_channel ch;
+	struct tp_channel *chs;		/* one, or the pattern's own (pattern.channels) */
+	unsigned nch, nch_made;		/* made: create() was called on these */
 	struct tp_config cfg;
 	struct side_arg args[MAX_SIDES];
 	pid_t pids[MAX_SIDES];
@@ -155,7 +156,9 @@ static int start_sides(struct run_state *rs)
 
 		a->ctl = rs->ctl;
 		a->cell = rs->cell;
-		a->ch = &rs->ch;
+		a->ch = &rs->chs[0];
+		a->chs = rs->chs;
+		a->nch = rs->nch;
 		a->role = i == 0 ? TP_SERVER : TP_CLIENT;
 		a->id = i == 0 ? 0 : i - 1;
 		a->st = &rs->ctl->sides[i];
@@ -513,25 +516,37 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 	if (c->profile && (ret = profile_open(rs->nsides, c->profile_dir, &rs->profile, err,
 					      sizeof(err))))
 		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
-	rs->cfg = (struct tp_config){ .msg_size = c->size, .clients = c->clients,
+	/* a pattern with channels of its own: one client id on each */
+	rs->nch = c->pat && c->pat->channels ? c->pat->channels(c) : 1;
+	rs->cfg = (struct tp_config){ .msg_size = c->size,
+				      .clients = c->pat && c->pat->channels ? 1 : c->clients,
 				      .threads = c->threads, .opts = c->tp_opts,
 				      .dir = cleanup_private_dir() };
 	if (!rs->cfg.dir)
 		return errf(rs->fail, sizeof(rs->fail), errno, "cannot make a private directory: %s",
 			    strerror(errno));
-	rs->ch = (struct tp_channel){ .cfg = &rs->cfg };
+	rs->chs = calloc(rs->nch ? rs->nch : 1, sizeof(*rs->chs));
+	if (!rs->chs)
+		return errf(rs->fail, sizeof(rs->fail), ENOMEM, "out of memory");
+	for (unsigned i = 0; i < rs->nch; i++)
+		rs->chs[i] = (struct tp_channel){ .cfg = &rs->cfg };
 	if (c->tp->probe && (ret = c->tp->probe(&rs->cfg, err, sizeof(err)))) {
 		res->status = RES_SKIPPED;
 		snprintf(res->reason, sizeof(res->reason), "%s", err);
 		return 1;
 	}
-	rs->ch.tp = c->tp;
-	ret = c->tp->create(&rs->ch, err, sizeof(err));
-	res->settings = rs->ch.settings;
-	if (ret)
-		return errf(rs->fail, sizeof(rs->fail), -ret, "%s%s", err[0] ? err : strerror(-ret),
-			    (ret == -EMFILE || ret == -ENFILE) && !strstr(err, "ulimit") ?
-			    " (out of file descriptors: raise the open-file limit, ulimit -n)" : "");
+	for (unsigned i = 0; i < rs->nch; i++) {
+		rs->chs[i].tp = c->tp;
+		rs->nch_made = i + 1;
+		ret = c->tp->create(&rs->chs[i], err, sizeof(err));
+		if (i == 0)
+			res->settings = rs->chs[0].settings;
+		if (ret)
+			return errf(rs->fail, sizeof(rs->fail), -ret, "%s%s",
+				    err[0] ? err : strerror(-ret),
+				    (ret == -EMFILE || ret == -ENFILE) && !strstr(err, "ulimit") ?
+				    " (out of file descriptors: raise the open-file limit, ulimit -n)" : "");
+	}
 	return 0;
 }
 
@@ -582,8 +597,9 @@ static int run_once(const struct cell *c, struct result *res)
 	ret = setup(rs, c, res);
 	if (ret == 0)
 		ret = execute(rs);
-	if (c->tp && rs->ch.tp)
-		c->tp->destroy(&rs->ch);
+	for (unsigned i = 0; c->tp && i < rs->nch_made; i++)
+		c->tp->destroy(&rs->chs[i]);
+	free(rs->chs);
 	if (ret == 0) {
 		struct run_ctl_view v = { .sides = rs->ctl->sides, .nsides = rs->nsides,
 					  .sys0 = &rs->ctl->sys0, .sys1 = &rs->ctl->sys1 };

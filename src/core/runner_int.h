@@ -27,6 +27,8 @@ struct side_arg {
 	struct run_ctl *ctl;
 	const struct cell *cell;
 	struct tp_channel *ch;
+	struct tp_channel *chs;		/* every channel of the cell (ch is the first) */
+	unsigned nch;
 	enum tp_role role;
 	unsigned id;
 	struct side_stats *st;

@@ -126,6 +126,8 @@ static int side_open(struct participant *p)
 	char err[ERRLEN];
 	int ret;
 
+	if (p->cell->pat->open)
+		return p->cell->pat->open(p);
 	if (p->role == TP_CLIENT) {
 		ret = tp->open(p->ch, TP_CLIENT, p->id, &p->ep, err, sizeof(err));
 		if (ret)
@@ -148,6 +150,10 @@ static void side_close(struct participant *p)
 {
 	const struct transport *tp = p->cell->tp;
 
+	if (p->cell->pat->close) {
+		p->cell->pat->close(p);
+		return;
+	}
 	if (p->role == TP_CLIENT) {
 		if (p->ep)
 			tp->close(p->ep);
@@ -175,7 +181,8 @@ static bool side_wait_gate(struct run_ctl *ctl)
 int runner_side_run(struct side_arg *a)
 {
 	struct participant p = {
-		.cell = a->cell, .ch = a->ch, .role = a->role, .id = a->id,
+		.cell = a->cell, .ch = a->ch, .chs = a->chs, .nch = a->nch,
+		.role = a->role, .id = a->id,
 		.st = a->st, .ctl = a->ctl,
 	};
 	const struct pattern *pat = a->cell->pat;
