@@ -11,12 +11,12 @@
 #include "internal.h"
 
 /* Bound-check a committed record at r->pos; its size goes to *rs. */
-static int rec_check(const struct ipcring *r, const struct ring_rec *rec,
-		     uint32_t w, uint32_t *rs)
+static int rec_check_at(const struct ipcring *r, uint32_t pos, const struct ring_rec *rec,
+			uint32_t w, uint32_t *rs)
 {
-	uint32_t len = w & REC_LEN_MASK, off = r->pos & r->mask;
+	uint32_t len = w & REC_LEN_MASK, off = pos & r->mask;
 
-	if (rec->w1 != r->pos)
+	if (rec->w1 != pos)
 		return -EBADMSG;
 	if (w & REC_PAD) {
 		/* only the single mapping pads, and a pad ends at the wrap */
@@ -31,6 +31,12 @@ static int rec_check(const struct ipcring *r, const struct ring_rec *rec,
 	if (r->single_map && off + *rs > r->cap)
 		return -EBADMSG;
 	return 0;
+}
+
+static int rec_check(const struct ipcring *r, const struct ring_rec *rec,
+		     uint32_t w, uint32_t *rs)
+{
+	return rec_check_at(r, r->pos, rec, w, rs);
 }
 
 /* The fast path: 1 with a record, 0 if none is committed, -EBADMSG. */
@@ -140,6 +146,7 @@ static void cons_consume(struct ipcring *r)
 	r->pos += r->peek_rs;
 	r->unreleased += r->peek_rs;
 	r->peek_rs = 0;
+	r->bpeek_n = 0;
 	stat_add(&r->my_stats->msgs, 1);
 	stat_add(&r->my_stats->bytes, r->peek_len);
 }
@@ -221,5 +228,70 @@ int ipcring_prepare_wait(struct ipcring *r)
 		atomic_compare_exchange_strong(r->wait_ec, &e, e & ~EC_W);
 		return 1;
 	}
+	return 0;
+}
+
+/* After a peeked first record: the committed ones behind it, at most @max. */
+static unsigned int cons_scan(struct ipcring *r, const void *msg, size_t len,
+			      struct ipcring_rec *recs, unsigned int max)
+{
+	uint32_t end = r->peek_rs, rs, w;
+	unsigned int n = 1;
+
+	recs[0].buf = (void *)msg;
+	recs[0].len = len;
+	r->bpeek_end[0] = end;
+	r->bpeek_len[0] = (uint32_t)len;
+	while (n < max && end < r->cap) {
+		struct ring_rec *rec = ring_rec_at(r, r->pos + end);
+
+		w = atomic_load_explicit(&rec->w0, memory_order_acquire);
+		if (!(w & REC_COMMITTED) || rec_check_at(r, r->pos + end, rec, w, &rs))
+			break;		/* a bad one is reported when it comes first */
+		end += rs;
+		if (w & REC_PAD)
+			continue;
+		recs[n].buf = (uint8_t *)rec + REC_HDR;
+		recs[n].len = w & REC_LEN_MASK;
+		r->bpeek_end[n] = end;
+		r->bpeek_len[n] = w & REC_LEN_MASK;
+		n++;
+	}
+	return n;
+}
+
+int ipcring_peek_batch(struct ipcring *r, struct ipcring_rec *recs, unsigned int max,
+		       int timeout_ms)
+{
+	const void *msg;
+	size_t len;
+	int ret;
+
+	if (r->role != IPCRING_CONSUMER || !recs || !max)
+		return -EINVAL;
+	if (max > IPCRING_BATCH_MAX)
+		max = IPCRING_BATCH_MAX;
+	ret = ipcring_peek(r, &msg, &len, timeout_ms);
+	if (ret <= 0)
+		return ret;
+	r->bpeek_n = cons_scan(r, msg, len, recs, max);
+	return (int)r->bpeek_n;
+}
+
+int ipcring_release_batch(struct ipcring *r, unsigned int n)
+{
+	uint64_t bytes = 0;
+
+	if (r->role != IPCRING_CONSUMER || !n || n > r->bpeek_n)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++)
+		bytes += r->bpeek_len[i];
+	r->pos += r->bpeek_end[n - 1];
+	r->unreleased += r->bpeek_end[n - 1];
+	r->peek_rs = 0;
+	r->bpeek_n = 0;
+	stat_add(&r->my_stats->msgs, n);
+	stat_add(&r->my_stats->bytes, bytes);
+	ring_cons_publish(r);
 	return 0;
 }

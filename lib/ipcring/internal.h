@@ -124,6 +124,12 @@ struct ipcring {
 	uint32_t peek_rs;		/* record size of the peeked record, 0 = none */
 	uint32_t peek_len;
 	uint32_t idle_polls;
+	/* batches (reserve_batch / peek_batch) */
+	uint32_t bres_n;		/* records reserved by reserve_batch, 0 = none */
+	uint32_t bres_len[IPCRING_BATCH_MAX];
+	uint32_t bpeek_n;		/* records handed out by peek_batch */
+	uint32_t bpeek_end[IPCRING_BATCH_MAX];	/* bytes from pos to each one's end */
+	uint32_t bpeek_len[IPCRING_BATCH_MAX];
 	/* both */
 	int role;
 	uint32_t wait_mode;

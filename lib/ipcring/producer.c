@@ -88,6 +88,7 @@ int ipcring_reserve(struct ipcring *r, size_t len, void **buf, int timeout_ms)
 		prod_put_pad(r, pad);
 	r->res_len = (uint32_t)len;
 	r->reserved = true;
+	r->bres_n = 0;
 	*buf = r->data + (r->pos & r->mask) + REC_HDR;
 	return 0;
 }
@@ -119,10 +120,94 @@ int ipcring_commit(struct ipcring *r, size_t len, unsigned int flags)
 
 int ipcring_abort(struct ipcring *r)
 {
-	if (!r->reserved)
+	if (!r->reserved && !r->bres_n)
 		return -EINVAL;
 	r->reserved = false;
+	r->bres_n = 0;
 	return 0;
+}
+
+/*
+ * A batch is one contiguous run of records: room for all of them and the
+ * pre-zeroed header after the last is made at once, and every header inside
+ * the run is zeroed now, so that the consumer, which reads a header only
+ * after the record before it was committed (release), never sees a stale
+ * commit word from the previous lap.
+ */
+int ipcring_reserve_batch(struct ipcring *r, struct ipcring_rec *recs, unsigned int n,
+			  int timeout_ms)
+{
+	uint32_t total = 0, pad, need, off;
+	unsigned int i;
+	int ret;
+
+	if (r->role != IPCRING_PRODUCER || !recs || !n || n > IPCRING_BATCH_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (recs[i].len > r->max_record)
+			return -EMSGSIZE;
+		total += ring_rec_size(r, (uint32_t)recs[i].len);
+		if (total > r->cap / 2 - REC_HDR)
+			return -EMSGSIZE;
+	}
+	if (atomic_load_explicit(r->peer_state, memory_order_acquire) >= ST_CLOSED)
+		return -EPIPE;
+	pad = prod_pad_len(r, total);
+	need = pad + total + REC_HDR;
+	if (need > r->cap - (r->pos - r->head_cache)) {
+		ret = prod_make_room(r, need, timeout_ms);
+		if (ret)
+			return ret;
+	}
+	if (pad)
+		prod_put_pad(r, pad);
+	for (i = 0, off = 0; i < n; i++) {
+		if (i)
+			atomic_store_explicit(&ring_rec_at(r, r->pos + off)->w0, 0,
+					      memory_order_relaxed);
+		recs[i].buf = r->data + ((r->pos + off) & r->mask) + REC_HDR;
+		r->bres_len[i] = (uint32_t)recs[i].len;
+		off += ring_rec_size(r, (uint32_t)recs[i].len);
+	}
+	atomic_store_explicit(&ring_rec_at(r, r->pos + off)->w0, 0, memory_order_relaxed);
+	r->reserved = false;
+	r->bres_n = n;
+	return 0;
+}
+
+int ipcring_commit_batch(struct ipcring *r, const struct ipcring_rec *recs,
+			 unsigned int n, unsigned int flags)
+{
+	uint64_t bytes = 0;
+	unsigned int i;
+
+	if (!r->bres_n || n > r->bres_n || (n && !recs))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (recs[i].len > r->bres_len[i] ||
+		    (i + 1 < n && recs[i].len != r->bres_len[i]))
+			return -EINVAL;
+	for (i = 0; i < n; i++) {
+		uint32_t len = (uint32_t)recs[i].len, rs = ring_rec_size(r, len);
+		struct ring_rec *rec = ring_rec_at(r, r->pos);
+
+		if (i + 1 == n)	/* the last may be shorter: its next header moves */
+			atomic_store_explicit(&ring_rec_at(r, r->pos + rs)->w0, 0,
+					      memory_order_relaxed);
+		rec->w1 = r->pos;
+		atomic_store_explicit(&rec->w0, REC_COMMITTED | len, memory_order_release);
+		r->pos += rs;
+		bytes += len;
+	}
+	r->bres_n = 0;
+	if (!n)
+		return 0;
+	r->unflushed = true;
+	stat_add(&r->my_stats->msgs, n);
+	stat_add(&r->my_stats->bytes, bytes);
+	if (flags & IPCRING_MORE)
+		return 0;
+	return ipcring_flush(r);
 }
 
 int ipcring_flush(struct ipcring *r)

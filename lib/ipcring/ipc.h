@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipc.h - libipcring's connection layer, private: the handshake messages
+ * exchanged over the SOCK_SEQPACKET control socket, the connection handle,
+ * name resolution and the socket helpers shared by client.c and server.c.
+ */
+#ifndef IPCRING_IPC_H
+#define IPCRING_IPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "ipcring.h"
+
+#define HS_HELLO_MAGIC	0x4f4c4c4548525049ULL	/* "IPRHELLO" */
+#define HS_REPLY_MAGIC	0x594c504552525049ULL	/* "IPRREPLY" */
+#define HS_NFDS		4			/* req memfd, req efd, rep memfd, rep efd */
+
+/* client -> server, the first and only message the client sends */
+struct hs_hello {
+	uint64_t magic;
+	uint32_t version;	/* IPCRING_PROTO_VERSION of the client */
+	uint32_t flags;		/* 0 */
+	uint64_t tag;		/* the client's, for the server (ipcring_conn_tag) */
+};
+
+/* server -> client: a refusal (status < 0, no fds) or the channel */
+struct hs_reply {
+	uint64_t magic;
+	uint32_t version;	/* IPCRING_PROTO_VERSION of the server */
+	int32_t status;		/* 0 or -errno */
+	uint64_t conn_id;	/* the server's number for this connection */
+	char reason[IPCRING_REASON_MAX];	/* NUL-terminated when status < 0 */
+};
+
+enum conn_state { CONN_PENDING = 0, CONN_OPEN = 1, CONN_DEAD = 2 };
+
+struct ipcring_conn {
+	struct ipcring *tx, *rx;	/* client: tx = requests; server: tx = replies */
+	int sock;			/* the control socket: HUP when the peer dies */
+	struct ipcring_cred peer;
+	uint64_t tag;
+	uint64_t id;
+	/* server side only */
+	struct ipcring_server *srv;
+	unsigned slot;			/* index in the server's table */
+	uint32_t gen;			/* generation in the epoll keys */
+	unsigned oidx;			/* index in the server's open list */
+	int state;			/* enum conn_state */
+	uint64_t since_ns;		/* when accepted (hello deadline) */
+	uint64_t batches;		/* dispatch rounds that served it */
+	bool armed;			/* rx announced sleep: in epoll for data */
+};
+
+struct ipc_addr {
+	struct sockaddr_un sa;
+	socklen_t len;
+	bool abstract;
+};
+
+/* name.c */
+int ipc_resolve(const char *name, struct ipc_addr *a, bool create_dir,
+		char *reason, size_t len);
+void ipc_reason(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int ipc_peer_cred(int sock, struct ipcring_cred *c);
+int ipc_wait_fd(int fd, short events, int timeout_ms);
+int ipc_conn_attach(struct ipcring_conn *c, int req_fd, int req_efd, int rep_fd,
+		    int rep_efd, bool server);
+void ipc_conn_free(struct ipcring_conn *c);
+int ipc_timeout(int timeout_ms, int def_ms);
+
+#endif /* IPCRING_IPC_H */
