@@ -14,10 +14,6 @@
 
 #include "ipclab/util.h"
 
-/* Set by the runner's stop/interrupt signal handler. Waits that can block
- * check it before blocking and spin loops poll it; both return -EINTR. */
-extern _Atomic int ipclab_stop_requested;
-
 enum db_side {
 	DB_WAITER,		/* the one side that calls wait() */
 	DB_RINGER,		/* the one side that calls ring() */
@@ -29,7 +25,7 @@ enum db_flags {
 	DB_SYSV = 1u << 2,	/* backed by a SysV IPC object (registered with cleanup) */
 	DB_SAME_WAITER = 1u << 3, /* wait() must run on the thread that opened DB_WAITER */
 	DB_UNINTERRUPTIBLE = 1u << 4, /* a signal handler does not end wait(): only
-				       * the stop flag or the timeout does */
+				       * the stop word or the timeout does */
 };
 
 /* Hooks get `shm`: the doorbell's own shm_size bytes, 64-byte aligned and
@@ -48,8 +44,10 @@ struct doorbell {
 	int (*open)(void *shm, enum db_side side, char *err, size_t errlen);
 	/* Wait at most timeout_ns for a ring and consume it: 0 rung,
 	 * -ETIMEDOUT, -EINTR (a signal handler ran or a stop was requested),
-	 * or another -errno (the object is gone). */
-	int (*wait)(void *shm, uint64_t timeout_ns);
+	 * or another -errno (the object is gone). stop is the caller's stop
+	 * word (its tp_config's): a wait that can block looks at it before
+	 * blocking, a spin polls it; NULL never asks. */
+	int (*wait)(void *shm, uint64_t timeout_ns, const _Atomic int *stop);
 	/* Ring once: 0 or -errno. Never blocks. */
 	int (*ring)(void *shm);
 	void (*close)(void *shm, enum db_side side);	/* optional */
@@ -96,6 +94,6 @@ static inline int db_time_left(uint64_t deadline, struct timespec *ts)
 
 /* fd-backed doorbells: sleep until fd is readable or the deadline passes.
  * 0 means "look again"; -ETIMEDOUT, -EINTR or -errno otherwise. */
-int db_poll_in(int fd, uint64_t deadline);
+int db_poll_in(int fd, uint64_t deadline, const _Atomic int *stop);
 
 #endif

@@ -11,9 +11,6 @@
 
 /* Set by SIGINT/SIGTERM in the parent: the signal number. */
 extern volatile sig_atomic_t runner_interrupted;
-/* Set when endpoints must stop (spinning transports poll it); atomic, as
- * a signal handler writes it while endpoint threads read it. */
-extern _Atomic int ipclab_stop_requested;
 
 /* Install the parent's signal handlers (once). */
 void runner_init(void);

@@ -35,6 +35,10 @@ struct tp_config {
 	bool threads;		/* endpoints are threads (else forked processes) */
 	const void *opts;	/* the transport's parsed private options */
 	const char *dir;	/* private 0700 directory for named objects */
+	/* The cell's stop word (stop_requested() in util.h): waits that can
+	 * block look at it before blocking and spin loops poll it; both then
+	 * return -EINTR. Shared by every endpoint of the cell; may be NULL. */
+	const _Atomic int *stop;
 };
 
 #define TP_MAX_SETTINGS 16

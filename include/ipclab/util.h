@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,14 @@ static inline uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* A stop word: nonzero once the endpoints of a cell must stop. The runner
+ * hands transports and doorbells the cell's word (a signal handler may set
+ * it); NULL is a word that never asks. */
+static inline bool stop_requested(const _Atomic int *stop)
+{
+	return stop && atomic_load_explicit(stop, memory_order_relaxed);
 }
 
 static inline struct timespec ns_to_timespec(uint64_t ns)

@@ -32,12 +32,18 @@ void runner_set_tick(runner_tick_fn fn)
 {
 	tick_fn = fn;
 }
-__attribute__((weak)) _Atomic int ipclab_stop_requested;
+/* The stop word of the cell that is running (its run_ctl's, handed to
+ * the transport in tp_config), or NULL between cells: what SIGUSR1 sets.
+ * A lock-free atomic store is all a handler does, so it is signal-safe. */
+static _Atomic(_Atomic int *) stop_word;
 
 static void on_stop_signal(int sig)
 {
+	_Atomic int *w = atomic_load(&stop_word);
+
 	(void)sig;
-	ipclab_stop_requested = 1;
+	if (w)
+		atomic_store(w, 1);
 }
 
 static void on_parent_signal(int sig)
@@ -506,6 +512,7 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 			    strerror(errno));
 	}
 	rs->ctl->nsides = rs->nsides;
+	atomic_store(&stop_word, &rs->ctl->stop);
 	if (c->trace) {
 		struct trace_target tt = { .nsides = rs->nsides, .syscalls = c->trace_syscalls };
 
@@ -521,7 +528,7 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 	rs->cfg = (struct tp_config){ .msg_size = c->size,
 				      .clients = c->pat && c->pat->channels ? 1 : c->clients,
 				      .threads = c->threads, .opts = c->tp_opts,
-				      .dir = cleanup_private_dir() };
+				      .dir = cleanup_private_dir(), .stop = &rs->ctl->stop };
 	if (!rs->cfg.dir)
 		return errf(rs->fail, sizeof(rs->fail), errno, "cannot make a private directory: %s",
 			    strerror(errno));
@@ -580,7 +587,6 @@ static int execute(struct run_state *rs)
 	finish_sides(rs);
 	if (!ret)
 		check_sides(rs);
-	ipclab_stop_requested = 0;
 	return ret == -EINTR ? -EINTR : rs->fail[0] ? -EIO : 0;
 }
 
@@ -619,8 +625,10 @@ static int run_once(const struct cell *c, struct result *res)
 	}
 	trace_close(rs->trace);
 	profile_close(rs->profile);
-	if (rs->ctl)
+	if (rs->ctl) {
+		atomic_store(&stop_word, NULL);
 		munmap(rs->ctl, rs->ctl_size);
+	}
 	free(rs);
 	return ret == -EINTR ? -EINTR : 0;
 }

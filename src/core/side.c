@@ -44,8 +44,7 @@ static struct run_ctl *ctl_of(const struct participant *p)
 
 bool part_stopping(const struct participant *p)
 {
-	return atomic_load_explicit(&ctl_of(p)->stop, memory_order_relaxed) ||
-	       ipclab_stop_requested;
+	return atomic_load_explicit(&ctl_of(p)->stop, memory_order_relaxed);
 }
 
 void part_window_begin(struct participant *p)

@@ -61,7 +61,7 @@ static int cond_lock(struct cond_db *c)
 	return -r;
 }
 
-static int cond_wait(void *shm, uint64_t timeout_ns)
+static int cond_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct cond_db *c = shm;
 	struct timespec abs = { 0, 0 };
@@ -70,7 +70,7 @@ static int cond_wait(void *shm, uint64_t timeout_ns)
 	if (r)
 		return r;
 	while (c->rings == c->seen) {
-		if (ipclab_stop_requested) {
+		if (stop_requested(stop)) {
 			r = -EINTR;
 			break;
 		}
@@ -83,7 +83,7 @@ static int cond_wait(void *shm, uint64_t timeout_ns)
 			break;
 		}
 		if (r == ETIMEDOUT && c->rings == c->seen) {
-			r = ipclab_stop_requested ? -EINTR : -ETIMEDOUT;
+			r = stop_requested(stop) ? -EINTR : -ETIMEDOUT;
 			break;
 		}
 		if (r && r != ETIMEDOUT) {

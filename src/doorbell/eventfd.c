@@ -25,7 +25,7 @@ static int eventfd_create(void *shm, char *err, size_t errlen)
 	return 0;
 }
 
-static int eventfd_wait(void *shm, uint64_t timeout_ns)
+static int eventfd_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct eventfd_db *e = shm;
 	uint64_t deadline = 0;
@@ -45,7 +45,7 @@ static int eventfd_wait(void *shm, uint64_t timeout_ns)
 			return -errno;
 		if (!deadline)
 			deadline = db_deadline(timeout_ns);
-		r = db_poll_in(e->fd, deadline);
+		r = db_poll_in(e->fd, deadline, stop);
 		if (r)
 			return r;
 	}

@@ -26,7 +26,7 @@ static int futex_create(void *shm, char *err, size_t errlen)
 	return 0;		/* zeroed memory is a valid, unrung doorbell */
 }
 
-static int futex_wait(void *shm, uint64_t timeout_ns)
+static int futex_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct futex_db *f = shm;
 	uint64_t deadline = 0;
@@ -39,7 +39,7 @@ static int futex_wait(void *shm, uint64_t timeout_ns)
 			f->seen++;
 			return 0;
 		}
-		if (ipclab_stop_requested)
+		if (stop_requested(stop))
 			return -EINTR;
 		if (!deadline)
 			deadline = db_deadline(timeout_ns);

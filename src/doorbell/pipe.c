@@ -28,7 +28,7 @@ static int pipe_create(void *shm, char *err, size_t errlen)
 	return 0;
 }
 
-static int pipe_wait(void *shm, uint64_t timeout_ns)
+static int pipe_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct pipe_db *p = shm;
 	uint64_t deadline = 0;
@@ -52,7 +52,7 @@ static int pipe_wait(void *shm, uint64_t timeout_ns)
 			return -errno;
 		if (!deadline)
 			deadline = db_deadline(timeout_ns);
-		r = db_poll_in(p->rfd, deadline);
+		r = db_poll_in(p->rfd, deadline, stop);
 		if (r)
 			return r;
 	}

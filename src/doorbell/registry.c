@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* The list of doorbells, the stop flag that waits honour, and the helpers
- * the fd-backed doorbells share. */
+/* The list of doorbells and the helpers the fd-backed doorbells share. */
 #include <poll.h>
 #include <string.h>
 
 #include "ipclab/doorbell.h"
-
-_Atomic int ipclab_stop_requested;
 
 const struct doorbell *const doorbells[] = {
 	&db_futex,
@@ -29,12 +26,12 @@ const struct doorbell *doorbell_find(const char *name)
 	return NULL;
 }
 
-int db_poll_in(int fd, uint64_t deadline)
+int db_poll_in(int fd, uint64_t deadline, const _Atomic int *stop)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct timespec ts;
 
-	if (ipclab_stop_requested)
+	if (stop_requested(stop))
 		return -EINTR;
 	if (db_time_left(deadline, &ts))
 		return -ETIMEDOUT;

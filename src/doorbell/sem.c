@@ -21,7 +21,7 @@ static int sem_db_create(void *shm, char *err, size_t errlen)
 	return 0;
 }
 
-static int sem_db_wait(void *shm, uint64_t timeout_ns)
+static int sem_db_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct sem_db *s = shm;
 	struct timespec abs;
@@ -30,7 +30,7 @@ static int sem_db_wait(void *shm, uint64_t timeout_ns)
 		return 0;
 	if (errno != EAGAIN)
 		return -errno;
-	if (ipclab_stop_requested)
+	if (stop_requested(stop))
 		return -EINTR;
 	abs = ns_to_timespec(db_deadline(timeout_ns));
 	if (sem_clockwait(&s->sem, CLOCK_MONOTONIC, &abs) < 0)

@@ -73,7 +73,7 @@ static int signal_sleep(uint64_t deadline)
 	return -errno;
 }
 
-static int signal_wait(void *shm, uint64_t timeout_ns)
+static int signal_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct signal_db *s = shm;
 	uint64_t deadline = 0;
@@ -82,7 +82,7 @@ static int signal_wait(void *shm, uint64_t timeout_ns)
 	for (;;) {
 		if (atomic_load(&s->rings) != s->seen)
 			break;
-		if (ipclab_stop_requested) {
+		if (stop_requested(stop)) {
 			r = -EINTR;
 			break;
 		}

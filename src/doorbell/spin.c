@@ -28,7 +28,7 @@ static int spin_create(void *shm, char *err, size_t errlen)
 	return 0;
 }
 
-static int spin_wait(void *shm, uint64_t timeout_ns)
+static int spin_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct spin_db *s = shm;
 	uint64_t deadline = 0;
@@ -38,7 +38,7 @@ static int spin_wait(void *shm, uint64_t timeout_ns)
 		cpu_relax();
 		if (++n % SPIN_CHECK_EVERY)
 			continue;
-		if (ipclab_stop_requested)
+		if (stop_requested(stop))
 			return -EINTR;
 		if (!deadline)
 			deadline = db_deadline(timeout_ns);

@@ -34,18 +34,18 @@ static int sysv_sem_create(void *shm, char *err, size_t errlen)
 	return 0;		/* a new set's value is 0 (Linux) */
 }
 
-static int sysv_sem_wait(void *shm, uint64_t timeout_ns)
+static int sysv_sem_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct sysv_sem_db *s = shm;
 	struct sembuf op = { .sem_num = 0, .sem_op = -1, .sem_flg = 0 };
 	struct timespec ts = ns_to_timespec(timeout_ns);
 
 	/* Stopping: take a ring that is already there, but do not sleep. */
-	if (ipclab_stop_requested)
+	if (stop_requested(stop))
 		op.sem_flg = IPC_NOWAIT;
 	if (semtimedop(s->semid, &op, 1, &ts) == 0)
 		return 0;
-	if (errno == EAGAIN && ipclab_stop_requested)
+	if (errno == EAGAIN && stop_requested(stop))
 		return -EINTR;
 	if (errno == EAGAIN)
 		return -ETIMEDOUT;

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/doorbell.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -58,6 +57,7 @@ struct tp_endpoint {
 	struct bar_dir *tx, *rx;
 	uint64_t sent, received;	/* picks the buffer of the next message */
 	uint64_t slot_size;
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 static const struct bar_opts *bar_opts_of(const void *opts)
@@ -133,6 +133,7 @@ static int bar_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep->tx = &bc->dirs[2 * id + (role == TP_CLIENT ? 0 : 1)];
 	ep->rx = &bc->dirs[2 * id + (role == TP_CLIENT ? 1 : 0)];
 	ep->slot_size = bc->slot_size;
+	ep->stop = ch->cfg->stop;
 	*out = ep;
 	return 0;
 }
@@ -182,7 +183,7 @@ static ssize_t bar_recv(struct tp_endpoint *ep, void *buf, size_t len)
 	 * every endpoint when it stops a run) the stop a signal could not
 	 * deliver to a thread parked in pthread_barrier_wait. */
 	if (bar_meet(d))
-		return ipclab_stop_requested ? -EINTR : 0;
+		return stop_requested(ep->stop) ? -EINTR : 0;
 	ep->received++;
 	n = d->len[k];
 	if (n > len)

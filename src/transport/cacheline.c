@@ -8,8 +8,8 @@
  * (the payload goes to a slot beside the line) but 16-56 B is the point.
  *
  * Spins use a pause instruction and every CL_CHECK_EVERY polls look at the
- * direction's closed word and the stop flag (-EINTR): a transport cannot
- * see the runner's own stop flag, and signals do not interrupt a spin.
+ * direction's closed word and the cell's stop word (-EINTR): signals do
+ * not interrupt a spin.
  * After CL_YIELD_AFTER polls in vain the peer is probably not running, and
  * each look also calls sched_yield(): with more spinners than CPUs a pure
  * spin would burn whole time slices (a few hundred messages/s). */
@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ipclab/doorbell.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -64,6 +63,7 @@ struct cl_chan {
 struct tp_endpoint {
 	struct cl_dir *tx, *rx;
 	uint64_t slot_size;
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 static const struct cl_opts *cl_opts_of(const void *opts)
@@ -131,13 +131,14 @@ static int cl_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep->tx = role == TP_CLIENT ? up : down;
 	ep->rx = role == TP_CLIENT ? down : up;
 	ep->slot_size = cc->slot_size;
+	ep->stop = ch->cfg->stop;
 	*out = ep;
 	return 0;
 }
 
 /* Spin until the line's FULL bit is `full`: 1 once it is, 0 when the
  * direction was closed first, -EINTR on a stop request. */
-static int cl_spin(struct cl_dir *d, bool full)
+static int cl_spin(struct cl_dir *d, bool full, const _Atomic int *stop)
 {
 	uint32_t n = 0;
 
@@ -149,7 +150,7 @@ static int cl_spin(struct cl_dir *d, bool full)
 		cpu_relax();
 		if (++n % CL_CHECK_EVERY)
 			continue;
-		if (ipclab_stop_requested)
+		if (stop_requested(stop))
 			return -EINTR;
 		/* the closer's last message was stored before closed: look once more */
 		if (atomic_load_explicit(&d->closed, memory_order_acquire))
@@ -170,7 +171,7 @@ static ssize_t cl_send(struct tp_endpoint *ep, const void *buf, size_t len)
 		return -EMSGSIZE;
 	if (atomic_load_explicit(&d->closed, memory_order_relaxed))
 		return -EPIPE;
-	r = cl_spin(d, false);
+	r = cl_spin(d, false, ep->stop);
 	if (r <= 0)
 		return r ? r : -EPIPE;
 	memcpy(len <= CL_INLINE ? d->data : d->slot, buf, len);
@@ -183,7 +184,7 @@ static ssize_t cl_recv(struct tp_endpoint *ep, void *buf, size_t len)
 	struct cl_dir *d = ep->rx;
 	uint64_t n;
 	ssize_t ret;
-	int r = cl_spin(d, true);
+	int r = cl_spin(d, true, ep->stop);
 
 	if (r <= 0)
 		return r;

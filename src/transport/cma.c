@@ -33,7 +33,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "ipclab/runner.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -72,11 +71,12 @@ struct tp_endpoint {
 	pid_t peer;
 	int pidfd;		/* the peer process (process mode), else -1 */
 	uint64_t probe;		/* client: the word the server's check reads */
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
-static inline bool cma_stopping(void)
+static inline bool cma_stopping(const struct tp_endpoint *ep)
 {
-	return ipclab_stop_requested;
+	return stop_requested(ep->stop);
 }
 
 static long cma_futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
@@ -106,7 +106,7 @@ static int cma_wait(struct tp_endpoint *ep, _Atomic uint32_t *w, uint32_t cur)
 	const struct timespec slice = { 0, CMA_SLICE_MS * 1000000L };
 	long r = cma_futex(w, FUTEX_WAIT, cur, &slice);
 
-	if (cma_stopping())
+	if (cma_stopping(ep))
 		return -EINTR;
 	if (r < 0 && (errno == ETIMEDOUT || errno == EINTR) && cma_peer_dead(ep))
 		return -ECONNRESET;
@@ -186,10 +186,10 @@ static int cma_refused(int e, unsigned id, pid_t pid, char *err, size_t errlen)
 }
 
 /* Wait for the peer's open to publish what we need (bounded naps). */
-static int cma_await(_Atomic int32_t *w, unsigned id, const char *what, char *err, size_t errlen)
+static int cma_await(const struct tp_endpoint *ep, _Atomic int32_t *w, unsigned id, const char *what, char *err, size_t errlen)
 {
 	for (unsigned i = 0; !atomic_load_explicit(w, memory_order_acquire); i++) {
-		if (cma_stopping())
+		if (cma_stopping(ep))
 			return errf(err, errlen, EINTR, "cma: stopped while waiting for %s %u", what, id);
 		if (i >= CMA_OPEN_NAPS)
 			return errf(err, errlen, ETIMEDOUT, "cma: %s %u did not open within %d s", what,
@@ -219,7 +219,7 @@ static int cma_open_client(struct tp_endpoint *ep, unsigned id, char *err, size_
 	int ret;
 
 	atomic_store(&k->pid[TP_CLIENT], (int32_t)getpid());
-	ret = cma_await(&k->pid[TP_SERVER], id, "the server for client", err, errlen);
+	ret = cma_await(ep, &k->pid[TP_SERVER], id, "the server for client", err, errlen);
 	if (ret)
 		return ret;
 	ep->peer = atomic_load(&k->pid[TP_SERVER]);
@@ -243,7 +243,7 @@ static int cma_open_server(struct tp_endpoint *ep, unsigned id, char *err, size_
 	int ret;
 
 	atomic_store(&k->pid[TP_SERVER], (int32_t)getpid());
-	ret = cma_await(&k->ready, id, "client", err, errlen);
+	ret = cma_await(ep, &k->ready, id, "client", err, errlen);
 	if (ret)
 		return ret;
 	ep->peer = atomic_load(&k->pid[TP_CLIENT]);
@@ -277,6 +277,7 @@ static int cma_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep->role = role;
 	ep->threads = ch->cfg->threads;
 	ep->pidfd = -1;
+	ep->stop = ch->cfg->stop;
 	ret = role == TP_SERVER ? cma_open_server(ep, id, err, errlen) :
 				  cma_open_client(ep, id, err, errlen);
 	if (ret) {

@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "absent.h"
-#include "ipclab/runner.h"
 #include "tp_common.h"
 
 #ifdef HAVE_SDBUS
@@ -63,11 +62,12 @@ struct db_ep {
 	sd_bus_message *pending;	/* server: the last call not yet answered */
 	enum tp_role role;
 	int fd;				/* the channel's socket (shut down on close) */
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
-static inline bool db_stopping(void)
+static inline bool db_stopping(const struct db_ep *d)
 {
-	return ipclab_stop_requested;
+	return stop_requested(d->stop);
 }
 
 static int db_create(struct tp_channel *ch, char *err, size_t errlen)
@@ -123,7 +123,7 @@ static int db_start(struct db_ep *d, const char *who, unsigned id, char *err, si
 				    strerror(-r));
 		if (r > 0)
 			continue;
-		if (db_stopping())
+		if (db_stopping(d))
 			return errf(err, errlen, EINTR, "dbus: %s %u: stopped", who, id);
 		r = sd_bus_wait(d->bus, DB_SLICE_USEC);
 		if (r < 0 && r != -EINTR)
@@ -157,6 +157,7 @@ static int db_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	}
 	d->role = role;
 	d->fd = ep->rfd;
+	d->stop = ep->stop;
 	ep->extra = d;
 	/* sd-bus closes what it is given: a dup, the channel keeps its own */
 	fd = fcntl(ep->rfd, F_DUPFD_CLOEXEC, 3);
@@ -202,7 +203,7 @@ static ssize_t db_flush(struct db_ep *d)
 	if (sd_bus_get_n_queued_write(d->bus, &q) < 0 || q == 0)
 		return 0;
 	r = sd_bus_flush(d->bus);
-	if (r == -EINTR || (r < 0 && db_stopping()))
+	if (r == -EINTR || (r < 0 && db_stopping(d)))
 		return -EINTR;
 	return r < 0 ? r : 0;
 }
@@ -296,7 +297,7 @@ static ssize_t db_recv(struct tp_endpoint *ep, void *buf, size_t len)
 		}
 		if (r > 0)
 			continue;
-		if (db_stopping())
+		if (db_stopping(d))
 			return -EINTR;
 		r = sd_bus_wait(d->bus, DB_SLICE_USEC);
 		if (r < 0 && r != -EINTR)
@@ -314,7 +315,7 @@ static void db_close(struct tp_endpoint *ep)
 	if (d) {
 		/* what sd-bus still holds, then EOF for the peer even while
 		 * other descriptors of the socket stay open (threads) */
-		if (!db_stopping())
+		if (!db_stopping(d))
 			db_flush(d);
 		if (d->fd >= 0)
 			shutdown(d->fd, SHUT_WR);

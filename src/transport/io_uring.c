@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "absent.h"
-#include "ipclab/runner.h"
 #include "tp_common.h"
 
 #ifdef HAVE_URING
@@ -76,11 +75,6 @@ static const struct opt_desc iou_options[] = {
 /* Channel entries per client id (as pipe.c; via=unix uses the first two:
  * the server's and the client's end of the socketpair). */
 enum { P_C2S_R, P_C2S_W, P_S2C_R, P_S2C_W, P_PER_CLIENT };
-
-static inline bool iou_stopping(void)
-{
-	return ipclab_stop_requested;
-}
 
 static unsigned iou_flags(const struct iou_opts *o)
 {
@@ -238,7 +232,7 @@ static int iou_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 /* Wait for the operation's completion; its result, or -EINTR after a stop
  * (the operation cancelled and reaped first). first: submit in the same
  * io_uring_enter. */
-static int iou_complete(struct io_uring *ring)
+static int iou_complete(struct io_uring *ring, const _Atomic int *stop)
 {
 	bool cancelled = false;
 
@@ -258,7 +252,7 @@ static int iou_complete(struct io_uring *ring)
 		}
 		if (r != -ETIME && r != -EINTR)
 			return r;
-		if (!cancelled && iou_stopping()) {
+		if (!cancelled && stop_requested(stop)) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
 			if (!sqe)
@@ -297,9 +291,9 @@ static ssize_t iou_xfer(struct tp_endpoint *ep, bool wr, void *buf, size_t len)
 			r = cqe->res;
 			io_uring_cqe_seen(ring, cqe);
 		} else {
-			r = iou_complete(ring);
+			r = iou_complete(ring, ep->stop);
 		}
-		if (r == -EINTR && !iou_stopping())
+		if (r == -EINTR && !stop_requested(ep->stop))
 			continue;	/* another signal: the op ended, try again */
 		if (r == -EAGAIN)
 			continue;

@@ -36,7 +36,6 @@
 #include <sys/stat.h>
 
 #include "ipclab/cleanup.h"
-#include "ipclab/runner.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -112,6 +111,7 @@ struct tp_endpoint {
 	struct qbrb_shared *txs, *rxs;
 	int wait;
 	bool eof;
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 static const char *const qbrb_wait_names[] = { "sem", "poll", "nosem" };
@@ -283,6 +283,7 @@ static int qbrb_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep->txs = qbrb_shared_of(ep->tx);
 	ep->rxs = qbrb_shared_of(ep->rx);
 	ep->wait = qc->wait;
+	ep->stop = ch->cfg->stop;
 	*out = ep;
 	return 0;
 }
@@ -300,7 +301,7 @@ static int qbrb_idle(struct tp_endpoint *ep, uint32_t *polls)
 			*polls = QB_YIELD_AFTER;	/* a multiple of the check period */
 		}
 	}
-	if (ipclab_stop_requested)
+	if (stop_requested(ep->stop))
 		return -EINTR;
 	/* the closer's last chunk was committed before closed was set */
 	if (atomic_load(&ep->rxs->closed) && qb_rb_space_used(ep->rx) == 0)
@@ -324,7 +325,7 @@ static ssize_t qbrb_send(struct tp_endpoint *ep, const void *buf, size_t len)
 		cpu_relax();
 		if (tries % QB_CHECK_EVERY)
 			continue;
-		if (ipclab_stop_requested)
+		if (stop_requested(ep->stop))
 			return -EINTR;
 		if (atomic_load_explicit(&ep->txs->closed, memory_order_acquire))
 			return -EPIPE;

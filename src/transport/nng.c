@@ -43,7 +43,6 @@
 
 #include "absent.h"
 #include "ipclab/cleanup.h"
-#include "ipclab/runner.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -95,6 +94,7 @@ struct tp_endpoint {
 	_Atomic bool peer_gone;	/* nng removed the connection's pipe */
 	_Atomic bool connected;	/* nng added one */
 	bool eof_seen;		/* recv returned the peer's EOF marker */
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 /* What a socket set up as the endpoints' really has (read back). */
@@ -105,9 +105,9 @@ struct nn_report {
 	int recvtimeo, sendtimeo;
 };
 
-static inline bool nn_stopping(void)
+static inline bool nn_stopping(const struct tp_endpoint *ep)
 {
-	return ipclab_stop_requested;
+	return stop_requested(ep->stop);
 }
 
 static enum nn_kind nn_kind_of(const struct transport *tp)
@@ -432,7 +432,7 @@ static int nn_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 	want.id = id;
 	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
 		rv = nng_recvmsg(ep->sock, &m, 0);
-		if (rv == NNG_ETIMEDOUT && nn_stopping())
+		if (rv == NNG_ETIMEDOUT && nn_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: server %u: stopped", ch->tp->name, id);
 	}
 	if (rv == NNG_ETIMEDOUT)
@@ -460,7 +460,7 @@ static int nn_hello_send(struct tp_channel *ch, struct tp_endpoint *ep, unsigned
 	/* send waits for the dialer's connection, retried in the background */
 	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
 		rv = nng_send(ep->sock, &h, sizeof(h), 0);
-		if (rv == NNG_ETIMEDOUT && nn_stopping())
+		if (rv == NNG_ETIMEDOUT && nn_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
 	}
 	if (rv == NNG_ETIMEDOUT)
@@ -492,6 +492,7 @@ static int nn_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ep->stop = ch->cfg->stop;
 	rv = nng_pair0_open(&ep->sock);
 	ep->open = rv == 0;
 	if (!rv && (what = "socket options", rv = nn_setup(ep->sock, ch->cfg)) == 0) {
@@ -540,7 +541,7 @@ static ssize_t nn_send(struct tp_endpoint *ep, const void *buf, size_t len)
 			return (ssize_t)len;
 		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
 			return -nn_errno(rv);
-		if (nn_stopping())
+		if (nn_stopping(ep))
 			return -EINTR;
 		if (nn_peer_gone(ep))
 			return -EPIPE;
@@ -572,7 +573,7 @@ static ssize_t nn_recv(struct tp_endpoint *ep, void *buf, size_t len)
 			return nn_take(ep, m, buf, len);
 		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
 			return -nn_errno(rv);
-		if (nn_stopping())
+		if (nn_stopping(ep))
 			return -EINTR;
 		/* only once nothing is left to read: what a closing peer sent
 		 * (its EOF marker last) is queued before its pipe goes */
@@ -596,7 +597,7 @@ static void nn_await_peer_close(struct tp_endpoint *ep)
 		nng_msg *m = NULL;
 		int rv;
 
-		if (nn_peer_gone(ep) || nn_stopping())
+		if (nn_peer_gone(ep) || nn_stopping(ep))
 			return;
 		rv = nng_recvmsg(ep->sock, &m, 0);
 		if (rv == 0) {
@@ -622,7 +623,7 @@ static void nn_close(struct tp_endpoint *ep)
 	for (int i = 0; i < NN_LINGER_SLICES; i++) {
 		int rv;
 
-		if (nn_peer_gone(ep) || nn_stopping())
+		if (nn_peer_gone(ep) || nn_stopping(ep))
 			break;
 		rv = nng_send(ep->sock, "", 0, 0);
 		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)

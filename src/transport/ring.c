@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include "ipcring.h"
-#include "ipclab/runner.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -91,6 +90,7 @@ struct tp_endpoint {
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 static const struct ring_opts *ring_opts_of(const void *opts)
@@ -266,6 +266,7 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
 	ep->pidfd = -1;
+	ep->stop = ch->cfg->stop;
 	r = ring_attach_ends(ch, ep, role, id, err, errlen);
 	if (r) {
 		ring_free_ep(ep);
@@ -316,7 +317,7 @@ static int ring_slice_over(struct tp_endpoint *ep)
 {
 	struct pollfd pfd = { .fd = ep->pidfd, .events = POLLIN };
 
-	if (ipclab_stop_requested)
+	if (stop_requested(ep->stop))
 		return -EINTR;
 	ring_watch_peer(ep);
 	if (ep->pidfd >= 0 && poll(&pfd, 1, 0) > 0)

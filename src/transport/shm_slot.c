@@ -75,6 +75,7 @@ struct tp_endpoint {
 	unsigned char *tx, *rx;	/* the direction this end sends on / receives on */
 	uint32_t tx_head, rx_tail;	/* own index, kept here; shm has the copy */
 	bool peeked;
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 static inline struct slot_dir *dir_hdr(unsigned char *dir)
@@ -214,6 +215,7 @@ static int slot_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	up = sc->map + (size_t)2 * id * sc->dir_len;
 	down = up + sc->dir_len;
 	ep->sc = sc;
+	ep->stop = ch->cfg->stop;
 	ep->tx = role == TP_CLIENT ? up : down;
 	ep->rx = role == TP_CLIENT ? down : up;
 	for (size_t i = 0; db->open && i < ARRAY_SIZE(ep_sides); i++) {
@@ -252,8 +254,8 @@ static int slot_wait_space(struct tp_endpoint *ep)
 			atomic_store(&d->space_wanted, 0);
 			return 0;
 		}
-		r = sc->db->wait(dir_db(sc, ep->tx, DB_SPACE), SLOT_WAIT_SLICE_NS);
-		if (r == -ETIMEDOUT && ipclab_stop_requested)
+		r = sc->db->wait(dir_db(sc, ep->tx, DB_SPACE), SLOT_WAIT_SLICE_NS, ep->stop);
+		if (r == -ETIMEDOUT && stop_requested(ep->stop))
 			return -EINTR;
 		if (r && r != -ETIMEDOUT)
 			return r;
@@ -292,12 +294,12 @@ static int slot_wait_data(struct tp_endpoint *ep)
 		if (atomic_load(&d->closed) &&
 		    atomic_load_explicit(&d->head, memory_order_acquire) == ep->rx_tail)
 			return 0;
-		r = sc->db->wait(dir_db(sc, ep->rx, DB_DATA), SLOT_WAIT_SLICE_NS);
+		r = sc->db->wait(dir_db(sc, ep->rx, DB_DATA), SLOT_WAIT_SLICE_NS, ep->stop);
 		if (!r && atomic_load_explicit(&d->head, memory_order_acquire) != ep->rx_tail)
 			return 1;
 		if (!r)
 			continue;	/* the ring of a close */
-		if (r == -ETIMEDOUT && ipclab_stop_requested)
+		if (r == -ETIMEDOUT && stop_requested(ep->stop))
 			return -EINTR;
 		if (r != -ETIMEDOUT)
 			return r;

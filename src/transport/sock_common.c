@@ -95,6 +95,7 @@ static struct tp_endpoint *tp_ep_alloc(struct tp_channel *ch, unsigned flags)
 	ep->threads = ch->cfg->threads;
 	ep->flags = flags;
 	ep->max = ch->cfg->msg_size;
+	ep->stop = ch->cfg->stop;
 	return ep;
 }
 

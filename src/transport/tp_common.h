@@ -74,6 +74,7 @@ struct tp_endpoint {
 	unsigned flags;			/* TPE_* */
 	size_t max;			/* largest message the channel was made for */
 	void *extra;			/* a transport's own state, freed by its close */
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 /* Make an endpoint over channel entries ridx/widx; in process mode, first

@@ -38,7 +38,6 @@
 
 #include "absent.h"
 #include "ipclab/cleanup.h"
-#include "ipclab/runner.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -92,11 +91,12 @@ struct tp_endpoint {
 	void *sock, *mon;
 	bool peer_gone;		/* the monitor saw the connection drop */
 	bool eof_seen;		/* recv returned the peer's EOF marker */
+	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
-static inline bool zq_stopping(void)
+static inline bool zq_stopping(const struct tp_endpoint *ep)
 {
-	return ipclab_stop_requested;
+	return stop_requested(ep->stop);
 }
 
 static enum zq_kind zq_kind_of(const struct transport *tp)
@@ -398,7 +398,7 @@ static int zq_connect(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id
 		port = atomic_load_explicit(&c->ports[id], memory_order_acquire);
 		if (port)
 			snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%u", port);
-		else if (zq_stopping())
+		else if (zq_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
 		else if (i >= ZQ_PORT_SLICES)
 			return errf(err, errlen, ETIMEDOUT,
@@ -425,7 +425,7 @@ static int zq_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 		n = zmq_recv(ep->sock, &got, sizeof(got), 0);
 		if (n < 0 && zmq_errno() != EAGAIN && zmq_errno() != EINTR)
 			return zq_err(err, errlen, ch->tp->name, "reading the hello");
-		if (n < 0 && zq_stopping())
+		if (n < 0 && zq_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: server %u: stopped", ch->tp->name, id);
 	}
 	if (n < 0)
@@ -468,6 +468,7 @@ static int zq_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	ep->stop = ch->cfg->stop;
 	ep->ctx = c->ctx ? c->ctx : zmq_ctx_new();
 	if (!ep->ctx)
 		ret = zq_err(err, errlen, ch->tp->name, "zmq_ctx_new");
@@ -506,7 +507,7 @@ static ssize_t zq_send(struct tp_endpoint *ep, const void *buf, size_t len)
 			return n == (int)len ? n : -EIO;
 		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR)
 			return -zmq_errno();
-		if (zq_stopping())
+		if (zq_stopping(ep))
 			return -EINTR;
 		if (zq_peer_gone(ep))
 			return -EPIPE;
@@ -524,7 +525,7 @@ static ssize_t zq_recv(struct tp_endpoint *ep, void *buf, size_t len)
 			return (size_t)n > len ? -EMSGSIZE : n;
 		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR)
 			return -zmq_errno();
-		if (zq_stopping())
+		if (zq_stopping(ep))
 			return -EINTR;
 		/* only once nothing is left to read: a closing peer's last
 		 * messages and its EOF marker come before the drop */
@@ -545,7 +546,7 @@ static void zq_await_peer_close(struct tp_endpoint *ep)
 		zmq_msg_t m;
 		int n;
 
-		if (zq_peer_gone(ep) || zq_stopping())
+		if (zq_peer_gone(ep) || zq_stopping(ep))
 			return;
 		zmq_msg_init(&m);
 		n = zmq_msg_recv(&m, ep->sock, 0);
@@ -569,7 +570,7 @@ static void zq_close(struct tp_endpoint *ep)
 		return;
 	/* the EOF marker, waiting for room while the peer is there */
 	for (int i = 0; i < ZQ_LINGER_MS / ZQ_SLICE_MS; i++) {
-		if (zq_peer_gone(ep) || zq_stopping() || zmq_send(ep->sock, "", 0, 0) == 0 ||
+		if (zq_peer_gone(ep) || zq_stopping(ep) || zmq_send(ep->sock, "", 0, 0) == 0 ||
 		    (zmq_errno() != EAGAIN && zmq_errno() != EINTR))
 			break;
 	}
@@ -577,7 +578,7 @@ static void zq_close(struct tp_endpoint *ep)
 	if (!ep->eof_seen)
 		zq_await_peer_close(ep);
 	/* a dead or stopped peer reads nothing more: do not linger for it */
-	if (zq_peer_gone(ep) || zq_stopping())
+	if (zq_peer_gone(ep) || zq_stopping(ep))
 		zmq_setsockopt(ep->sock, ZMQ_LINGER, &zero, sizeof(zero));
 	zq_free(ep, ep->mon != NULL);
 }

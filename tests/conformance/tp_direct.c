@@ -22,7 +22,6 @@
 
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
-#include "ipclab/runner.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "tp_direct.h"
@@ -46,11 +45,16 @@ static void case_fail(const struct tcase *tc, const char *fmt, ...)
 	n_failed++;
 }
 
-/* As the runner's stop request: the flag for spinning transports, the
+/* This test's stop word, handed to the transport in tp_config (a forked
+ * client has its own copy, set by its own handler). */
+static _Atomic int stop_word;
+
+/* As the runner's stop request: the stop word for spinning transports, the
  * signal itself (no SA_RESTART) for blocking calls. */
 static void on_sigusr1(int sig)
 {
-	ipclab_stop_requested = 1;
+	(void)sig;
+	atomic_store(&stop_word, 1);
 }
 
 /* Wait for a thread until deadline; past it, interrupt it with SIGUSR1
@@ -215,7 +219,7 @@ static void run_case(struct tcase *tc)
 			       (unsigned long long)dups);
 	}
 	tc->tp->destroy(&ch);
-	ipclab_stop_requested = 0;
+	atomic_store(&stop_word, 0);
 	n_failed += leftovers_report(tc->name, tc->cfg.dir);
 	munmap(res, rlen);
 }
@@ -313,7 +317,7 @@ static void run_intr_case(struct tcase *tc)
 			  no_eintr ? "0 (EOF)" : "-EINTR");
 out:
 	tc->tp->destroy(&ch);
-	ipclab_stop_requested = 0;
+	atomic_store(&stop_word, 0);
 	close(c.release[0]);
 	close(c.release[1]);
 	n_failed += leftovers_report(tc->name, tc->cfg.dir);
@@ -362,7 +366,8 @@ static void run_transport(const struct transport *tp, unsigned div)
 		return;
 	}
 	ns = sizes_for(tp, opts, sizes);
-	tc.cfg = (struct tp_config){ .opts = opts, .dir = cleanup_private_dir(), .clients = 1 };
+	tc.cfg = (struct tp_config){ .opts = opts, .dir = cleanup_private_dir(), .clients = 1,
+				    .stop = &stop_word };
 	for (int threads = 0; threads < 2; threads++) {
 		const char *mode = threads ? "thread" : "process";
 		const char *only = getenv("ENDPOINTS");

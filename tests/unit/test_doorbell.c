@@ -38,6 +38,8 @@ struct pair {
 };
 
 static const struct doorbell *cur_db;	/* the doorbell under test */
+/* The stop word every wait here is given (a runner hands its cell's). */
+static _Atomic int stop_word;
 
 static int pair_setup(void **state)
 {
@@ -65,7 +67,7 @@ static int pair_teardown(void **state)
 {
 	struct pair *p = *state;
 
-	ipclab_stop_requested = 0;	/* even after a failed test */
+	atomic_store(&stop_word, 0);	/* even after a failed test */
 	p->db->destroy(p->a);
 	p->db->destroy(p->b);
 	munmap(p->map, 2 * p->span);
@@ -103,7 +105,7 @@ static void close_main(struct pair *p)
 static int peer_rounds(struct pair *p, int rounds)
 {
 	for (int i = 0; i < rounds; i++) {
-		int r = p->db->wait(p->a, LONG_NS);
+		int r = p->db->wait(p->a, LONG_NS, &stop_word);
 
 		if (r)
 			return i + 1;
@@ -120,7 +122,7 @@ static int main_rounds(struct pair *p, int rounds)
 
 		if (r)
 			fail_msg("%s round %d: ring: %s", p->db->name, i, strerror(-r));
-		r = p->db->wait(p->b, LONG_NS);
+		r = p->db->wait(p->b, LONG_NS, &stop_word);
 		if (r)
 			fail_msg("%s round %d: wait: %s (a lost wakeup if ETIMEDOUT)", p->db->name, i,
 				 strerror(-r));
@@ -150,12 +152,12 @@ static void test_ring_before_wait(void **state)
 	assert_int_equal(db_open(p->db, p->a, DB_WAITER), 0);
 	assert_int_equal(db_open(p->db, p->a, DB_RINGER), 0);
 	assert_int_equal(p->db->ring(p->a), 0);
-	assert_int_equal(p->db->wait(p->a, LONG_NS), 0);
+	assert_int_equal(p->db->wait(p->a, LONG_NS, &stop_word), 0);
 	assert_int_equal(p->db->ring(p->a), 0);
 	assert_int_equal(p->db->ring(p->a), 0);
-	assert_int_equal(p->db->wait(p->a, LONG_NS), 0);
-	assert_int_equal(p->db->wait(p->a, LONG_NS), 0);
-	assert_int_equal(p->db->wait(p->a, 1 * NSEC_PER_MSEC), -ETIMEDOUT);
+	assert_int_equal(p->db->wait(p->a, LONG_NS, &stop_word), 0);
+	assert_int_equal(p->db->wait(p->a, LONG_NS, &stop_word), 0);
+	assert_int_equal(p->db->wait(p->a, 1 * NSEC_PER_MSEC, &stop_word), -ETIMEDOUT);
 	db_close(p->db, p->a, DB_WAITER);
 	db_close(p->db, p->a, DB_RINGER);
 }
@@ -168,7 +170,7 @@ static void test_timeout(void **state)
 
 	assert_int_equal(db_open(p->db, p->a, DB_WAITER), 0);
 	t0 = now_ns();
-	assert_int_equal(p->db->wait(p->a, SHORT_NS), -ETIMEDOUT);
+	assert_int_equal(p->db->wait(p->a, SHORT_NS, &stop_word), -ETIMEDOUT);
 	dt = now_ns() - t0;
 	if (dt < SHORT_NS - NSEC_PER_MSEC)
 		fail_msg("%s: timed out after %llu ns, before the %llu ns asked", p->db->name,
@@ -176,18 +178,21 @@ static void test_timeout(void **state)
 	db_close(p->db, p->a, DB_WAITER);
 }
 
-/* A stop request ends an unrung wait with -EINTR; a rung one still wins. */
+/* A stop request (the wait's stop word) ends an unrung wait with -EINTR;
+ * a rung one still wins. */
 static void test_stop_requested(void **state)
 {
 	struct pair *p = *state;
 
 	assert_int_equal(db_open(p->db, p->a, DB_WAITER), 0);
 	assert_int_equal(db_open(p->db, p->a, DB_RINGER), 0);
-	ipclab_stop_requested = 1;
-	assert_int_equal(p->db->wait(p->a, LONG_NS), -EINTR);
+	atomic_store(&stop_word, 1);
+	assert_int_equal(p->db->wait(p->a, LONG_NS, &stop_word), -EINTR);
+	/* the word is the caller's: a wait given another (none) is not stopped */
+	assert_int_equal(p->db->wait(p->a, 1 * NSEC_PER_MSEC, NULL), -ETIMEDOUT);
 	assert_int_equal(p->db->ring(p->a), 0);
-	assert_int_equal(p->db->wait(p->a, LONG_NS), 0);
-	ipclab_stop_requested = 0;
+	assert_int_equal(p->db->wait(p->a, LONG_NS, &stop_word), 0);
+	atomic_store(&stop_word, 0);
 	db_close(p->db, p->a, DB_WAITER);
 	db_close(p->db, p->a, DB_RINGER);
 }
@@ -250,8 +255,8 @@ static void test_fork_ring_before_wait(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(p->db->wait(p->a, LONG_NS), 0);
-	assert_int_equal(p->db->wait(p->a, 1 * NSEC_PER_MSEC), -ETIMEDOUT);
+		assert_int_equal(p->db->wait(p->a, LONG_NS, &stop_word), 0);
+	assert_int_equal(p->db->wait(p->a, 1 * NSEC_PER_MSEC, &stop_word), -ETIMEDOUT);
 	db_close(p->db, p->a, DB_WAITER);
 }
 
@@ -261,7 +266,7 @@ static void on_sigusr1(int sig)
 {
 	(void)sig;
 	if (set_stop_flag)
-		ipclab_stop_requested = 1;
+		atomic_store(&stop_word, 1);
 }
 
 struct intr_arg {
@@ -277,7 +282,7 @@ static void *intr_waiter(void *arg)
 	if (db_open(a->p->db, a->p->a, DB_WAITER))
 		a->ret = 1;
 	else
-		a->ret = a->p->db->wait(a->p->a, 2 * NSEC_PER_SEC);
+		a->ret = a->p->db->wait(a->p->a, 2 * NSEC_PER_SEC, &stop_word);
 	db_close(a->p->db, a->p->a, DB_WAITER);
 	atomic_store(&a->done, 1);
 	return NULL;
@@ -302,7 +307,7 @@ static int interrupt_wait(struct pair *p, bool stop_flag)
 	}
 	pthread_join(t, NULL);
 	sigaction(SIGUSR1, &old, NULL);
-	ipclab_stop_requested = 0;
+	atomic_store(&stop_word, 0);
 	return a.ret;
 }
 
@@ -316,7 +321,7 @@ static void test_signal_interrupts(void **state)
 	assert_int_equal(interrupt_wait(p, false), want);
 }
 
-/* The runner's stop signal (its handler sets the stop flag) ends every
+/* The runner's stop signal (its handler sets the stop word) ends every
  * doorbell's wait with -EINTR. */
 static void test_stop_signal(void **state)
 {
