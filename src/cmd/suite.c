@@ -150,7 +150,9 @@ static int suite_usage(FILE *f, int ret)
 	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
 	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
 	      "  6 s paced at 1/s) and report medians. --trace and --profile act as for run, on every\n"
-	      "  cell, and add a reading from the trace (and profile) to each section.\n", f);
+	      "  cell, and add a reading from the trace (and profile) to each section.\n"
+	      "       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
+	      "  see ipclab suite fidelity --help\n", f);
 	return ret;
 }
 static int suite_args(int argc, char **argv, struct suite_opts *o, const char **only)
@@ -217,9 +219,13 @@ int cmd_suite(int argc, char **argv)
 	struct result *all = NULL;
 	struct report rep = { 0 };
 	const char *only = NULL;
-	int ret = suite_args(argc, argv, &o, &only), saved = -1;
+	int ret, saved = -1;
 	size_t nall = 0;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "fidelity"))
+			return cmd_suite_fidelity(argc, argv);
+	ret = suite_args(argc, argv, &o, &only);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s%s%s", o.quick ? " --quick" : "",

@@ -36,6 +36,9 @@ struct seed {
 extern const struct seed seeds[];
 extern const size_t n_seeds;
 
+/* `ipclab suite fidelity` (suite_fidelity.c): its own options and plan. */
+int cmd_suite_fidelity(int argc, char **argv);
+
 /* Fill s for a section: `ipclab run`'s defaults, lenient, named section. */
 void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *section);
 

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/* `ipclab suite fidelity`: every cell of the fidelity table (stream 64 B
+ * and 4 KiB, ping-pong 64 B; split and same CPU; processes and threads)
+ * run with its reference right after it, the whole plan N rounds over so
+ * that the pairs interleave (A B, all cells, then again), and printed
+ * ranked by how far the median of each cell's pair ratios is from 1, with
+ * the pairs' spread. -f json or csv writes every round's results. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "run.h"
+#include "suite.h"
+#include "ipclab/placement.h"
+
+#define FID_MAX_ROUNDS 50
+
+static const char *const fid_default_tp[] = {
+	"pipe", "unix-stream", "posix-mq", "shm-futex", "libqb-rb", "cacheline", "ring", NULL,
+};
+
+struct fid_opts {
+	struct suite_opts so;
+	unsigned repeat;
+	char tp_list[256];
+};
+
+static int fid_usage(FILE *f, int ret)
+{
+	fputs("usage: ipclab suite fidelity [--quick] [--repeat N] [-t LIST] [-f table|json|csv] [-o FILE] [-q]\n"
+	      "  each cell of the fidelity table (stream 64 B and 4 KiB, ping-pong 64 B; pipe,\n"
+	      "  unix-stream, posix-mq, shm-futex, libqb-rb, cacheline, ring, or -t LIST; split and\n"
+	      "  same CPU; processes and threads) run with --reference, N rounds interleaved\n"
+	      "  (default 5; --quick: 1 round and short cells), printed ranked by |1 - ratio|:\n"
+	      "  the median of the cell's pair ratios, with their min, max and spread.\n",
+	      f);
+	return ret;
+}
+
+static int fid_args(int argc, char **argv, struct fid_opts *o)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'Q' },	      { "repeat", required_argument, NULL, 'R' },
+		{ "format", required_argument, NULL, 'f' },   { "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },	      { "transports", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },	      { 0 },
+	};
+	bool repeat_set = false;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":f:o:qht:", lo, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'Q': o->so.quick = true; break;
+		case 'q': o->so.quiet = true; break;
+		case 'o': o->so.output = optarg; break;
+		case 'h': return fid_usage(stdout, -1);
+		case 't': snprintf(o->tp_list, sizeof(o->tp_list), "%s", optarg); break;
+		case 'R':
+			o->repeat = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o->repeat || o->repeat > FID_MAX_ROUNDS)
+				return usage_error("suite fidelity --repeat %s: expected 1 to %d rounds",
+						   optarg, FID_MAX_ROUNDS);
+			repeat_set = true;
+			break;
+		case 'f':
+			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
+				return usage_error("suite fidelity -f %s: expected table, json or csv", optarg);
+			o->so.format = optarg;
+			break;
+		default:
+			return usage_error("suite fidelity: bad option '%s'; see ipclab suite fidelity --help",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1 || strcmp(argv[optind], "fidelity"))
+		return usage_error("suite: expected 'ipclab suite fidelity [options]'; see ipclab suite fidelity --help");
+	if (!repeat_set)
+		o->repeat = o->so.quick ? 1 : 5;
+	return 0;
+}
+
+/* The transports: -t's (each must exist: bad input otherwise), or the
+ * table's that are built here. */
+static int fid_transports(const struct fid_opts *o, struct plan_spec *s)
+{
+	char list[256], *save = NULL;
+
+	s->ntp = 0;
+	if (!o->tp_list[0]) {
+		for (const char *const *t = fid_default_tp; *t && s->ntp < PLAN_MAX_LIST; t++) {
+			const struct transport *tp = transport_find(*t);
+
+			if (tp) {
+				s->tp_named[s->ntp] = true;
+				s->tp[s->ntp++] = tp;
+			}
+		}
+		return 0;
+	}
+	snprintf(list, sizeof(list), "%s", o->tp_list);
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct transport *tp = transport_find(t);
+
+		if (!tp)
+			return usage_error("suite fidelity -t %s: no transport '%s'; see ipclab list",
+					   o->tp_list, t);
+		if (s->ntp == PLAN_MAX_LIST)
+			return usage_error("suite fidelity -t: at most %d transports", PLAN_MAX_LIST);
+		s->tp_named[s->ntp] = true;
+		s->tp[s->ntp++] = tp;
+	}
+	return s->ntp ? 0 : usage_error("suite fidelity -t: no transport named; e.g. -t pipe,ring");
+}
+
+/* Two specs: stream at 64 B and 4 KiB, ping-pong at 64 B; 0 or 2. */
+static int fid_plan(const struct fid_opts *o, struct plan *pl)
+{
+	static const char *const pins[] = { "split", "same" };
+	struct plan_spec *s = calloc(2, sizeof(*s));
+	char err[ERRLEN];
+	int ret = 0;
+
+	if (!s)
+		return usage_error("out of memory");
+	for (int i = 0; i < 2 && !ret; i++) {
+		seed_spec(&o->so, &s[i], "fidelity");
+		s[i].pat[0] = pattern_find(i ? "pingpong" : "stream");
+		s[i].npat = 1;
+		s[i].nsize = 0;
+		s[i].size[s[i].nsize++] = 64;
+		if (!i)
+			s[i].size[s[i].nsize++] = 4096;
+		s[i].nep = 2;
+		s[i].threads[0] = false;
+		s[i].threads[1] = true;
+		s[i].npin = 0;
+		for (int k = 0; k < 2 && !ret; k++)
+			if (pin_parse(pins[k], &s[i].pin[s[i].npin++], err, sizeof(err)))
+				ret = usage_error("%s", err);
+		s[i].count = i ? (o->so.quick ? 2000 : 20000) : (o->so.quick ? 20000 : 200000);
+		if (!ret)
+			ret = fid_transports(o, &s[i]);
+		if (!ret && run_spec_default_options(&s[i], pl))
+			ret = 2;
+		if (!ret && plan_build(&s[i], pl, err, sizeof(err)))
+			ret = usage_error("%s", err);
+	}
+	free(s);
+	return ret;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One cell over the rounds: the medians, the pair ratios' range. */
+struct fid_row {
+	const struct result *r; /* the first round's */
+	unsigned pairs;
+	double ipclab, ref, ratio, lo, hi;
+	const char *why; /* no ratio: why */
+};
+
+static void fid_row(struct result *const *rounds, unsigned nr, size_t i, struct fid_row *row)
+{
+	double a[FID_MAX_ROUNDS], b[FID_MAX_ROUNDS], q[FID_MAX_ROUNDS];
+	bool rtt = !strcmp(rounds[0][i].pattern, "pingpong");
+
+	*row = (struct fid_row){ .r = &rounds[0][i], .ratio = NAN };
+	for (unsigned k = 0; k < nr; k++) {
+		const struct result *r = &rounds[k][i];
+
+		if (r->status != RES_OK || r->ref.status != REF_OK || !isfinite(r->ref.ratio)) {
+			row->why = r->status != RES_OK ? r->reason : r->ref.reason;
+			if (!row->why[0])
+				row->why = "no ratio";
+			return;
+		}
+		a[row->pairs] = rtt ? r->lat_mean_ns : r->msgs_per_s;
+		b[row->pairs] = rtt ? r->ref.lat_mean_ns : r->ref.msgs_per_s;
+		q[row->pairs++] = r->ref.ratio;
+	}
+	row->ipclab = median(a, row->pairs);
+	row->ref = median(b, row->pairs);
+	row->ratio = median(q, row->pairs);
+	row->lo = q[0];
+	row->hi = q[row->pairs - 1];
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct fid_row *a = x, *b = y;
+	double da = a->why ? -1 : fabs(1 - a->ratio), db = b->why ? -1 : fabs(1 - b->ratio);
+
+	return da < db ? 1 : da > db ? -1 : 0;
+}
+
+static void fid_print(struct fid_row *rows, size_t n, unsigned nr)
+{
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	printf("\n%4s  %-12s %-9s %5s  %-8s %-5s %12s %12s %7s %15s %7s\n", "rank", "transport",
+	       "pattern", "size", "endpts", "pin", "ipclab", "reference", "ratio", "pairs min-max",
+	       "spread");
+	for (size_t i = 0, rank = 1; i < n; i++) {
+		const struct fid_row *w = &rows[i];
+		const struct result *r = w->r;
+		bool rtt = !strcmp(r->pattern, "pingpong");
+		char a[24], b[24];
+
+		if (w->why)
+			continue;
+		snprintf(a, sizeof(a), rtt ? "%.0f ns" : "%.3gM/s", rtt ? w->ipclab : w->ipclab / 1e6);
+		snprintf(b, sizeof(b), rtt ? "%.0f ns" : "%.3gM/s", rtt ? w->ref : w->ref / 1e6);
+		printf("%4zu  %-12s %-9s %4lluB  %-8s %-5s %12s %12s %7.3f %2u %5.2f-%-5.2f %6.1f%%\n",
+		       rank++, r->transport, r->pattern, (unsigned long long)r->cell.size,
+		       r->cell.threads ? "thread" : "process", r->cell.pin.text, a, b, w->ratio,
+		       w->pairs, w->lo, w->hi, 100 * (w->hi - w->lo) / w->ratio);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].why)
+			printf("   -  %-12s %-9s %4lluB  %-8s %-5s no ratio: %s\n", rows[i].r->transport,
+			       rows[i].r->pattern, (unsigned long long)rows[i].r->cell.size,
+			       rows[i].r->cell.threads ? "thread" : "process", rows[i].r->cell.pin.text,
+			       rows[i].why);
+	printf("ratio: ipclab over its reference, the median of %u interleaved pair ratio%s: msgs/s for "
+	       "stream (below 1 = ipclab slower), mean RTT for ping-pong (above 1 = ipclab slower); "
+	       "spread = (max - min) / median of the pair ratios\n",
+	       nr, nr == 1 ? "" : "s");
+}
+
+/* The rounds' results as one report (-f json|csv): every round's cells. */
+static int fid_write(const struct fid_opts *o, struct result *const *rounds, unsigned nr, size_t n,
+		     const struct env_info *env)
+{
+	struct reporter_args ra = { .format = o->so.format };
+	struct report rep = { .cmdline = o->so.cmdline, .env = *env, .n = n * nr };
+	int ret;
+
+	rep.results = malloc((rep.n ? rep.n : 1) * sizeof(*rep.results));
+	if (!rep.results)
+		return usage_error("out of memory");
+	for (unsigned k = 0; k < nr; k++)
+		memcpy(rep.results + k * n, rounds[k], n * sizeof(*rep.results));
+	ret = output_report(o->so.output, &ra, &rep);
+	free(rep.results);
+	return ret;
+}
+
+/* The plan run nr times, each cell with its reference right after it. */
+static int fid_rounds(const struct fid_opts *o, const struct plan *pl, struct result **rounds,
+		      unsigned *nr, size_t *n, struct env_info *env)
+{
+	struct session_opts so = { .repeat = 1, .pm_qos_us = -1, .reference = true };
+	int ret = 0;
+
+	for (*nr = 0; *nr < o->repeat && !ret;) {
+		struct report rep = { .cmdline = o->so.cmdline };
+
+		if (!o->so.quiet)
+			fprintf(stderr, "ipclab: fidelity round %u of %u (%zu cells)\n", *nr + 1, o->repeat,
+				pl->n);
+		ret = run_session(pl, &so, o->so.quiet, &rep);
+		if (!rep.results)
+			break;
+		if (rep.n != pl->n) { /* interrupted: keep the complete rounds */
+			free(rep.results);
+			break;
+		}
+		*env = rep.env;
+		*n = rep.n;
+		rounds[(*nr)++] = rep.results;
+	}
+	return ret;
+}
+
+int cmd_suite_fidelity(int argc, char **argv)
+{
+	struct fid_opts o = { .so.format = "table" };
+	struct result *rounds[FID_MAX_ROUNDS] = { NULL };
+	struct env_info env = { 0 };
+	struct plan pl = { 0 };
+	unsigned nr = 0;
+	size_t n = 0;
+	int ret = fid_args(argc, argv, &o);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	snprintf(o.so.cmdline, sizeof(o.so.cmdline), "ipclab suite fidelity%s --repeat %u%s%s",
+		 o.so.quick ? " --quick" : "", o.repeat, o.tp_list[0] ? " -t " : "", o.tp_list);
+	ret = fid_plan(&o, &pl);
+	if (!ret)
+		ret = fid_rounds(&o, &pl, rounds, &nr, &n, &env);
+	if (nr) {
+		struct fid_row *rows = calloc(n ? n : 1, sizeof(*rows));
+		bool failed = false;
+
+		for (size_t i = 0; rows && i < n; i++) {
+			fid_row(rounds, nr, i, &rows[i]);
+			for (unsigned k = 0; k < nr; k++)
+				failed |= rounds[k][i].status == RES_FAILED ||
+					  rounds[k][i].ref.status == REF_FAILED;
+		}
+		if (!strcmp(o.so.format, "table") || o.so.output) {
+			printf("== fidelity: ipclab against each cell's bare reference loop (%u round%s)\n", nr,
+			       nr == 1 ? "" : "s");
+			if (rows)
+				fid_print(rows, n, nr);
+		}
+		if (strcmp(o.so.format, "table")) {
+			int w = fid_write(&o, rounds, nr, n, &env);
+
+			ret = ret ? ret : w;
+		}
+		if (!ret && failed)
+			ret = 1;
+		free(rows);
+	}
+	for (unsigned k = 0; k < nr; k++)
+		free(rounds[k]);
+	plan_free(&pl);
+	if (ret > 128)
+		say(NULL, "interrupted by signal %d", ret - 128);
+	return ret;
+}
