@@ -119,37 +119,58 @@ static int fid_transports(const struct fid_opts *o, struct plan_spec *s)
 	return s->ntp ? 0 : usage_error("suite fidelity -t: no transport named; e.g. -t pipe,ring");
 }
 
-/* Two specs: stream at 64 B and 4 KiB, ping-pong at 64 B; 0 or 2. */
+/* Keep the transports of s that spin (spin = true) or the others. */
+static void fid_keep(struct plan_spec *s, bool spin)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < s->ntp; i++)
+		if (!!(s->tp[i]->caps & TP_SPINS) == spin)
+			s->tp[k++] = s->tp[i];
+	s->ntp = k;
+}
+
+/* Stream at 64 B and 4 KiB, ping-pong at 64 B; the spinning transports in
+ * specs of their own, a tenth of the count (on one CPU each message costs
+ * them a time slice's yield); 0 or 2. */
 static int fid_plan(const struct fid_opts *o, struct plan *pl)
 {
 	static const char *const pins[] = { "split", "same" };
-	struct plan_spec *s = calloc(2, sizeof(*s));
+	struct plan_spec *s = calloc(1, sizeof(*s));
 	char err[ERRLEN];
 	int ret = 0;
 
 	if (!s)
 		return usage_error("out of memory");
-	for (int i = 0; i < 2 && !ret; i++) {
-		seed_spec(&o->so, &s[i], "fidelity");
-		s[i].pat[0] = pattern_find(i ? "pingpong" : "stream");
-		s[i].npat = 1;
-		s[i].nsize = 0;
-		s[i].size[s[i].nsize++] = 64;
-		if (!i)
-			s[i].size[s[i].nsize++] = 4096;
-		s[i].nep = 2;
-		s[i].threads[0] = false;
-		s[i].threads[1] = true;
-		s[i].npin = 0;
+	for (int i = 0; i < 4 && !ret; i++) {
+		bool pp = i & 1, spin = i >= 2;
+
+		memset(s, 0, sizeof(*s));
+		seed_spec(&o->so, s, "fidelity");
+		s->pat[0] = pattern_find(pp ? "pingpong" : "stream");
+		s->npat = 1;
+		s->nsize = 0;
+		s->size[s->nsize++] = 64;
+		if (!pp)
+			s->size[s->nsize++] = 4096;
+		s->nep = 2;
+		s->threads[0] = false;
+		s->threads[1] = true;
+		s->npin = 0;
 		for (int k = 0; k < 2 && !ret; k++)
-			if (pin_parse(pins[k], &s[i].pin[s[i].npin++], err, sizeof(err)))
+			if (pin_parse(pins[k], &s->pin[s->npin++], err, sizeof(err)))
 				ret = usage_error("%s", err);
-		s[i].count = i ? (o->so.quick ? 2000 : 20000) : (o->so.quick ? 20000 : 200000);
+		s->count = pp ? (o->so.quick ? 2000 : 20000) : (o->so.quick ? 20000 : 200000);
+		if (spin)
+			s->count /= 10;
 		if (!ret)
-			ret = fid_transports(o, &s[i]);
-		if (!ret && run_spec_default_options(&s[i], pl))
+			ret = fid_transports(o, s);
+		fid_keep(s, spin);
+		if (ret || !s->ntp)
+			continue;
+		if (run_spec_default_options(s, pl))
 			ret = 2;
-		if (!ret && plan_build(&s[i], pl, err, sizeof(err)))
+		else if (plan_build(s, pl, err, sizeof(err)))
 			ret = usage_error("%s", err);
 	}
 	free(s);
