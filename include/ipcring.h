@@ -375,8 +375,11 @@ typedef int (*ipcring_allow_fn)(void *ctx, const struct ipcring_cred *peer,
 				char *reason, size_t len);
 
 struct ipcring_server_opts {
-	const struct ipcring_opts *ring; /* each connection's rings; NULL = defaults.
-					  * wait_mode is always IPCRING_WAIT_EVENTFD */
+	const struct ipcring_opts *ring; /* each connection's rings; NULL = defaults,
+					  * but capacity 0 = 64 KiB here (set-up
+					  * time grows with it: the rings are
+					  * prefaulted); wait_mode is always
+					  * IPCRING_WAIT_EVENTFD */
 	const uint32_t *uids;		/* also allowed: these uids ... */
 	unsigned int nuids;
 	const uint32_t *gids;		/* ... and peers whose primary gid is here */

@@ -21,6 +21,7 @@
 #include "ipc.h"
 
 #define SRV_DEFAULT_CONNS	1024u
+#define IPCRING_CONN_CAPACITY	(64u * 1024)	/* set-up cost grows with it */
 #define SRV_DEFAULT_HS_MS	1000u
 #define SRV_DEFAULT_QUANTUM	16u
 #define SRV_LISTEN_SLOT		0x7fffffffu
@@ -325,6 +326,8 @@ static int srv_opts(struct ipcring_server *s, const struct ipcring_server_opts *
 	if (o->ring)
 		s->ring = *o->ring;
 	s->ring.wait_mode = IPCRING_WAIT_EVENTFD;
+	if (!s->ring.capacity)
+		s->ring.capacity = IPCRING_CONN_CAPACITY;
 	s->max_conns = o->max_conns ? o->max_conns : SRV_DEFAULT_CONNS;
 	s->handshake_ms = o->handshake_ms ? o->handshake_ms : SRV_DEFAULT_HS_MS;
 	s->quantum = o->quantum ? o->quantum : SRV_DEFAULT_QUANTUM;
@@ -460,6 +463,8 @@ static void srv_refused(struct ipcring_server *s, const struct ipcring_cred *p, 
 		s->ops.refused(s->ops_ctx, p, err, reason);
 }
 
+static void srv_open_pending(struct ipcring_server *s, struct ipcring_conn *c);
+
 /* A new socket: a slot, and the socket in epoll until its hello comes. */
 static void srv_add_pending(struct ipcring_server *s, struct ipcring_conn *c)
 {
@@ -485,6 +490,9 @@ static void srv_add_pending(struct ipcring_server *s, struct ipcring_conn *c)
 	s->conns[i] = c;
 	s->nconns++;
 	s->npending++;
+	/* the hello often came with the connection: no epoll round trip */
+	if (ipc_wait_fd(c->sock, POLLIN, 0) == 0)
+		srv_open_pending(s, c);
 }
 
 static void srv_accept_burst(struct ipcring_server *s)
@@ -520,6 +528,8 @@ static void srv_open_pending(struct ipcring_server *s, struct ipcring_conn *c)
 	s->npending--;
 	c->oidx = s->nopen;
 	s->open[s->nopen++] = c;
+	/* armed at once: its first request wakes the loop (or is served next) */
+	(void)ipcring_prepare_wait(c->rx);
 	if (s->ops.connected) {
 		s->cur = c;
 		s->ops.connected(s->ops_ctx, c);
@@ -710,13 +720,12 @@ int ipcring_server_dispatch(struct ipcring_server *s, int timeout_ms)
 			return ret;
 	}
 	n = srv_round(s);
+	if (!n && timeout_ms)
+		n = srv_spin(s);
 	if (n)
 		return n;
-	if (timeout_ms == 0)
-		return 0;
-	n = srv_spin(s);
-	if (n)
-		return n;
+	/* nothing to do: arm every request ring, then sleep in epoll (or, with
+	 * timeout 0, only look once, leaving the fd armed for the caller) */
 	if (srv_arm(s))
 		return srv_round(s);
 	ret = srv_events(s, timeout_ms);
