@@ -9,7 +9,10 @@
  * completion batched into a single system call. -O sqpoll=1 gives the ring
  * a kernel thread that polls the submission queue (IORING_SETUP_SQPOLL),
  * so a submission needs no system call while that thread is awake; waiting
- * for the completion still does.
+ * for the completion still does. -O batch=N queues sends instead: every
+ * Nth send submits the N writes, linked so that they run in order, with
+ * one io_uring_enter and reaps their N completions together (a recv or a
+ * close submits what is queued first, so ping-pong stays one by one).
  *
  * Waits are slices of IOU_SLICE_MS: between them the stop request is
  * looked at. An interrupted operation is cancelled and its completion
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #include "absent.h"
+#include "iou.h"
 #include "tp_common.h"
 
 #ifdef HAVE_URING
@@ -40,7 +44,6 @@
 #endif
 #endif
 
-#define IOU_INSTALL "install liburing-dev (make deps)"
 #define IOU_DISABLED "/proc/sys/kernel/io_uring_disabled"
 
 struct iou_opts {
@@ -48,6 +51,7 @@ struct iou_opts {
 	int sqpoll;
 	uint64_t sq_idle_ms;
 	uint64_t pipe_size;
+	uint64_t batch;
 };
 
 static const struct opt_desc iou_options[] = {
@@ -62,6 +66,9 @@ static const struct opt_desc iou_options[] = {
 	{ .name = "pipe-size", .type = OPT_SIZE, .offset = offsetof(struct iou_opts, pipe_size),
 	  .def = "", .max = 1ull << 31,
 	  .help = "via=pipe: F_SETPIPE_SZ of each pipe (0 = kernel default, 64k)" },
+	{ .name = "batch", .type = OPT_UINT, .offset = offsetof(struct iou_opts, batch),
+	  .def = "1", .min = 1, .max = 256,
+	  .help = "sends queued and submitted N at a time: N linked writes per io_uring_enter" },
 	{ .name = NULL },
 };
 
@@ -71,6 +78,17 @@ static const struct opt_desc iou_options[] = {
 #define IOU_ENTRIES 4		/* one operation in flight, and its cancel */
 #define IOU_OP 1		/* user_data of the read or write */
 #define IOU_CANCEL 2		/* user_data of its cancel */
+#define IOU_BATCH 16		/* user_data of a batch's first write; the others follow */
+#define IOU_BATCH_MAX_BYTES (64ull << 20)	/* one endpoint's queued sends */
+
+/* ep->extra: the endpoint's ring, and the sends -O batch queues. */
+struct iou_ep {
+	struct io_uring ring;
+	unsigned batch, queued;
+	size_t len;		/* every queued message has this length */
+	unsigned char *buf;	/* batch x len bytes: the queued messages */
+	int *res;		/* a batch's results, one per write */
+};
 
 /* Channel entries per client id (as pipe.c; via=unix uses the first two:
  * the server's and the client's end of the socketpair). */
@@ -81,16 +99,23 @@ static unsigned iou_flags(const struct iou_opts *o)
 	return o && o->sqpoll ? IORING_SETUP_SQPOLL : 0;
 }
 
+static unsigned iou_batch(const struct iou_opts *o)
+{
+	return o && o->batch > 1 ? (unsigned)o->batch : 1;
+}
+
 static int iou_ring(struct io_uring *ring, const struct iou_opts *o, struct io_uring_params *p)
 {
+	unsigned entries = iou_batch(o) + 2;	/* a batch, and a cancel */
+
 	memset(p, 0, sizeof(*p));
 	p->flags = iou_flags(o);
 	if (p->flags & IORING_SETUP_SQPOLL)
 		p->sq_thread_idle = (unsigned)o->sq_idle_ms;
-	return io_uring_queue_init_params(IOU_ENTRIES, ring, p);
+	return io_uring_queue_init_params(entries < IOU_ENTRIES ? IOU_ENTRIES : entries, ring, p);
 }
 
-static int iou_ring_error(int e, const char *what, char *why, size_t len)
+int iou_ring_error(int e, const char *what, char *why, size_t len)
 {
 	uint64_t dis = 0;
 
@@ -186,7 +211,12 @@ static int iou_create(struct tp_channel *ch, char *err, size_t errlen)
 		tp_setting(ch, "sq_thread_idle_ms", "%u", p.sq_thread_idle);
 	tp_setting(ch, "features", "%#x", p.features);
 	tp_setting(ch, "ext_arg", "%d", !!(p.features & IORING_FEAT_EXT_ARG));
-	tp_setting(ch, "per_message", "one io_uring_enter: submit and wait");
+	tp_setting(ch, "batch", "%u", iou_batch(o));
+	if (iou_batch(o) > 1)
+		tp_setting(ch, "per_message", "sends: %u linked writes per io_uring_enter; recv: one enter",
+			   iou_batch(o));
+	else
+		tp_setting(ch, "per_message", "one io_uring_enter: submit and wait");
 	io_uring_queue_exit(&ring);
 	if (o && o->via)
 		tp_sock_report(ch, c->fd[0].fd);
@@ -195,13 +225,27 @@ static int iou_create(struct tp_channel *ch, char *err, size_t errlen)
 	return 0;
 }
 
+/* The batch's buffers (none without -O batch). */
+static int iou_ep_init(struct iou_ep *x, const struct iou_opts *o, size_t len)
+{
+	x->batch = iou_batch(o);
+	x->len = len;
+	if (x->batch == 1)
+		return 0;
+	if ((uint64_t)x->batch * len > IOU_BATCH_MAX_BYTES)
+		return -EFBIG;
+	x->buf = malloc((size_t)x->batch * len);
+	x->res = calloc(x->batch, sizeof(*x->res));
+	return x->buf && x->res ? 0 : -ENOMEM;
+}
+
 static int iou_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		    struct tp_endpoint **out, char *err, size_t errlen)
 {
 	const struct iou_opts *o = ch->cfg->opts;
 	unsigned base = id * P_PER_CLIENT, r, w;
 	struct io_uring_params p;
-	struct io_uring *ring;
+	struct iou_ep *x;
 	int ret;
 
 	if (o && o->via)
@@ -214,18 +258,32 @@ static int iou_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 			      errlen);
 	if (ret)
 		return ret;
-	ring = calloc(1, sizeof(*ring));
-	ret = ring ? iou_ring(ring, o, &p) : -ENOMEM;
+	x = calloc(1, sizeof(*x));
+	ret = x ? iou_ep_init(x, o, ch->cfg->msg_size) : -ENOMEM;
+	if (ret == -EFBIG) {
+		free(x);
+		tp_fd_close(*out);
+		*out = NULL;
+		return errf(err, errlen, EFBIG,
+			    "io-uring: -O batch=%u of %zu-byte messages is over %llu MiB; use a smaller batch",
+			    iou_batch(o), ch->cfg->msg_size, IOU_BATCH_MAX_BYTES >> 20);
+	}
+	if (!ret)
+		ret = iou_ring(&x->ring, o, &p);
 	if (ret < 0) {
 		char why[160];
 
 		iou_ring_error(-ret, "io_uring_setup", why, sizeof(why));
-		free(ring);
+		if (x) {
+			free(x->buf);
+			free(x->res);
+		}
+		free(x);
 		tp_fd_close(*out);
 		*out = NULL;
 		return errf(err, errlen, -ret, "io-uring: %s", why);
 	}
-	(*out)->extra = ring;
+	(*out)->extra = x;
 	return 0;
 }
 
@@ -269,7 +327,7 @@ static int iou_complete(struct io_uring *ring, const _Atomic int *stop)
  * transfer. */
 static ssize_t iou_xfer(struct tp_endpoint *ep, bool wr, void *buf, size_t len)
 {
-	struct io_uring *ring = ep->extra;
+	struct io_uring *ring = &((struct iou_ep *)ep->extra)->ring;
 	size_t done = 0;
 
 	while (done < len) {
@@ -306,23 +364,123 @@ static ssize_t iou_xfer(struct tp_endpoint *ep, bool wr, void *buf, size_t len)
 	return (ssize_t)len;
 }
 
+/* Reap a batch's n completions into x->res; -EINTR after a stop (every
+ * write cancelled and reaped first). */
+static int iou_batch_reap(struct tp_endpoint *ep, struct iou_ep *x, unsigned n)
+{
+	bool cancelled = false;
+	unsigned seen = 0;
+
+	while (seen < n) {
+		struct __kernel_timespec ts = { 0, IOU_SLICE_MS * 1000000LL };
+		struct io_uring_cqe *cqe;
+		int r = io_uring_wait_cqe_timeout(&x->ring, &cqe, &ts);
+
+		if (r == 0) {
+			uint64_t ud = cqe->user_data;
+
+			if (ud >= IOU_BATCH && ud < IOU_BATCH + n) {
+				x->res[ud - IOU_BATCH] = cqe->res;
+				seen++;
+			}
+			io_uring_cqe_seen(&x->ring, cqe);
+			continue;
+		}
+		if (r != -ETIME && r != -EINTR)
+			return r;
+		if (!cancelled && stop_requested(ep->stop)) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+
+			if (!sqe)
+				return -EBUSY;
+			io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+			sqe->user_data = IOU_CANCEL;
+			io_uring_submit(&x->ring);
+			cancelled = true;
+		}
+	}
+	return cancelled ? -EINTR : 0;
+}
+
+/* Submit the queued sends: one write each, linked so that they run in
+ * order, in one io_uring_enter. A short or failed write breaks the link
+ * (the writes after it come back -ECANCELED): the rest is written one by
+ * one from there, so the stream keeps its order. */
+static int iou_flush(struct tp_endpoint *ep)
+{
+	struct iou_ep *x = ep->extra;
+	unsigned n = x->queued;
+	int r;
+
+	x->queued = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+
+		if (!sqe)
+			return -EBUSY;	/* the ring has batch + 2 entries: a bug */
+		io_uring_prep_write(sqe, ep->wfd, x->buf + (size_t)i * x->len, x->len, -1);
+		sqe->user_data = IOU_BATCH + i;
+		if (i + 1 < n)
+			sqe->flags |= IOSQE_IO_LINK;
+	}
+	r = io_uring_submit(&x->ring);
+	if (r < 0)
+		return r;
+	r = iou_batch_reap(ep, x, n);
+	for (unsigned i = 0; !r && i < n; i++) {
+		int res = x->res[i];
+		size_t off = res > 0 ? (size_t)res : 0;
+		ssize_t w;
+
+		if (res == (int)x->len)
+			continue;
+		if (res < 0 && res != -ECANCELED && res != -EAGAIN && res != -EINTR)
+			return res;
+		w = iou_xfer(ep, true, x->buf + (size_t)i * x->len + off, x->len - off);
+		if (w < 0)
+			return (int)w;
+		x->res[i] = (int)x->len;
+	}
+	return r;
+}
+
+/* With -O batch, a send is queued (an error of its write is the error of
+ * a later send, the one that submits it). */
 static ssize_t iou_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
-	return iou_xfer(ep, true, (void *)buf, len);
+	struct iou_ep *x = ep->extra;
+	int r;
+
+	if (x->batch == 1 || len != x->len)
+		return (r = x->queued ? iou_flush(ep) : 0) ? r : iou_xfer(ep, true, (void *)buf, len);
+	memcpy(x->buf + (size_t)x->queued * len, buf, len);
+	if (++x->queued == x->batch && (r = iou_flush(ep)))
+		return r;
+	return (ssize_t)len;
 }
 
 static ssize_t iou_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
-	return iou_xfer(ep, false, buf, len);
+	struct iou_ep *x = ep->extra;
+	int r = x->queued ? iou_flush(ep) : 0;
+
+	return r ? r : iou_xfer(ep, false, buf, len);
 }
 
 static void iou_close(struct tp_endpoint *ep)
 {
+	struct iou_ep *x;
+
 	if (!ep)
 		return;
-	if (ep->extra) {
-		io_uring_queue_exit(ep->extra);
-		free(ep->extra);
+	x = ep->extra;
+	if (x) {
+		if (x->queued)
+			(void)iou_flush(ep);	/* the last sends; a dead peer is seen by its side */
+		io_uring_queue_exit(&x->ring);
+		free(x->buf);
+		free(x->res);
+		free(x);
 		ep->extra = NULL;
 	}
 	tp_fd_close(ep);

@@ -38,6 +38,7 @@ extern const struct transport tp_zmq_tcp;
 extern const struct transport tp_zmq_inproc;
 extern const struct transport tp_cma;
 extern const struct transport tp_io_uring;
+extern const struct transport tp_io_uring_msg;
 extern const struct transport tp_nng_ipc;
 extern const struct transport tp_nng_inproc;
 extern const struct transport tp_vsock;
@@ -75,6 +76,7 @@ const struct transport *const transports[] = {
 	&tp_zmq_inproc,
 	&tp_cma,
 	&tp_io_uring,
+	&tp_io_uring_msg,
 	&tp_nng_ipc,
 	&tp_nng_inproc,
 	&tp_vsock,
