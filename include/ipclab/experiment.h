@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ipclab/cycle.h"
 #include "ipclab/metrics.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
@@ -53,6 +54,7 @@ struct cell {
 	uint64_t think_ns;	/* or a calibrated busy time per message */
 	uint64_t think_iters;	/* think_ns as loop iterations (calibrated) */
 	double rate;		/* messages/s the client sends at (0 = as fast as it can) */
+	uint64_t period_ns;	/* --period: the cycle pattern's period (0 = none) */
 	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	bool trace;		/* --trace: scheduler events per side (src/trace/) */
@@ -60,6 +62,7 @@ struct cell {
 	bool profile;		/* --profile: sampled stacks per side (src/trace/profile*.c) */
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */
 	char rate_text[24];
+	char period_text[24];	/* --period as given ("64@48000", "1.333ms") */
 	char skip[256];		/* not run here, and why ("" = run it) */
 	char section[32];	/* suite section ("" = none) */
 };
@@ -87,6 +90,7 @@ struct side_stats {
 	bool serve_ready;		/* server: waited on every client at once (fan-in) */
 	bool has_hist;
 	struct hist hist;
+	struct cycle_side cyc;		/* the cycle pattern's figures */
 };
 
 enum side_state { SIDE_INIT, SIDE_READY, SIDE_IN_WINDOW, SIDE_DONE };

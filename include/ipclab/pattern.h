@@ -30,6 +30,7 @@ struct pattern {
 	unsigned (*channels)(const struct cell *c);
 	int (*open)(struct participant *self);
 	void (*close)(struct participant *self);
+	bool periodic;			/* runs on --period (the cycle pattern) */
 };
 
 extern const struct pattern *const patterns[];

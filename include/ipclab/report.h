@@ -78,6 +78,7 @@ struct result {
 	struct trace_result trace;	/* --trace (trace.on) */
 	struct profile_result profile;	/* --profile (profile.on) */
 	struct ref_result ref;		/* --reference (ref.on) */
+	struct cycle_result cyc;	/* -p cycle (cyc.on) */
 };
 
 /* Environment every result file carries (src/core/env.c; `ipclab env` shows
@@ -148,6 +149,7 @@ struct field {
 	bool config;		/* configuration (top level) vs metrics */
 	bool table;		/* shown in the human table */
 	const char *doc;	/* one line for docs/output.md */
+	bool optional;		/* left out of JSON where it does not apply (another pattern's) */
 };
 extern const struct field result_fields[];
 extern const size_t n_result_fields;

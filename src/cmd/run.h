@@ -19,6 +19,7 @@ struct matrix_info;
 struct run_args {
 	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
 	char *thinks, *think_nss, *rates, *pivot;
+	char *period;		/* --period */
 	const struct field *pivot_spec[3];
 	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;
 	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;

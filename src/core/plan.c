@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ipclab/engine.h"
 #include "ipclab/placement.h"
@@ -71,7 +72,10 @@ static int cell_check(struct cell *c, bool named, char *err, size_t errlen)
 	else if ((tp->caps & TP_THREAD_ONLY) && !c->threads)
 		snprintf(why, sizeof(why), "%s works between threads only; use --endpoints thread",
 			 tp->name);
-	else if (c->clients > 1 && !(tp->caps & TP_MULTI_CLIENT))
+	else if (c->pat->periodic && (tp->caps & TP_LOSSY))
+		snprintf(why, sizeof(why), "%s may drop or reorder messages; -p %s passes one buffer through every stage each period and needs a reliable transport",
+			 tp->name, c->pat->name);
+	else if (c->clients > 1 && !(tp->caps & TP_MULTI_CLIENT) && !c->pat->channels)
 		snprintf(why, sizeof(why), "%s serves one client; --clients %u needs a multi-client transport",
 			 tp->name, c->clients);
 	if (!why[0])
@@ -81,6 +85,48 @@ static int cell_check(struct cell *c, bool named, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	snprintf(c->skip, sizeof(c->skip), "%s", why);
+	return 0;
+}
+
+/* The knobs a pattern needs or refuses: --period belongs to a periodic
+ * pattern, which needs one long enough for its hops. -EINVAL with why. */
+static int cell_knobs_check(const struct cell *c, char *err, size_t errlen)
+{
+	const struct pattern *pat = c->pat;
+	struct timespec res;
+	uint64_t hops = (uint64_t)c->clients + 1, res_ns;
+
+	if (!pat->periodic) {
+		if (c->period_ns) {
+			snprintf(err, errlen, "--period applies to a periodic pattern (-p cycle), not -p %s; drop --period or use -p cycle",
+				 pat->name);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!c->period_ns) {
+		snprintf(err, errlen, "-p %s needs --period: a time (1.333ms) or FRAMES@RATE (64@48000)",
+			 pat->name);
+		return -EINVAL;
+	}
+	if (c->rate > 0) {
+		snprintf(err, errlen, "-p %s is paced by --period; drop --rate", pat->name);
+		return -EINVAL;
+	}
+	res_ns = clock_getres(CLOCK_MONOTONIC, &res) == 0 ?
+		 (uint64_t)res.tv_sec * NSEC_PER_SEC + (uint64_t)res.tv_nsec : 1;
+	if (c->period_ns <= 2 * res_ns) {
+		snprintf(err, errlen, "--period %s is not longer than twice the timer's resolution here (%llu ns); use a longer period",
+			 c->period_text, (unsigned long long)res_ns);
+		return -EINVAL;
+	}
+	if (c->period_ns < hops * CYCLE_MIN_HOP_NS) {
+		snprintf(err, errlen, "--period %s is too short for %u stages: %llu hops need at least %llu us (%llu us each); use a longer period or fewer --clients",
+			 c->period_text, c->clients, (unsigned long long)hops,
+			 (unsigned long long)(hops * CYCLE_MIN_HOP_NS / 1000),
+			 (unsigned long long)(CYCLE_MIN_HOP_NS / 1000));
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -101,6 +147,8 @@ static uint64_t derive_max_time(const struct cell *c)
 
 	if (c->rate > 0 && !c->duration_ns)
 		expect += msgs / c->rate * 1e9;
+	if (c->period_ns && !c->duration_ns)	/* one graph pass a period */
+		expect += (double)(c->count + c->warmup) * (double)c->period_ns;
 	limit = 60e9 + 4 * expect;
 	return limit >= 1.8e19 ? UINT64_MAX : (uint64_t)limit;
 }
@@ -128,6 +176,8 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 					    (s->think_per_ns ? s->think_per_ns(s->think_arg) :
 							       think_calibrate()));
 	c->rate = s->rate[k->rate];
+	c->period_ns = s->period_ns;
+	snprintf(c->period_text, sizeof(c->period_text), "%s", s->period_text);
 	c->pm_qos_us = s->pm_qos_us;
 	snprintf(c->section, sizeof(c->section), "%s", s->section ? s->section : "");
 	c->keep_awake = s->keep_awake;
@@ -139,6 +189,12 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 	/* a paced run warms up with one message unless told otherwise */
 	if (c->rate > 0 && !s->warmup_set)
 		c->warmup = 1;
+	/* a periodic one warms up for 100 ms of periods (at least one) */
+	if (c->pat->periodic && c->period_ns && !s->warmup_set) {
+		uint64_t w = 100 * NSEC_PER_MSEC / c->period_ns;
+
+		c->warmup = w < 1 ? 1 : w < c->warmup ? w : c->warmup;
+	}
 	c->max_time_ns = s->max_time_set ? s->max_time_ns : derive_max_time(c);
 }
 
@@ -154,6 +210,8 @@ static int cell_add(struct plan *pl, const struct plan_spec *s, const struct pic
 		return -ENOMEM;
 	}
 	cell_fill(c, s, k);
+	if ((ret = cell_knobs_check(c, err, errlen)))
+		return ret;
 	ret = cell_check(c, s->tp_named[k->tp] && !s->lenient, err, errlen);
 	if (ret)
 		return ret;

@@ -4,11 +4,12 @@
 
 #include "ipclab/pattern.h"
 
-extern const struct pattern pat_stream, pat_pingpong;
+extern const struct pattern pat_stream, pat_pingpong, pat_cycle;
 
 const struct pattern *const patterns[] = {
 	&pat_stream,
 	&pat_pingpong,
+	&pat_cycle,
 };
 const size_t n_patterns = ARRAY_SIZE(patterns);
 

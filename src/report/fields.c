@@ -63,6 +63,25 @@ GET_STR(serve, r->serve_ready ? "ready" : "in-turn")
 GET_NUM(repeat, r->repeat_n ? r->repeat_n : 1)
 GET_NUM(noisy, r->noisy)
 
+/* -p cycle only (NAN elsewhere: left out of JSON) */
+GET_STR(period, r->cell.period_text)
+GET_NUM(period_ns, r->cell.period_ns ? (double)r->cell.period_ns : NAN)
+#define GET_CYC(name, expr) GET_NUM(name, r->cyc.on ? (double)(expr) : NAN)
+#define GET_CYC_LAT(name, expr, h) \
+	GET_NUM(name, r->cyc.on && (h) ? (double)(expr) : NAN)
+GET_CYC(deadline, r->cyc.deadline_ns)
+GET_CYC(cycles, r->cyc.cycles)
+GET_CYC(xruns, r->cyc.xruns)
+GET_CYC(late_starts, r->cyc.late_starts)
+GET_CYC(xruns_ppm, r->cyc.xruns_per_million)
+GET_CYC_LAT(cycle_p50, r->cyc.cycle_p50_ns, r->lat_samples)
+GET_CYC_LAT(cycle_p99, r->cyc.cycle_p99_ns, r->lat_samples)
+GET_CYC_LAT(cycle_p99_9, r->cyc.cycle_p99_9_ns, r->lat_samples)
+GET_CYC_LAT(cycle_max, r->cyc.cycle_max_ns, r->lat_samples)
+GET_CYC_LAT(timer_p50, r->cyc.timer_late_p50_ns, r->cyc.timer_late_max_ns || r->cyc.timer_late_p99_ns)
+GET_CYC_LAT(timer_p99, r->cyc.timer_late_p99_ns, r->cyc.timer_late_max_ns || r->cyc.timer_late_p99_ns)
+GET_CYC_LAT(timer_max, r->cyc.timer_late_max_ns, r->cyc.timer_late_max_ns || r->cyc.timer_late_p99_ns)
+
 /* Latency exists only when something was timed: 0 would read as "instant". */
 #define GET_LAT(name, expr) GET_NUM(name, r->lat_samples ? (double)(expr) : NAN)
 GET_LAT(lat_min, r->lat_min_ns)
@@ -82,6 +101,9 @@ GET_LAT(lat_max, r->lat_max_ns)
 	{ .key = k, .label = l, .kind = F_STR, .get_str = get_##g, .table = tbl, .doc = d }
 #define MET_N(k, l, kd, u, g, tbl, d) \
 	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .table = tbl, .doc = d }
+
+#define CYC_N(k, l, kd, u, g, d) \
+	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .optional = true, .doc = d }
 
 /* Order: JSON and CSV order; the fields marked for the table, in this order,
  * are the human table's columns. */
@@ -121,6 +143,10 @@ const struct field result_fields[] = {
 	      "/dev/cpu_dma_latency held at this many microseconds during the run (--pm-qos); null = untouched"),
 	CFG_N("keep_awake", "keep-awake", F_BOOL, U_NONE, keep_awake, false,
 	      "a SCHED_IDLE busy loop kept each endpoint CPU out of idle states (--keep-awake)"),
+	{ .key = "period", .label = "period", .kind = F_STR, .get_str = get_period, .config = true,
+	  .optional = true, .doc = "-p cycle: --period as given (a time, or FRAMES@RATE such as 64@48000)" },
+	{ .key = "period_ns", .label = "period", .kind = F_U64, .unit = U_NS, .get_num = get_period_ns,
+	  .config = true, .optional = true, .doc = "-p cycle: the driver's period" },
 	CFG_N("repeat_n", "repeat", F_U64, U_COUNT, repeat, false,
 	      "repetitions folded into this result: each metric is their median (--repeat)"),
 
@@ -132,7 +158,7 @@ const struct field result_fields[] = {
 	MET_N("bytes_per_s", "MB/s", F_DBL, U_BYTES_PER_S, bytes_per_s, true,
 	      "message bytes per second, headers included (table: MB/s = 10^6 bytes/s)"),
 	MET_S("lat_kind", "lat", lat_kind, true,
-	      "\"rtt\" (round trip: send to reply) or \"one_way\" (send to receive)"),
+	      "\"rtt\" (round trip: send to reply), \"one_way\" (send to receive) or \"cycle\" (-p cycle: a period's completion, intended start to the graph's end)"),
 	MET_N("lat_min_ns", "min", F_U64, U_NS, lat_min, false, "smallest latency (exact)"),
 	MET_N("lat_mean_ns", "mean", F_DBL, U_NS, lat_mean, false, "mean latency (exact)"),
 	MET_N("lat_p50_ns", "p50", F_U64, U_NS, lat_p50, true, "median latency"),
@@ -166,6 +192,28 @@ const struct field result_fields[] = {
 	      "how the server waited on its clients: \"ready\" (on all at once) or \"in-turn\""),
 	MET_N("noisy", "noisy", F_BOOL, U_NONE, noisy, false,
 	      "the headline metric (p50 RTT, or msgs/s) spread over 10 % across repetitions"),
+	CYC_N("deadline_ns", "deadline", F_U64, U_NS, deadline,
+	      "-p cycle: a cycle completing later than this after its intended start is an xrun"),
+	CYC_N("cycles", "cycles", F_U64, U_COUNT, cycles,
+	      "-p cycle: periods in the window (late starts included)"),
+	CYC_N("xruns", "xruns", F_U64, U_COUNT, xruns,
+	      "-p cycle: cycles that missed their deadline (late starts included)"),
+	CYC_N("late_starts", "late", F_U64, U_COUNT, late_starts,
+	      "-p cycle: cycles whose deadline passed before the driver could start them (not run)"),
+	CYC_N("xruns_per_million", "xruns/M", F_DBL, U_NONE, xruns_ppm,
+	      "-p cycle: xruns per million cycles"),
+	CYC_N("cycle_p50_ns", "cycle p50", F_U64, U_NS, cycle_p50,
+	      "-p cycle: median completion time, intended start to the graph's end"),
+	CYC_N("cycle_p99_ns", "cycle p99", F_U64, U_NS, cycle_p99, "-p cycle: 99th percentile completion time"),
+	CYC_N("cycle_p99_9_ns", "cycle p99.9", F_U64, U_NS, cycle_p99_9,
+	      "-p cycle: 99.9th percentile completion time"),
+	CYC_N("cycle_max_ns", "cycle max", F_U64, U_NS, cycle_max, "-p cycle: longest completion time"),
+	CYC_N("timer_late_p50_ns", "timer p50", F_U64, U_NS, timer_p50,
+	      "-p cycle: the driver's timer lateness (intended wake to actual wake, cyclictest's figure), median"),
+	CYC_N("timer_late_p99_ns", "timer p99", F_U64, U_NS, timer_p99,
+	      "-p cycle: the driver's timer lateness, 99th percentile"),
+	CYC_N("timer_late_max_ns", "timer max", F_U64, U_NS, timer_max,
+	      "-p cycle: the driver's timer lateness, largest"),
 };
 const size_t n_result_fields = ARRAY_SIZE(result_fields);
 

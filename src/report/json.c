@@ -17,6 +17,7 @@
 #include "fields.h"
 #include "matrix.h"
 #include "profile_out.h"
+#include "cycle_out.h"
 #include "trace_out.h"
 
 #ifndef IPCLAB_VERSION
@@ -85,6 +86,9 @@ static int put_fields(json_t *obj, const struct result *r, bool config)
 		if (fd->config != config)
 			continue;
 		if (config && fd->kind == F_STR && !fd->get_str(r)[0])
+			continue;
+		if (fd->optional && (fd->kind == F_STR ? !fd->get_str(r)[0] :
+				     (r->status == RES_OK || config) && isnan(fd->get_num(r))))
 			continue;
 		rc |= json_object_set_new(obj, fd->key, field_json(fd, r));
 	}
@@ -227,6 +231,8 @@ static int put_measured(json_t *res, const struct result *r)
 		return -1;
 	rc |= put_fields(metrics, r, false);
 	rc |= json_object_set_new(metrics, "cpu_busy_pct", cpu_busy_json(r));
+	if (r->cyc.on)
+		rc |= json_object_set_new(metrics, "stages", cycle_stages_json(&r->cyc));
 	rc |= json_object_set_new(res, "metrics", metrics);
 	rc |= json_object_set_new(res, "sides", sides_json(r));
 	if (r->hist.count)
@@ -235,6 +241,8 @@ static int put_measured(json_t *res, const struct result *r)
 		rc |= json_object_set_new(res, "repeat", repeat_json(r));
 	if (r->trace.on)
 		rc |= json_object_set_new(res, "trace", trace_json(&r->trace));
+	if (r->cyc.on)
+		rc |= json_object_set_new(res, "cycle_series", cycle_series_json(&r->cyc.series));
 	if (r->profile.on) {
 		rc |= json_object_set_new(res, "profile", profile_json(&r->profile));
 		rc |= json_object_set_new(res, "profile_run", profile_run_json(&r->profile));

@@ -14,6 +14,7 @@
 #include "ipclab/util.h"
 #include "fields.h"
 #include "matrix.h"
+#include "cycle_out.h"
 #include "profile_out.h"
 #include "trace_out.h"
 
@@ -22,7 +23,8 @@
 #define GAP "  "
 
 static const char legend[] =
-	"lat: RTT = round trip (send to reply), 1-way = send to receive, never mixed; "
+	"lat: RTT = round trip (send to reply), 1-way = send to receive, cycle = a period's "
+	"completion (intended start to the graph's end; msgs/s = cycles/s), never mixed; "
 	"p50/p99/max in ns/us/ms; MB/s = 10^6 bytes/s; CPU% = user+sys of both sides, "
 	"% of one CPU (200 = two CPUs busy); cs/s = system-wide context switches/s; "
 	"busy/CPU = each CPU's busy % over the window (/proc/stat)";
@@ -356,6 +358,8 @@ static void print_text(FILE *f, const struct layout *lay)
 			cells[c] = lay->cells[i][c];
 		if (row_ok(w)) {
 			text_line(f, lay, cells, lay->ncols, NULL);
+			if (w->r->cyc.on)
+				cycle_table_line(f, &w->r->cyc);
 			if (w->r->trace.on)
 				trace_table_line(f, &w->r->trace);
 			if (w->r->profile.on)

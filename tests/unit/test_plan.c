@@ -5,11 +5,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "ipclab/cycle.h"
 #include "ipclab/report.h"
 #include "../../src/pattern/common.h"
 
@@ -100,6 +102,68 @@ static void test_paced_schedule(void **state)
 	assert_int_equal(pat_intended(&p, 0, 2), 666666666);
 }
 
+/* --period: a time or FRAMES@RATE; the nanoseconds it gives read back
+ * through the time form to the same value (round trip); out-of-range and
+ * malformed periods are refused with the fix in the message. */
+static void test_period_parse(void **state)
+{
+	static const struct { const char *in; uint64_t ns; } ok[] = {
+		{ "64@48000", 1333333 }, { "256@44100", 5804989 }, { "128@96000", 1333333 },
+		{ "1.333ms", 1333000 }, { "500us", 500000 }, { "20us", 20000 }, { "10s", 10000000000ull },
+		{ "1@1", 1000000000 },
+	};
+	static const char *const bad[] = {
+		"", "@", "64@", "@48000", "64@0", "0@48000", "64@48k", "1us", "19us", "11s", "soon",
+		"64@48000@1", "-1ms", "1.5@48000",
+	};
+	char err[256], text[64];
+	uint64_t v, back;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(cycle_period_parse(ok[i].in, &v, err, sizeof(err)), 0);
+		assert_int_equal(v, ok[i].ns);
+		snprintf(text, sizeof(text), "%lluns", (unsigned long long)v);
+		assert_int_equal(cycle_period_parse(text, &back, err, sizeof(err)), 0);
+		assert_int_equal(back, v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_true(cycle_period_parse(bad[i], &v, err, sizeof(err)) < 0);
+		assert_non_null(strstr(err, "--period"));
+		assert_null(strchr(err, '\n'));
+	}
+}
+
+/* The completion series keeps constant memory: folded in pairs when full,
+ * every cycle and xrun still counted, the worst of each point kept. */
+static void test_cycle_series(void **state)
+{
+	static struct cycle_series s;
+	uint64_t xr = 0, n = 10 * CYCLE_SERIES_MAX + 3;
+
+	(void)state;
+	cycle_series_init(&s);
+	for (uint64_t i = 0; i < n; i++) {
+		bool x = i % 7 == 0;
+
+		cycle_series_add(&s, i == 5000 ? 999999 : 100 + i % 10, x);
+		xr += x;
+	}
+	assert_true(s.n <= CYCLE_SERIES_MAX);
+	assert_int_equal(s.per, 16);
+	uint64_t got = 0, mx = 0;
+
+	for (uint32_t i = 0; i < s.n; i++) {
+		got += s.xruns[i];
+		if (s.max_ns[i] > mx)
+			mx = s.max_ns[i];
+	}
+	assert_int_equal(got, xr);
+	assert_int_equal(mx, 999999);
+	assert_int_equal((uint64_t)(s.n - 1) * s.per + s.in_last, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +171,8 @@ int main(void)
 		cmocka_unit_test(test_repeat_quiet_rtt),
 		cmocka_unit_test(test_repeat_failure_wins),
 		cmocka_unit_test(test_paced_schedule),
+		cmocka_unit_test(test_period_parse),
+		cmocka_unit_test(test_cycle_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* The cycle pattern's model (src/pattern/cycle.c): a driver woken by an
+ * absolute periodic timer passes a buffer through a graph of stages, once
+ * per period, against a deadline, as an audio server does. Here: the
+ * period parser, what each side records, and what a result carries. */
+#ifndef IPCLAB_CYCLE_H
+#define IPCLAB_CYCLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipclab/metrics.h"
+
+/* --period: a time ("1.333ms", "500us") or FRAMES@RATE ("64@48000": 64
+ * frames at 48 kHz = 1333333 ns). 0, or -EINVAL with why (one line, the
+ * fix included). The shortest period taken is CYCLE_MIN_PERIOD_NS. */
+#define CYCLE_MIN_PERIOD_NS 20000ull
+#define CYCLE_MAX_PERIOD_NS (10ull * 1000000000ull)
+/* Each hop of the graph needs at least this much of the period. */
+#define CYCLE_MIN_HOP_NS 5000ull
+int cycle_period_parse(const char *s, uint64_t *ns, char *err, size_t errlen);
+
+struct cell;
+/* The cell's deadline: -O deadline=, else its period. */
+uint64_t cycle_deadline_ns(const struct cell *c);
+
+/* Completion time over the run, in constant memory: point i holds the
+ * worst completion of `per` consecutive cycles and how many of them were
+ * xruns; when the points run out, neighbours are merged and `per` doubles. */
+#define CYCLE_SERIES_MAX 1024
+struct cycle_series {
+	uint32_t n;			/* points filled */
+	uint32_t per;			/* cycles per point (a power of two) */
+	uint32_t in_last;		/* cycles in the last point so far */
+	uint32_t xruns[CYCLE_SERIES_MAX];
+	uint64_t max_ns[CYCLE_SERIES_MAX];
+};
+void cycle_series_init(struct cycle_series *s);
+/* One cycle: its completion time (UINT64_MAX for one never started). */
+void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun);
+
+/* What one side of a cycle cell counted (in its shared record). The
+ * driver: cycles, xruns, late starts, timer lateness in `b` (its
+ * completion times are the side's main histogram); a stage: its wait in
+ * the main histogram (the previous hop's send to its receive) and its busy
+ * time in `b` (receive to its own send). */
+struct cycle_side {
+	uint64_t cycles, xruns, late_starts;
+	struct hist b;
+	struct cycle_series series;	/* the driver's */
+};
+
+#define CYCLE_MAX_STAGES 64
+
+/* In a result (the driver's and each stage's figures folded). */
+struct cycle_result {
+	bool on;
+	char shape[8];			/* "chain" or "fan" */
+	uint64_t period_ns, deadline_ns;
+	uint64_t cycles, xruns, late_starts;
+	double xruns_per_million;
+	uint64_t cycle_p50_ns, cycle_p99_ns, cycle_p99_9_ns, cycle_max_ns;
+	uint64_t timer_late_p50_ns, timer_late_p99_ns, timer_late_max_ns;
+	unsigned nstages;
+	struct cycle_stage {
+		uint64_t wait_p50_ns, wait_p99_ns, wait_max_ns;
+		uint64_t busy_p50_ns, busy_p99_ns;
+		double wait_share_pct, busy_share_pct;	/* p50 over the period */
+	} stages[CYCLE_MAX_STAGES];
+	struct cycle_series series;
+};
+
+#endif

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/* -p cycle in the reports (cycle_out.h, docs/output.md). */
+#include <errno.h>
+#include <string.h>
+
+#include "ipclab/util.h"
+#include "cycle_out.h"
+
+json_t *cycle_stages_json(const struct cycle_result *cr)
+{
+	json_t *arr = json_array();
+
+	for (unsigned i = 0; arr && i < cr->nstages && i < CYCLE_MAX_STAGES; i++) {
+		const struct cycle_stage *s = &cr->stages[i];
+
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+						     "client", (json_int_t)i,
+						     "wait_p50_ns", (json_int_t)s->wait_p50_ns,
+						     "wait_p99_ns", (json_int_t)s->wait_p99_ns,
+						     "wait_max_ns", (json_int_t)s->wait_max_ns,
+						     "busy_p50_ns", (json_int_t)s->busy_p50_ns,
+						     "busy_p99_ns", (json_int_t)s->busy_p99_ns,
+						     "wait_share_pct", s->wait_share_pct,
+						     "busy_share_pct", s->busy_share_pct));
+	}
+	return arr;
+}
+
+/* {cycles_per_point, max_ns: [...], xruns: [...]}; a point whose cycles
+ * were all late starts (never run) has max_ns null. */
+json_t *cycle_series_json(const struct cycle_series *s)
+{
+	json_t *o = json_object(), *mx = json_array(), *xr = json_array();
+
+	if (!o || !mx || !xr) {
+		json_decref(o);
+		json_decref(mx);
+		json_decref(xr);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->n && i < CYCLE_SERIES_MAX; i++) {
+		json_array_append_new(mx, s->max_ns[i] == UINT64_MAX ? json_null() :
+					  json_integer((json_int_t)s->max_ns[i]));
+		json_array_append_new(xr, json_integer(s->xruns[i]));
+	}
+	json_object_set_new(o, "cycles_per_point", json_integer(s->per));
+	json_object_set_new(o, "max_ns", mx);
+	json_object_set_new(o, "xruns", xr);
+	return o;
+}
+
+static uint64_t get_u64(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+int cycle_stages_read(const json_t *arr, struct cycle_result *cr)
+{
+	size_t i;
+	const json_t *s;
+
+	if (!json_is_array(arr))
+		return -EINVAL;
+	cr->nstages = 0;
+	json_array_foreach(arr, i, s) {
+		struct cycle_stage *g;
+
+		if (i >= CYCLE_MAX_STAGES || !json_is_object(s))
+			return -EINVAL;
+		g = &cr->stages[cr->nstages++];
+		g->wait_p50_ns = get_u64(s, "wait_p50_ns");
+		g->wait_p99_ns = get_u64(s, "wait_p99_ns");
+		g->wait_max_ns = get_u64(s, "wait_max_ns");
+		g->busy_p50_ns = get_u64(s, "busy_p50_ns");
+		g->busy_p99_ns = get_u64(s, "busy_p99_ns");
+		g->wait_share_pct = json_number_value(json_object_get(s, "wait_share_pct"));
+		g->busy_share_pct = json_number_value(json_object_get(s, "busy_share_pct"));
+	}
+	return 0;
+}
+
+int cycle_series_read(const json_t *obj, struct cycle_series *s)
+{
+	const json_t *mx = json_object_get(obj, "max_ns"), *xr = json_object_get(obj, "xruns");
+	size_t n;
+
+	cycle_series_init(s);
+	if (!json_is_object(obj) || !json_is_array(mx) || !json_is_array(xr) ||
+	    (n = json_array_size(mx)) != json_array_size(xr) || n > CYCLE_SERIES_MAX)
+		return -EINVAL;
+	s->per = (uint32_t)get_u64(obj, "cycles_per_point");
+	if (!s->per)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(mx, i);
+
+		s->max_ns[i] = json_is_null(v) ? UINT64_MAX :
+			       json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+		s->xruns[i] = (uint32_t)json_integer_value(json_array_get(xr, i));
+	}
+	s->n = (uint32_t)n;
+	s->in_last = s->per;
+	return 0;
+}
+
+/* "  cycle: 7500 cycles, 3 xruns (400/M), 1 late start; timer late p99
+ * 40us; stage 1 wait 12us busy 100us (7.5 %) ..." */
+void cycle_table_line(FILE *f, const struct cycle_result *cr)
+{
+	char a[24], b[24], c[24];
+
+	fprintf(f, "  cycle %s: period %s, deadline %s: %llu cycles, %llu xruns (%.0f/M), %llu late starts",
+		cr->shape, fmt_ns(a, sizeof(a), (double)cr->period_ns),
+		fmt_ns(b, sizeof(b), (double)cr->deadline_ns), (unsigned long long)cr->cycles,
+		(unsigned long long)cr->xruns, cr->xruns_per_million,
+		(unsigned long long)cr->late_starts);
+	fprintf(f, "; timer late p50 %s p99 %s max %s\n",
+		fmt_ns(a, sizeof(a), (double)cr->timer_late_p50_ns),
+		fmt_ns(b, sizeof(b), (double)cr->timer_late_p99_ns),
+		fmt_ns(c, sizeof(c), (double)cr->timer_late_max_ns));
+	for (unsigned i = 0; i < cr->nstages && i < CYCLE_MAX_STAGES; i++) {
+		const struct cycle_stage *s = &cr->stages[i];
+
+		fprintf(f, "    stage %u (client %u): wait p50 %s p99 %s (%.1f %% of the period)", i + 1, i,
+			fmt_ns(a, sizeof(a), (double)s->wait_p50_ns),
+			fmt_ns(b, sizeof(b), (double)s->wait_p99_ns), s->wait_share_pct);
+		fprintf(f, ", busy p50 %s p99 %s (%.1f %%)\n",
+			fmt_ns(a, sizeof(a), (double)s->busy_p50_ns),
+			fmt_ns(b, sizeof(b), (double)s->busy_p99_ns), s->busy_share_pct);
+	}
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* -p cycle in the reports (src/report/cycle_out.c): the stages[] of a
+ * result's metrics, its completion-time series, and the line the text
+ * table prints under a cycle row. */
+#ifndef IPCLAB_REPORT_CYCLE_OUT_H
+#define IPCLAB_REPORT_CYCLE_OUT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "ipclab/cycle.h"
+
+json_t *cycle_stages_json(const struct cycle_result *cr);
+json_t *cycle_series_json(const struct cycle_series *s);
+/* Read them back (ipclab plot, compare): 0, or -EINVAL. */
+int cycle_stages_read(const json_t *arr, struct cycle_result *cr);
+int cycle_series_read(const json_t *obj, struct cycle_series *s);
+void cycle_table_line(FILE *f, const struct cycle_result *cr);
+
+#endif

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# -p cycle: the schedule is absolute (cycles x period = the window), a stage
+# that thinks longer than the period turns every cycle into an xrun, the
+# knobs reach the record (period, FRAMES@RATE, shape, deadline), the JSON
+# figures are consistent, a killed stage is reported like any dead peer,
+# bad periods are one-line errors, and nothing is left behind. No speed is
+# asserted.
+. "$(dirname "$0")/../lib/common.sh"
+command -v jq >/dev/null || { echo "skip: no jq"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+before=$(leftovers)
+
+run_json() {	# run_json NAME args...: JSON into $dir/NAME.json, exit status 0 expected
+	local name=$1
+	shift
+	"$IPCLAB" run -p cycle -q -f json -o "$dir/$name.json" "$@" 2>"$dir/$name.err"
+	local rc=$?
+	[ $rc = 0 ] || fail "$name: exit $rc: $(head -3 "$dir/$name.err")"
+	return $rc
+}
+
+# 1. the null transport, threads: -d 1s is 500 periods of 2 ms, and they
+# took at least 500 x 2 ms (the driver sleeps to an absolute schedule; a
+# loaded machine may only stretch the window, by at most half here)
+if run_json sched -t null -e thread --clients 2 --period 2ms -d 1s; then
+	jq -e '.results[0] | .status == "ok" and .metrics.cycles == 500 and
+		.metrics.elapsed_ns >= 0.98 * .metrics.cycles * .period_ns and
+		.metrics.elapsed_ns < 1.5 * .metrics.cycles * .period_ns' \
+		"$dir/sched.json" >/dev/null &&
+		echo "ok   500 cycles of 2ms in a $(jq '.results[0].metrics.elapsed_ns / 1e6' "$dir/sched.json") ms window" ||
+		fail "cycles x period is not the window: $(jq -c '.results[0].metrics | {cycles, elapsed_ns}' "$dir/sched.json")"
+fi
+
+# 2. JSON present and consistent, for processes and threads, chain and fan
+for shape in chain fan; do
+	run_json "$shape" -t pipe,unix-stream -e process,thread --clients 3 --period 64@48000 \
+		-n 300 -O shape=$shape || continue
+	bad=$(jq -r '.results[] | select(.status != "ok" or .period != "64@48000" or
+		.period_ns != 1333333 or .options.pattern.shape != "'$shape'" or
+		((["cycles", "xruns", "late_starts", "xruns_per_million", "cycle_p50_ns", "cycle_p99_ns",
+		   "cycle_max_ns", "timer_late_p99_ns", "deadline_ns", "stages"] - (.metrics | keys)) |
+		 length) != 0 or
+		.metrics.cycles != 300 or .metrics.xruns > .metrics.cycles or
+		.metrics.late_starts > .metrics.xruns or .metrics.deadline_ns != 1333333 or
+		.metrics.cycle_p50_ns > .metrics.cycle_p99_ns or .metrics.cycle_p99_ns > .metrics.cycle_max_ns or
+		.metrics.lat_kind != "cycle" or (.metrics.stages | length) != 3 or
+		any(.metrics.stages[]; .wait_p50_ns > .wait_p99_ns or .busy_p50_ns > .busy_p99_ns) or
+		(.cycle_series.max_ns | length) == 0 or
+		([.cycle_series.xruns[]] | add) != .metrics.xruns) |
+		"\(.transport)/\(.endpoints): \(.status) \(.reason // "")"' "$dir/$shape.json")
+	[ -z "$bad" ] && echo "ok   $shape: 4 results, fields present and consistent" ||
+		fail "$shape: inconsistent records: $bad"
+done
+
+# 3. a stage busier than the period: every cycle is an xrun
+if run_json late -t pipe -e thread --clients 1 --period 1ms --think-ns 3ms -n 20; then
+	jq -e '.results[0].metrics | .cycles == 20 and .xruns == 20 and .late_starts > 0' \
+		"$dir/late.json" >/dev/null &&
+		echo "ok   think 3ms > period 1ms: $(jq -c '.results[0].metrics | {cycles, xruns, late_starts}' "$dir/late.json")" ||
+		fail "think > period: expected 20 xruns of 20: $(jq -c '.results[0].metrics | {cycles, xruns, late_starts}' "$dir/late.json")"
+fi
+
+# 4. -O deadline= reaches the record and the xruns: a deadline of 1 ns
+if run_json dl -t pipe -e thread --period 1ms -O deadline=1ns -n 50; then
+	jq -e '.results[0] | .options.pattern.deadline == "1ns" and .metrics.deadline_ns == 1 and
+		.metrics.xruns == 50' "$dir/dl.json" >/dev/null &&
+		echo "ok   -O deadline=1ns: every cycle late" ||
+		fail "-O deadline=1ns: $(jq -c '.results[0] | {o: .options.pattern, x: .metrics.xruns}' "$dir/dl.json")"
+fi
+
+# 5. a stage killed mid-run is reported by name, exit 1
+"$IPCLAB" run -p cycle -t pipe --clients 3 --period 1ms -d 60s -q >"$dir/kill.out" 2>"$dir/kill.err" &
+pid=$!
+kids=
+for _ in $(seq 1 200); do
+	kids=$(pgrep -P $pid | sort -n)
+	[ "$(echo "$kids" | grep -c .)" -ge 4 ] && break
+	sleep 0.05
+done
+victim=$(echo "$kids" | sed -n 3p)
+if [ -n "$victim" ]; then
+	kill -9 "$victim"
+	wait $pid
+	rc=$?
+	[ $rc = 1 ] || fail "stage killed: exit $rc, expected 1"
+	grep -q "client 1 (pid $victim) died: killed by signal 9" "$dir/kill.err" &&
+		echo "ok   stage killed: $(head -1 "$dir/kill.err")" ||
+		fail "stage killed: report lacks who died: $(cat "$dir/kill.err")"
+else
+	kill -9 $pid
+	fail "stage kill: no stage processes found"
+fi
+
+# 6. bad input: one line, exit 2, nothing left
+expect_usage_error "period below the timer's reach" run -p cycle -t pipe --period 1us
+expect_usage_error "period too short for the stages" run -p cycle -t pipe --clients 16 --period 50us
+expect_usage_error "FRAMES@RATE with a zero rate" run -p cycle -t pipe --period 64@0
+expect_usage_error "period not a time" run -p cycle -t pipe --period soon
+expect_usage_error "cycle without a period" run -p cycle -t pipe
+expect_usage_error "period on another pattern" run -p pingpong -t pipe --period 1ms
+expect_usage_error "cycle paced by --rate" run -p cycle -t pipe --period 1ms --rate 10/s
+expect_usage_error "a lossy transport named" run -p cycle -t udp --period 1ms
+
+after=$(leftovers)
+left=$(new_leftovers "$before" "$after")
+[ -z "$left" ] || fail "left behind: $left"
+finish
