@@ -32,6 +32,7 @@ extern const struct transport tp_cacheline;
 extern const struct transport tp_ring;
 extern const struct transport tp_ring_spin;
 extern const struct transport tp_ring_eventfd;
+extern const struct transport tp_ring_ipc;
 extern const struct transport tp_libqb_rb;
 extern const struct transport tp_zmq_ipc;
 extern const struct transport tp_zmq_tcp;
@@ -71,6 +72,7 @@ const struct transport *const transports[] = {
 	&tp_ring_spin,
 	&tp_ring_eventfd,
 	&tp_libqb_rb,
+	&tp_ring_ipc,
 	&tp_zmq_ipc,
 	&tp_zmq_tcp,
 	&tp_zmq_inproc,
