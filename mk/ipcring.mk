@@ -18,7 +18,7 @@ IPCRING_PC	:= $(B)/ipcring.pc
 IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 
 IPCRING_TEST_NAMES := unit attach stress death eventfd examples hostile \
-		      connect peers dispatch kills
+		      connect peers dispatch kills batch
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
 IPCRING_EXAMPLES := $(B)/examples/ipcring-producer $(B)/examples/ipcring-consumer
 IPCRING_BENCH	:= $(B)/bench/ring_bare
