@@ -114,5 +114,7 @@ install-ipcring: $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC)
 	ln -sf libipcring.so.$(IPCRING_LIBVER) $(IPCRING_LIBDIR)/libipcring.so.$(IPCRING_SOVER)
 	ln -sf libipcring.so.$(IPCRING_SOVER) $(IPCRING_LIBDIR)/libipcring.so
 	install -m 644 $(IPCRING_PC) $(IPCRING_LIBDIR)/pkgconfig/ipcring.pc
+	install -d $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 $(IPCRING_DIR)/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 # ... and calls the examples' fd passing directly
 $(B)/tests/ipcring-examples: $(IPCRING_B)/examples/common.o
