@@ -17,6 +17,7 @@ enum cleanup_kind {
 	CL_SYSV_SEM,	/* semctl(id, 0, IPC_RMID) */
 	CL_SYSV_SHM,	/* shmctl(id, IPC_RMID) */
 	CL_PID,		/* kill(pid, SIGKILL) + waitpid */
+	CL_QB_IPC,	/* name = a libqb IPC service: its rings' directories in /dev/shm */
 };
 
 /* Returns a handle (>= 0) or -ENOMEM. Names are copied. */
@@ -31,6 +32,12 @@ void cleanup_forget(int handle);
 /* Remove everything registered, newest first. Async-signal-safe enough to be
  * called from the fatal-signal path; only acts in the registering process. */
 void cleanup_all(void);
+
+/* Remove the directories /dev/shm/qb-* of this uid that hold the rings of
+ * libqb IPC service `service` (libqb names them itself, with a random
+ * part): each one's files, then the directory. Raw system calls only, so
+ * the fatal-signal path may use it. Returns how many were removed. */
+int cleanup_qb_ipc(const char *service);
 
 /* A unique, unpredictable name: "<prefix>-<pid>-<random hex>". */
 void cleanup_unique_name(char *buf, size_t len, const char *prefix);

@@ -16,6 +16,8 @@
 #include <sys/random.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,7 +118,114 @@ static void cl_act(struct cl_entry *e)
 			waitpid((pid_t)e->id, &status, 0);
 		}
 		break;
+	case CL_QB_IPC:
+		cleanup_qb_ipc(e->name);
+		break;
 	}
+}
+
+/* Does name hold "-<service>-" (libqb's ring files: qb-request-<service>-header)? */
+static int qb_names_service(const char *name, const char *service)
+{
+	size_t sl = strlen(service);
+
+	for (const char *p = strchr(name, '-'); p; p = strchr(p + 1, '-'))
+		if (strncmp(p + 1, service, sl) == 0 && p[1 + sl] == '-')
+			return 1;
+	return 0;
+}
+
+/* For each entry of the directory dfd (getdents64, no allocation): fn. */
+static void qb_each(int dfd, void (*fn)(int dfd, const char *name, unsigned char type, void *arg),
+		    void *arg)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+
+	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n;) {
+			struct cl_dirent64 {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+
+			if (strcmp(d->name, ".") && strcmp(d->name, ".."))
+				fn(dfd, d->name, d->type, arg);
+			off += d->reclen;
+		}
+}
+
+struct qb_walk {
+	const char *service;
+	int found, removed;
+};
+
+static void qb_find(int dfd, const char *name, unsigned char type, void *arg)
+{
+	struct qb_walk *w = arg;
+
+	(void)dfd;
+	(void)type;
+	if (qb_names_service(name, w->service))
+		w->found = 1;
+}
+
+static void qb_unlink(int dfd, const char *name, unsigned char type, void *arg)
+{
+	(void)type;
+	(void)arg;
+	unlinkat(dfd, name, 0);
+}
+
+/* An entry of /dev/shm: a directory qb-* of ours that holds the service's
+ * rings loses its files, then goes; a ring file of the service lying
+ * right in /dev/shm (libqb's older layout) goes too. */
+static void qb_top(int shm, const char *name, unsigned char type, void *arg)
+{
+	struct qb_walk *w = arg, in = { .service = w->service };
+	struct stat st;
+	int fd;
+
+	if (strncmp(name, "qb-", 3) || fstatat(shm, name, &st, AT_SYMLINK_NOFOLLOW) ||
+	    st.st_uid != geteuid())
+		return;
+	(void)type;
+	if (S_ISREG(st.st_mode)) {
+		if (qb_names_service(name, w->service) && unlinkat(shm, name, 0) == 0)
+			w->removed++;
+		return;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return;
+	fd = openat(shm, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	qb_each(fd, qb_find, &in);
+	if (in.found) {
+		lseek(fd, 0, SEEK_SET);
+		qb_each(fd, qb_unlink, NULL);
+		if (unlinkat(shm, name, AT_REMOVEDIR) == 0)
+			w->removed++;
+	}
+	close(fd);
+}
+
+int cleanup_qb_ipc(const char *service)
+{
+	struct qb_walk w = { .service = service };
+	int shm;
+
+	if (!service || !*service)
+		return 0;
+	shm = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (shm < 0)
+		return 0;
+	qb_each(shm, qb_top, &w);
+	close(shm);
+	return w.removed;
 }
 
 void cleanup_run_one(int h)

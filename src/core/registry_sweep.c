@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ipclab/cleanup.h"
 #include "ipclab/registry.h"
 #include "ipclab/util.h"
 
@@ -55,6 +56,7 @@ static const char *const kind_names[] = {
 	[CL_PATH] = "file", [CL_DIR] = "directory", [CL_POSIX_MQ] = "posix-mq",
 	[CL_POSIX_SHM] = "posix-shm", [CL_SYSV_MSG] = "sysv-msg", [CL_SYSV_SEM] = "sysv-sem",
 	[CL_SYSV_SHM] = "sysv-shm", [CL_PID] = "process",
+	[CL_QB_IPC] = "libqb-ipc rings",
 };
 
 static char *from_hex(const char *s)
@@ -86,7 +88,7 @@ static void parse_record(struct sweep *sw, char *line)
 	int n;
 
 	if (line[0] == '+' && (n = sscanf(line, "+ %d %d %ld %8193s", &h, &kind, &id, hex)) >= 3 &&
-	    h >= 0 && h < REG_MAX && kind >= CL_PATH && kind <= CL_PID) {
+	    h >= 0 && h < REG_MAX && kind >= CL_PATH && kind <= CL_QB_IPC) {
 		free(sw->obj[h].name);
 		sw->obj[h] = (struct run_obj){ .live = true, .kind = kind, .id = id };
 		if (n == 4)
@@ -216,6 +218,8 @@ static int remove_obj(const struct run_obj *o)
 		break;
 	case CL_DIR:
 		return remove_dir(o->name);
+	case CL_QB_IPC:
+		return cleanup_qb_ipc(o->name) > 0 ? 0 : -ENOENT;
 	case CL_POSIX_MQ:
 		r = mq_unlink(o->name);
 		break;

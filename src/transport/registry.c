@@ -34,6 +34,7 @@ extern const struct transport tp_ring_spin;
 extern const struct transport tp_ring_eventfd;
 extern const struct transport tp_ring_ipc;
 extern const struct transport tp_libqb_rb;
+extern const struct transport tp_libqb_ipc;
 extern const struct transport tp_zmq_ipc;
 extern const struct transport tp_zmq_tcp;
 extern const struct transport tp_zmq_inproc;
@@ -72,6 +73,7 @@ const struct transport *const transports[] = {
 	&tp_ring_spin,
 	&tp_ring_eventfd,
 	&tp_libqb_rb,
+	&tp_libqb_ipc,
 	&tp_ring_ipc,
 	&tp_zmq_ipc,
 	&tp_zmq_tcp,

@@ -43,7 +43,16 @@ inspect() {
 	done
 	if [ "$IPCLAB_TEST_NS" = 1 ]; then	# only ours are there
 		for f in /dev/mqueue/* /dev/shm/*; do
-			[ -e "$f" ] && check_mode "$what" "$f" 600
+			[ -e "$f" ] || continue
+			# a directory (libqb-ipc's per connection) is 0700 and its files 0600
+			if [ -d "$f" ] && [ ! -L "$f" ]; then
+				check_mode "$what" "$f" 700
+				for g in "$f"/*; do
+					[ -e "$g" ] && check_mode "$what" "$g" 600
+				done
+			else
+				check_mode "$what" "$f" 600
+			fi
 		done
 		while read -r key id owner perms _; do
 			[[ $id =~ ^[0-9]+$ ]] || continue
