@@ -300,6 +300,8 @@ int plot_file(const char *json_path, const char *dir, struct plot_opts *o, char 
 		ret = fig_cpu(&ctx);
 	if (!ret)
 		ret = fig_matrix(&ctx);
+	if (!ret)
+		ret = fig_cycle(&ctx);
 	for (unsigned i = 0; !ret && i < o->npivots; i++)
 		ret = fig_heatmap(&ctx, &o->pivots[i]);
 	rfile_free(&rf);

@@ -54,6 +54,22 @@ for shape in chain fan; do
 		fail "$shape: inconsistent records: $bad"
 done
 
+# the figures: completion over the run and the stages' wait and busy
+if command -v gnuplot >/dev/null && [ -s "$dir/chain.json" ]; then
+	"$IPCLAB" plot "$dir/chain.json" -o "$dir/plot" >"$dir/plot.out" 2>&1 ||
+		fail "plot: $(head -3 "$dir/plot.out")"
+	for f in cycle-completion cycle-stages; do
+		[ -s "$dir/plot/$f.png" ] && [ -s "$dir/plot/$f.svg" ] && [ -s "$dir/plot/$f.dat" ] ||
+			fail "plot: no $f figure"
+	done
+	# a line per stage of each of the 4 results, and the series of each
+	[ "$(grep -c '/stage[0-9]' "$dir/plot/cycle-stages.dat")" = 12 ] ||
+		fail "plot: cycle-stages.dat has $(grep -c '/stage' "$dir/plot/cycle-stages.dat") stage rows, expected 12"
+	[ "$(grep -c '^time_s' "$dir/plot/cycle-completion.dat")" = 4 ] ||
+		fail "plot: cycle-completion.dat does not hold the 4 series"
+	echo "ok   plot: cycle-completion and cycle-stages"
+fi
+
 # 3. a stage busier than the period: every cycle is an xrun
 if run_json late -t pipe -e thread --clients 1 --period 1ms --think-ns 3ms -n 20; then
 	jq -e '.results[0].metrics | .cycles == 20 and .xruns == 20 and .late_starts > 0' \

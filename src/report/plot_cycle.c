@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/* The figures of -p cycle results: completion time over the run (the worst
+ * of each point of cycle_series, xruns marked, the deadline drawn), and
+ * each stage's median wait and busy time as a share of the period (what
+ * pw-top shows as W/Q and B/Q). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ipclab/util.h"
+#include "plot.h"
+
+#define CYC_MAX_CELLS 32
+
+static bool is_cycle(const struct rcell *c)
+{
+	const json_t *m = json_object_get(c->obj, "metrics");
+
+	return c->ok && json_is_object(json_object_get(c->obj, "cycle_series")) &&
+	       json_is_array(json_object_get(m, "stages"));
+}
+
+/* A label as one gnuplot-safe token for a .dat header or a title. */
+static void clean_label(const char *in, char *out, size_t len)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; in[i] && j + 1 < len; i++)
+		out[j++] = in[i] == ' ' || in[i] == '\t' ? '_' :
+			   in[i] == '"' || in[i] == '\\' ? '\'' : in[i];
+	out[j] = '\0';
+}
+
+static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size_t n)
+{
+	const char *name = "cycle-completion";
+	FILE *dat, *gp;
+	double deadline_ms = 0;
+
+	if (fig_open(ctx, name, &dat, &gp))
+		return -EIO;
+	/* one block per cell (gnuplot: index k): time, worst completion, and
+	 * the completion again where the point holds an xrun, else NaN */
+	for (size_t k = 0; k < n; k++) {
+		const json_t *s = json_object_get(cells[k]->obj, "cycle_series");
+		const json_t *mx = json_object_get(s, "max_ns"), *xr = json_object_get(s, "xruns");
+		double per = (double)json_integer_value(json_object_get(s, "cycles_per_point"));
+		double period = rcell_metric(cells[k], "deadline_ns");
+		const json_t *pn = json_object_get(cells[k]->obj, "period_ns");
+		char lab[512], clean[512];
+
+		if (json_is_integer(pn))
+			period = (double)json_integer_value(pn);
+		if (rcell_metric(cells[k], "deadline_ns") / 1e6 > deadline_ms)
+			deadline_ms = rcell_metric(cells[k], "deadline_ns") / 1e6;
+		rcell_label(cells[k], ctx->names, ctx->nnames, NULL, lab, sizeof(lab));
+		clean_label(lab, clean, sizeof(clean));
+		fprintf(dat, "%s# %s\ntime_s\t%s\txrun\n", k ? "\n\n" : "", lab, clean);
+		for (size_t i = 0; i < json_array_size(mx); i++) {
+			const json_t *v = json_array_get(mx, i);
+			double t = (double)i * per * period / 1e9;
+			json_int_t x = json_integer_value(json_array_get(xr, i));
+
+			if (!json_is_integer(v)) {	/* only late starts: nothing ran */
+				fprintf(dat, "%.6f\tNaN\tNaN\n", t);
+				continue;
+			}
+			double ms = (double)json_integer_value(v) / 1e6;
+
+			fprintf(dat, "%.6f\t%.6f\t", t, ms);
+			fprintf(dat, x ? "%.6f\n" : "NaN\n", ms);
+		}
+	}
+	fig_script_head(ctx, gp, name, "cycle completion time over the run");
+	fprintf(gp, "set title \"completion time over the run (worst of each point; x = xrun)\"\n"
+		"set xlabel \"time in the window (s)\"\nset ylabel \"completion (ms)\"\n"
+		"set logscale y\nset yrange [*:*]\n");
+	if (deadline_ms > 0)
+		fprintf(gp, "set arrow from graph 0, first %.6f to graph 1, first %.6f nohead dt 2 lc rgb \"red\"\n"
+			"set label \"deadline\" at graph 0.01, first %.6f offset 0,0.6 tc rgb \"red\"\n",
+			deadline_ms, deadline_ms, deadline_ms);
+	fig_script_begin_output(gp, name);
+	fprintf(gp, "\tplot for [k=0:%zu] \"%s.dat\" index k using 1:2 with lines lw 1 title columnheader(2), \\\n"
+		"\t     for [k=0:%zu] \"\" index k using 1:3 with points pt 2 ps 1 lc rgb \"red\" notitle\n",
+		n - 1, name, n - 1);
+	fig_script_end_output(gp);
+	return fig_finish(ctx, name, dat, gp);
+}
+
+static int fig_stages(struct plot_ctx *ctx, const struct rcell **cells, size_t n)
+{
+	const char *name = "cycle-stages";
+	FILE *dat, *gp;
+	size_t rows = 0;
+
+	if (fig_open(ctx, name, &dat, &gp))
+		return -EIO;
+	fprintf(dat, "# stage\twait_p50_pct\tbusy_p50_pct\n");
+	for (size_t k = 0; k < n; k++) {
+		const json_t *st = json_object_get(json_object_get(cells[k]->obj, "metrics"), "stages"), *s;
+		char lab[512], clean[512];
+		size_t i;
+
+		rcell_label(cells[k], ctx->names, ctx->nnames, NULL, lab, sizeof(lab));
+		clean_label(lab, clean, sizeof(clean));
+		json_array_foreach(st, i, s) {
+			fprintf(dat, "%s/stage%zu\t%.6g\t%.6g\n", clean, i + 1,
+				json_number_value(json_object_get(s, "wait_share_pct")),
+				json_number_value(json_object_get(s, "busy_share_pct")));
+			rows++;
+		}
+	}
+	fig_script_head(ctx, gp, name, "cycle stages: wait and busy per period");
+	fprintf(gp, "set title \"each stage's median wait (woken) and busy (processing), %% of the period\"\n"
+		"set style data histograms\nset style histogram rowstacked\n"
+		"set style fill solid 0.8 border -1\nset boxwidth 0.75\n"
+		"set ylabel \"%% of the period\"\nset yrange [0:*]\nset xtics rotate by -45 noenhanced\n");
+	fig_script_begin_output(gp, name);
+	fprintf(gp, "\tplot \"%s.dat\" using 2:xtic(1) title \"wait p50\", \"\" using 3 title \"busy p50\"\n",
+		name);
+	fig_script_end_output(gp);
+	(void)rows;
+	return fig_finish(ctx, name, dat, gp);
+}
+
+int fig_cycle(struct plot_ctx *ctx)
+{
+	const struct rcell *cells[CYC_MAX_CELLS];
+	size_t n = 0;
+	int ret;
+
+	for (size_t k = 0; k < ctx->rf->n && n < CYC_MAX_CELLS; k++)
+		if (is_cycle(&ctx->rf->cells[k]))
+			cells[n++] = &ctx->rf->cells[k];
+	if (!n)
+		return 0;
+	ret = fig_completion(ctx, cells, n);
+	return ret ? ret : fig_stages(ctx, cells, n);
+}
