@@ -48,6 +48,14 @@ static void probe_fifo(struct suite_opts *o)
 		snprintf(o->fifo_why, sizeof(o->fifo_why),
 			 "SCHED_FIFO is not permitted here (needs CAP_SYS_NICE or RLIMIT_RTPRIO): normal scheduling only");
 }
+/* --section seed-000 selects seed-000 and its parts (seed-000-cycle). */
+static bool seed_selected(const struct seed *sd, const char *only)
+{
+	size_t l = strlen(only);
+
+	return !strncmp(sd->name, only, l) && (sd->name[l] == '\0' || sd->name[l] == '-');
+}
+
 /* The seed's transports that exist here, as named; say which do not. */
 static void seed_transports(const struct seed *sd, struct plan_spec *s, unsigned n)
 {
@@ -206,7 +214,7 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 	if (optind != argc - 1 || strcmp(argv[optind], "seeds"))
 		return usage_error("suite: expected 'ipclab suite seeds [options]'; see ipclab suite --help");
 	for (size_t i = 0; *only && i < n_seeds; i++)
-		if (!strcmp(seeds[i].name, *only))
+		if (seed_selected(&seeds[i], *only))
 			return 0;
 	if (*only)
 		return usage_error("suite: no section '%s'; expected seed-000 ... seed-004", *only);
@@ -237,7 +245,7 @@ int cmd_suite(int argc, char **argv)
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 	}
 	for (size_t i = 0; i < n_seeds && !ret; i++)
-		if (!only || !strcmp(only, seeds[i].name))
+		if (!only || seed_selected(&seeds[i], only))
 			ret = run_seed(&o, &seeds[i], &all, &nall, &rep.env);
 	fflush(stdout);
 	if (saved >= 0) {
