@@ -17,6 +17,7 @@
 #include "ipclab/util.h"
 
 struct pattern;
+struct cell_remote;
 
 /* Where the endpoints run (--pin): parsed by pin_parse (core/placement.c). */
 enum pin_mode { PIN_NONE, PIN_SAME, PIN_SPLIT, PIN_CPUS };
@@ -61,6 +62,7 @@ struct cell {
 	bool trace_syscalls;	/* --trace=syscalls: syscall probes too */
 	bool profile;		/* --profile: sampled stacks per side (src/trace/profile*.c) */
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */
+	const struct cell_remote *remote;	/* --peer / serve: some sides run elsewhere (NULL = all here) */
 	char rate_text[24];
 	char period_text[24];	/* --period as given ("64@48000", "1.333ms") */
 	char skip[256];		/* not run here, and why ("" = run it) */

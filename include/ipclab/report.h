@@ -30,6 +30,21 @@ struct side_result {
 	uint64_t elapsed_ns;
 };
 
+/* A cell between hosts (run --peer): the server side's host, where it
+ * ran, the clock offset measured over the control connection, and the
+ * server's channel settings (src/remote/peer.c). */
+struct remote_result {
+	bool on;
+	char host[64];
+	int server_pin;			/* pinned to this CPU there (-1 = not pinned) */
+	int server_cpu;			/* ran on this CPU there at its start (-1 = not known) */
+	int64_t clock_offset_ns;	/* server clock - client clock */
+	uint64_t clock_err_ns;		/* bound on that offset's error */
+	bool clock_known;
+	bool one_way_unknown;		/* one-way latency not reported: two clocks */
+	struct tp_settings settings;	/* the server's channel, read back there */
+};
+
 /* Everything one cell produced. */
 struct result {
 	struct cell cell;		/* full configuration */
@@ -78,6 +93,7 @@ struct result {
 	struct trace_result trace;	/* --trace (trace.on) */
 	struct profile_result profile;	/* --profile (profile.on) */
 	struct ref_result ref;		/* --reference (ref.on) */
+	struct remote_result remote;	/* --peer (remote.on) */
 	struct cycle_result cyc;	/* -p cycle (cyc.on) */
 };
 
@@ -133,6 +149,7 @@ struct report {
 	struct result *results;
 	size_t n;
 	const struct matrix_info *matrix;	/* --pin matrix (ipclab/topology.h), or NULL */
+	const char *remote_env_json;	/* --peer: the server host's env object (JSON), or NULL */
 };
 
 enum field_kind { F_U64, F_DBL, F_STR, F_BOOL };	/* F_BOOL: get_num gives 0/1 */

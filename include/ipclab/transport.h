@@ -25,6 +25,7 @@ enum tp_caps {
 	TP_SPINS = 1u << 10,	   /* waits by spinning: needs its own CPU under SCHED_FIFO */
 	TP_ZEROCOPY_SEND = 1u << 12, /* reserve/commit: build a message in place */
 	TP_NO_EINTR = 1u << 11,	   /* a blocked recv ignores signals: only the peer's close ends it */
+	TP_REMOTE = 1u << 13,	   /* crosses hosts: -O listen/connect/secret (ipclab serve, run --peer) */
 };
 
 enum tp_role { TP_SERVER = 0, TP_CLIENT = 1 };

@@ -32,6 +32,7 @@ int cmd_plot(int argc, char **argv);	/* plot.c */
 int cmd_compare(int argc, char **argv);	/* compare.c */
 int cmd_env(int argc, char **argv);	/* env.c */
 int cmd_clean(int argc, char **argv);	/* clean.c */
+int cmd_serve(int argc, char **argv);	/* serve.c */
 void cmd_run_usage(FILE *f);		/* run.c: `ipclab --help` */
 
 /* The one error printer (say.c): "ipclab: MSG" or "ipclab CMD: MSG" on

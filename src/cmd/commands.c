@@ -13,6 +13,7 @@ const struct subcommand subcommands[] = {
 	{ "compare", cmd_compare, "two result files side by side: ratios, spread, regressions" },
 	{ "env", cmd_env, "the machine as result files record it, and what distorts measurements" },
 	{ "clean", cmd_clean, "remove what runs killed by SIGKILL left behind (see the run registry)" },
+	{ "serve", cmd_serve, "run the server side of cells for `ipclab run --peer` on other hosts" },
 	{ "suite", cmd_suite, "the seeds' experiments, one section each: ipclab suite seeds [--quick]" },
 	{ NULL, NULL, NULL },
 };

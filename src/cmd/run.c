@@ -20,7 +20,7 @@
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE, OPT_MATRIX_METRIC };
+       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -40,6 +40,8 @@ static const struct option long_opts[] = {
 	{ "think", required_argument, NULL, OPT_THINK },
 	{ "think-ns", required_argument, NULL, OPT_THINK_NS },
 	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "pivot", required_argument, NULL, OPT_PIVOT },
@@ -89,6 +91,8 @@ void cmd_run_usage(FILE *f)
 	      "                         each message's intended send time\n"
 	      "      --period P         -p cycle: the driver's period, a time (1.333ms) or FRAMES@RATE\n"
 	      "                         (64@48000); the deadline too unless -O deadline=\n"
+	      "      --peer HOST[:PORT] run the server side of each cell on HOST (ipclab serve there;\n"
+	      "                         tcp, udp); --pin S:C pins S there; --token T or IPCLAB_TOKEN\n"
 	      "      --repeat N         run every cell N times, interleaved; report medians and spread\n"
 	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
 	      "      --matrix-metric M  the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)\n"
@@ -226,6 +230,8 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_PLOT: a->plot_dir = arg; break;
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
+	case OPT_PEER: a->peer = arg; break;
+	case OPT_TOKEN: a->token = arg; break;
 	case OPT_PERIOD: a->period = arg; break;
 	case OPT_PIVOT: {
 		char err[ERRLEN];

@@ -19,6 +19,7 @@ struct matrix_info;
 struct run_args {
 	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
 	char *thinks, *think_nss, *rates, *pivot;
+	const char *peer, *token;	/* --peer HOST[:PORT], --token (else IPCLAB_TOKEN) */
 	char *period;		/* --period */
 	const struct field *pivot_spec[3];
 	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;

@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "run.h"
+#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/topology.h"
 
@@ -117,6 +118,28 @@ static int plot_after_run(const struct run_args *a, const struct report *rep)
 	return 0;
 }
 
+/* --peer: connect and hang the peer on every cell; 0, 1 or 2 (printed). */
+static int attach_peer(const struct run_args *a, struct plan *pl, struct peer **out)
+{
+	const char *token = a->token ? a->token : getenv("IPCLAB_TOKEN");
+	char err[ERRLEN];
+	int ret;
+
+	for (size_t i = 0; i < pl->n; i++)
+		if (!(pl->cells[i].tp->caps & TP_REMOTE))
+			return usage_error("--peer: transport %s cannot cross hosts (it lives in one kernel or one process); between hosts: tcp, udp",
+					   pl->cells[i].tp->name);
+	if (a->dry_run)
+		return 0;
+	ret = peer_open(a->peer, token, out, err, sizeof(err));
+	if (ret)
+		return ret == -EINVAL || ret == -EACCES ? usage_error("%s", err) : say_error(NULL, "%s", err);
+	for (size_t i = 0; i < pl->n; i++)
+		if (!pl->cells[i].skip[0] && peer_attach(*out, &pl->cells[i], err, sizeof(err)))
+			return usage_error("%s", err);
+	return 0;
+}
+
 int do_run(struct run_args *args, unsigned nargs)
 {
 	const struct run_args *a = &args[0];
@@ -142,14 +165,20 @@ int do_run(struct run_args *args, unsigned nargs)
 		if (!(mx->order = so.order = calloc(pl.n * mx->rounds + 1, sizeof(*mx->order))))
 			ret = usage_error("out of memory");
 	}
+	struct peer *peer = NULL;
+
+	if (!ret && a->peer)
+		ret = attach_peer(a, &pl, &peer);
 	t0 = now_ns();
 	if (!ret)
 		ret = run_session(&pl, &so, a->quiet, &rep);
+	rep.remote_env_json = peer_env_json(peer);
 	if (mx)
 		mx->wall_s = (double)(now_ns() - t0) / 1e9;
 	rep.matrix = mx;
 	plan_free(&pl);
 	if (!rep.results) {
+		peer_close(peer);
 		if (mx)
 			free(mx->order);
 		free(mx);
@@ -161,6 +190,7 @@ int do_run(struct run_args *args, unsigned nargs)
 	if (a->plot_dir && !wret)
 		wret = plot_after_run(a, &rep);
 	wret = report_failures(rep.results, rep.n) ? 1 : wret;
+	peer_close(peer);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);
 	free(rep.results);

@@ -21,6 +21,7 @@
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/profile.h"
+#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
@@ -104,6 +105,7 @@ struct run_state {
 	pthread_t threads[MAX_SIDES];
 	bool started[MAX_SIDES];
 	unsigned nsides;
+	unsigned nlocal;		/* sides run here (the others: cell->remote) */
 	char fail[ERRLEN];
 	struct sys_snap tick_prev;
 	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
@@ -171,6 +173,8 @@ static int start_sides(struct run_state *rs)
 		a->st->role = a->role;
 		a->st->id = a->id;
 		hist_init(&a->st->hist);
+		if (!cell_side_local(rs->cell, i))
+			continue;
 		if (rs->cell->threads) {
 			ret = -pthread_create(&rs->threads[i], NULL, runner_side_thread, a);
 			if (!ret)
@@ -504,6 +508,9 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 
 	rs->cell = c;
 	rs->nsides = 1 + c->clients;
+	rs->nlocal = 0;
+	for (unsigned i = 0; i < rs->nsides; i++)
+		rs->nlocal += cell_side_local(c, i);
 	rs->ctl_size = sizeof(struct run_ctl) + rs->nsides * sizeof(struct side_stats);
 	rs->ctl = mmap(NULL, rs->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rs->ctl == MAP_FAILED) {
@@ -511,7 +518,7 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 		return errf(rs->fail, sizeof(rs->fail), ENOMEM, "cannot map shared state: %s",
 			    strerror(errno));
 	}
-	rs->ctl->nsides = rs->nsides;
+	rs->ctl->nsides = rs->nlocal;
 	atomic_store(&stop_word, &rs->ctl->stop);
 	if (c->trace) {
 		struct trace_target tt = { .nsides = rs->nsides, .syscalls = c->trace_syscalls };
@@ -554,6 +561,9 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 				    (ret == -EMFILE || ret == -ENFILE) && !strstr(err, "ulimit") ?
 				    " (out of file descriptors: raise the open-file limit, ulimit -n)" : "");
 	}
+	if (c->remote && c->remote->created &&
+	    (ret = c->remote->created(c, &rs->chs[0], err, sizeof(err))))
+		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
 	return 0;
 }
 
@@ -565,7 +575,7 @@ static int execute(struct run_state *rs)
 	ret = start_sides(rs);
 
 	if (!ret)
-		ret = watch_until(rs, &rs->ctl->ready, rs->nsides);
+		ret = watch_until(rs, &rs->ctl->ready, rs->nlocal);
 	for (unsigned i = 0; !ret && rs->trace && i < rs->nsides; i++)
 		ret = trace_add_tid(rs->trace, i, rs->ctl->sides[i].tid);
 	for (unsigned i = 0; !ret && rs->profile && i < rs->nsides; i++) {
@@ -578,7 +588,7 @@ static int execute(struct run_state *rs)
 	if (!ret) {
 		atomic_store(&rs->ctl->gate, 1);
 		runner_wake_all(&rs->ctl->gate);
-		ret = watch_until(rs, &rs->ctl->done, rs->nsides);
+		ret = watch_until(rs, &rs->ctl->done, rs->nlocal);
 	}
 	if (ret)
 		stop_sides(rs, !rs->cell->threads && ret != -EINTR ? true : false);
@@ -606,6 +616,9 @@ static int run_once(const struct cell *c, struct result *res)
 	for (unsigned i = 0; c->tp && i < rs->nch_made; i++)
 		c->tp->destroy(&rs->chs[i]);
 	free(rs->chs);
+	if (ret == 0 && c->remote && c->remote->sides_done &&
+	    c->remote->sides_done(c, rs->ctl->sides, rs->nsides, rs->fail, sizeof(rs->fail)))
+		ret = -EIO;
 	if (ret == 0) {
 		struct run_ctl_view v = { .sides = rs->ctl->sides, .nsides = rs->nsides,
 					  .sys0 = &rs->ctl->sys0, .sys1 = &rs->ctl->sys1 };
@@ -635,5 +648,7 @@ static int run_once(const struct cell *c, struct result *res)
 
 int run_cell(const struct cell *c, struct result *res)
 {
+	if (c->remote && c->remote->run)
+		return c->remote->run(c, res, run_once);
 	return c->trace || c->profile ? trace_run_pair(c, res, run_once) : run_once(c, res);
 }

@@ -14,6 +14,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "env_json.h"
+#include "remote_json.h"
 #include "fields.h"
 #include "matrix.h"
 #include "profile_out.h"
@@ -303,6 +304,8 @@ static json_t *result_json(const struct result *r)
 		rc |= put_measured(res, r);
 	if (r->ref.on)
 		rc |= put_reference(res, r);
+	if (r->remote.on)
+		rc |= json_object_set_new(res, "remote", remote_result_json(&r->remote));
 	if (rc) {
 		json_decref(res);
 		return NULL;
@@ -337,6 +340,11 @@ static json_t *report_tree(const struct report *rep)
 			 "ipclab_git_rev", IPCLAB_GIT_REV, "created_utc", when,
 			 "cmdline", jstr(rep->cmdline), "env", env_json(&rep->env),
 			 "results", results);
+	if (root && rep->remote_env_json &&	/* --peer: the server host's */
+	    json_object_set_new(root, "remote_env", remote_env_json(rep->remote_env_json))) {
+		json_decref(root);
+		return NULL;
+	}
 	if (root && rep->matrix && matrix_json_put(root, rep)) {	/* --pin matrix */
 		json_decref(root);
 		return NULL;

@@ -10,6 +10,7 @@
  * small messages; -O nodelay=0 measures that); -O sndbuf/rcvbuf fix the
  * buffers, which turns off autotuning. The values a socket gets are read
  * back and reported. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -20,11 +21,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "tp_common.h"
+#include "tp_remote.h"
 
 struct tcp_opts {
 	int nodelay;
 	uint64_t sndbuf, rcvbuf;
+	char listen[OPT_STR_MAX], connect[OPT_STR_MAX], secret[OPT_STR_MAX];
 };
 
 static const struct opt_desc tcp_options[] = {
@@ -36,6 +38,13 @@ static const struct opt_desc tcp_options[] = {
 	{ .name = "rcvbuf", .type = OPT_SIZE, .offset = offsetof(struct tcp_opts, rcvbuf),
 	  .def = "", .max = 1ull << 30,
 	  .help = "SO_RCVBUF (0 = autotuned; capped by net.core.rmem_max)" },
+	/* between hosts (ipclab serve / run --peer set these): tcp_remote.c */
+	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct tcp_opts, listen),
+	  .def = "", .help = "between hosts: the server's side only, listening on this IPv4 address (set by ipclab serve)" },
+	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct tcp_opts, connect),
+	  .def = "", .help = "between hosts: the clients only, connecting to IPV4:PORT (set by run --peer)" },
+	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct tcp_opts, secret),
+	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
 };
 
@@ -196,13 +205,23 @@ static int tcp_close_listener(struct tcp_make *m)
 	return ret;
 }
 
+static int tcp_create_remote(struct tp_channel *ch, const struct tp_remote *r, char *err,
+			     size_t errlen);
+
 static int tcp_create(struct tp_channel *ch, char *err, size_t errlen)
 {
+	const struct tcp_opts *o = ch->cfg->opts;
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
 	struct tcp_make m = { .ch = ch, .lfd = -1, .err = err, .errlen = errlen };
+	struct tp_remote r = { 0 };
+	struct tp_chan *c;
 	int ret, fd;
 
+	if (o && (ret = tp_remote_parse("tcp", o->listen, o->connect, o->secret, &r, err, errlen)))
+		return ret;
+	if (r.mode != TPR_LOCAL)
+		return tcp_create_remote(ch, &r, err, errlen);
+	c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
 	if (!c)
 		return -ENOMEM;
 	/* the settings a connection starts with, read on a fresh socket set up
@@ -227,10 +246,157 @@ static int tcp_create(struct tp_channel *ch, char *err, size_t errlen)
 	return ret;
 }
 
+/* ---- between hosts -------------------------------------------------------- */
+
+/* The channel of a remote cell: the tp_chan's descriptors, then (extra)
+ * the remote settings; the server's listener sits past the clients' slots. */
+static struct tp_remote *tcp_remote_of(struct tp_channel *ch)
+{
+	struct tp_chan *c = ch->priv;
+
+	return c && c->nfd == 2 * tp_clients(ch) + 1 ? c->extra : NULL;
+}
+
+static int tcp_remote_listen(struct tp_channel *ch, struct tp_chan *c, struct tp_remote *r,
+			     char *err, size_t errlen)
+{
+	unsigned n = tp_clients(ch);
+	struct sockaddr_in sa = r->addr;
+	socklen_t l = sizeof(sa);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	char host[INET_ADDRSTRLEN];
+
+	if (fd < 0)
+		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
+	tp_chan_set(c, 2 * n, fd, TPF_SERVER, 0);
+	sa.sin_port = 0;	/* the kernel picks; the control connection tells the client */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, (int)n + 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &l) < 0)
+		return errf(err, errlen, errno, "tcp: listen on %s: %s",
+			    inet_ntop(AF_INET, &r->addr.sin_addr, host, sizeof(host)), strerror(errno));
+	tp_setting(ch, "listen_port", "%u", ntohs(sa.sin_port));
+	return 0;
+}
+
+static int tcp_remote_dial(struct tp_channel *ch, struct tp_chan *c, const struct tp_remote *r,
+			   unsigned id, char *err, size_t errlen)
+{
+	struct tp_rhello h;
+	char host[INET_ADDRSTRLEN];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
+	tp_chan_set(c, 2 * id + 1, fd, TPF_CLIENT, id);
+	ret = tcp_setup(ch, fd, err, errlen);
+	if (ret)
+		return ret;
+	ret = tp_remote_connect(fd, &r->addr);
+	if (ret)
+		return errf(err, errlen, -ret, "tcp: client %u: connect to %s:%u: %s", id,
+			    inet_ntop(AF_INET, &r->addr.sin_addr, host, sizeof(host)),
+			    ntohs(r->addr.sin_port), strerror(-ret));
+	tp_rhello_fill(&h, r, id);
+	if (full_write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
+		return errf(err, errlen, EPIPE, "tcp: client %u: hello not sent", id);
+	return 0;
+}
+
+static int tcp_create_remote(struct tp_channel *ch, const struct tp_remote *r, char *err,
+			     size_t errlen)
+{
+	unsigned n = tp_clients(ch);
+	struct tp_chan *c = tp_chan_new(ch, 2 * n + 1, 0, sizeof(*r), err, errlen);
+	int ret, fd;
+
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->extra, r, sizeof(*r));
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
+	ret = tcp_setup(ch, fd, err, errlen);
+	if (!ret)
+		tcp_report(ch, fd);
+	close(fd);
+	if (!ret && r->mode == TPR_SERVER)
+		ret = tcp_remote_listen(ch, c, c->extra, err, errlen);
+	for (unsigned id = 0; !ret && r->mode == TPR_CLIENT && id < n; id++)
+		ret = tcp_remote_dial(ch, c, r, id, err, errlen);
+	return ret;
+}
+
+/* One accepted connection: its hello names a client id of this cell, or
+ * it is closed and counted as foreign. */
+static int tcp_remote_take(struct tp_channel *ch, struct tp_chan *c, const struct tp_remote *r,
+			   int fd, unsigned *got, char *err, size_t errlen)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	struct tp_rhello h;
+	unsigned n = tp_clients(ch);
+	int id = -1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
+	    full_read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h))
+		id = tp_rhello_check(&h, r, n);
+	tv.tv_sec = 0;
+	if (id < 0 || c->fd[2 * id].fd >= 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		close(fd);
+		return 1;	/* foreign */
+	}
+	tp_chan_set(c, 2 * (unsigned)id, fd, TPF_SERVER, (unsigned)id);
+	(*got)++;
+	return tcp_setup(ch, fd, err, errlen);
+}
+
+/* The server's first open: accept every client's connection (in any
+ * order), then close the listener. A stop signal ends the wait. */
+static int tcp_remote_accept_all(struct tp_channel *ch, char *err, size_t errlen)
+{
+	struct tp_chan *c = ch->priv;
+	const struct tp_remote *r = c->extra;
+	unsigned n = tp_clients(ch), got = 0, foreign = 0;
+	uint64_t deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC;
+	int lfd = c->fd[2 * n].fd, ret = 0;
+
+	while (!ret && got < n) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			ret = tcp_remote_take(ch, c, r, fd, &got, err, errlen);
+			if (ret == 1)
+				ret = ++foreign > TP_REMOTE_MAX_FOREIGN ?
+					errf(err, errlen, ECONNREFUSED, "tcp: over %u foreign connections to the cell's port", TP_REMOTE_MAX_FOREIGN) : 0;
+			continue;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED)
+			return errf(err, errlen, errno, "tcp: server: accept: %s", strerror(errno));
+		if (now_ns() > deadline)
+			return errf(err, errlen, ETIMEDOUT, "tcp: server: %u of %u clients connected within %d s",
+				    got, n, TP_REMOTE_WAIT_MS / 1000);
+		ret = tp_remote_poll(lfd, POLLIN, 100);
+		if (ret == -EINTR)
+			return errf(err, errlen, EINTR, "tcp: server: stopped while waiting for clients");
+		ret = ret < 0 ? errf(err, errlen, -ret, "tcp: server: poll: %s", strerror(-ret)) : 0;
+	}
+	close(lfd);
+	c->fd[2 * n].fd = -1;
+	return ret;
+}
+
 static int tcp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		    struct tp_endpoint **out, char *err, size_t errlen)
 {
 	unsigned idx = 2 * id + (role == TP_CLIENT);
+	struct tp_remote *r = tcp_remote_of(ch);
+	int ret;
+
+	if (r && r->mode == TPR_SERVER && role == TP_SERVER &&
+	    ((struct tp_chan *)ch->priv)->fd[2 * tp_clients(ch)].fd >= 0 &&
+	    (ret = tcp_remote_accept_all(ch, err, errlen)))
+		return ret;
 
 	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
 }
@@ -238,7 +404,7 @@ static int tcp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 const struct transport tp_tcp = {
 	.name = "tcp",
 	.summary = "TCP over 127.0.0.1, one connection per client, a byte stream; -O nodelay, sndbuf, rcvbuf",
-	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_REMOTE,
 	.options = tcp_options,
 	.opts_size = sizeof(struct tcp_opts),
 	.create = tcp_create,

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* Cells between hosts: `ipclab serve` runs the server side of cells for
+ * remote clients, `ipclab run --peer HOST[:PORT]` runs the clients here.
+ * The two talk over a control connection (TCP, separate from the measured
+ * one): length-prefixed JSON frames, a versioned handshake with a shared
+ * token, then clock probes and one cell at a time (src/remote/). The
+ * runner sees only struct cell_remote: which sides run here, and two hooks
+ * around the channel and the sides' records. */
+#ifndef IPCLAB_REMOTE_H
+#define IPCLAB_REMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipclab/experiment.h"
+
+#define REMOTE_PROTO "ipclab-remote"
+#define REMOTE_VERSION 1
+#define REMOTE_DEFAULT_PORT 7227
+#define REMOTE_TOKEN_MAX 256
+#define REMOTE_MAX_CLIENTS 16	/* clients of one remote cell */
+
+/* Which sides of a cell run in this process (the others elsewhere). */
+enum cell_sides { CELL_SIDES_ALL, CELL_SIDES_SERVER, CELL_SIDES_CLIENTS };
+
+struct result;
+
+/* Hung on struct cell (cell->remote) by the remote code. */
+struct cell_remote {
+	enum cell_sides local;
+	/* after the channel was created, before any side starts (serve: tells
+	 * the client where the measured connection listens); 0 or -errno */
+	int (*created)(const struct cell *c, struct tp_channel *ch, char *err, size_t errlen);
+	/* every local side is done, before the result is collected: fill the
+	 * records of the sides that ran elsewhere (client), or send ours
+	 * (serve); 0 or -errno with why */
+	int (*sides_done)(const struct cell *c, struct side_stats *sides, unsigned n, char *err,
+			  size_t errlen);
+	/* --peer: run_cell hands the whole cell here (with the runner's own
+	 * one-cell function), which negotiates and then calls it */
+	int (*run)(const struct cell *c, struct result *res,
+		   int (*run_local)(const struct cell *c, struct result *res));
+	void *arg;
+};
+
+static inline bool cell_side_local(const struct cell *c, unsigned side)
+{
+	enum cell_sides l = c->remote ? c->remote->local : CELL_SIDES_ALL;
+
+	return l == CELL_SIDES_ALL || (l == CELL_SIDES_SERVER) == (side == 0);
+}
+
+/* `ipclab serve`'s settings (src/cmd/serve.c parses them). */
+struct serve_opts {
+	char listen[128];	/* ADDR:PORT */
+	char token[REMOTE_TOKEN_MAX + 1];
+	bool once;		/* one client session, then exit */
+	uint64_t max_size, max_count, max_duration_ns;
+	unsigned max_clients;
+	uint64_t idle_timeout_ns;	/* a client silent this long is dropped */
+	FILE *log;		/* one line per session and cell (NULL = quiet) */
+};
+void serve_opts_defaults(struct serve_opts *o);
+/* Serve until SIGINT/SIGTERM (or one session with once). 0, 128+N when
+ * stopped by signal N, or -errno with why (cannot listen). */
+int remote_serve(const struct serve_opts *o, char *err, size_t errlen);
+
+/* --peer: one control connection for a whole run. */
+struct peer;
+/* Connect, handshake (wrong token: -EACCES), measure the clock offset.
+ * -errno with why; -EINVAL/-EACCES are bad input (exit 2). */
+int peer_open(const char *hostport, const char *token, struct peer **out, char *err,
+	      size_t errlen);
+/* Check a cell against what crosses hosts and the server's limits and
+ * hang the peer on it; -EINVAL with why (bad input). */
+int peer_attach(struct peer *p, struct cell *c, char *err, size_t errlen);
+/* The server's environment as its JSON text (owned by p), and the host. */
+const char *peer_env_json(const struct peer *p);
+const char *peer_host(const struct peer *p);
+void peer_close(struct peer *p);
+
+#endif

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/* ipclab serve: run the server side of cells for `ipclab run --peer` on
+ * other hosts (src/remote/serve.c does the work). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "ipclab/opt.h"
+#include "ipclab/remote.h"
+
+static int serve_usage(FILE *f)
+{
+	fprintf(f, "usage: ipclab serve [--listen ADDR:PORT] [--token T] [--once] [limits]\n"
+		"Run the server side of cells for `ipclab run --peer HOST[:PORT]` on other hosts,\n"
+		"one client and one cell at a time. The client must give the same token\n"
+		"(--token, else IPCLAB_TOKEN; required). The control connection is not\n"
+		"encrypted: use it on networks you trust.\n"
+		"      --listen ADDR:PORT  control address (default 0.0.0.0:%d); the measured\n"
+		"                          connection listens on the address a client reached\n"
+		"      --token T           the shared token (else IPCLAB_TOKEN)\n"
+		"      --once              serve one client session, then exit\n"
+		"      --max-size S        largest message accepted (default 64M)\n"
+		"      --max-count N       most messages per cell, warm-up included (default 100M)\n"
+		"      --max-duration D    longest cell accepted (default 60s)\n"
+		"      --max-clients N     most clients per cell (default and at most %d)\n"
+		"      --idle-timeout D    drop a client silent this long (default 60s)\n"
+		"  -q, --quiet             no log lines on stderr\n"
+		"Exit status: 0 (with --once, or stopped by a signal: 128+N), 1 cannot listen,\n"
+		"2 bad input.\n", REMOTE_DEFAULT_PORT, REMOTE_MAX_CLIENTS);
+	return f == stdout ? 0 : 2;
+}
+
+static int number(const char *opt, enum opt_type type, const char *arg, uint64_t min, uint64_t max,
+		  uint64_t *out)
+{
+	struct opt_desc d = { .name = opt, .type = type, .min = min, .max = max };
+	char err[ERRLEN];
+
+	if (opt_set(&d, out, arg, err, sizeof(err)))
+		return cmd_usage_error("serve", "--%s %s: %s", opt, arg, err);
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum { O_LISTEN = 256, O_TOKEN, O_ONCE, O_MSIZE, O_MCOUNT, O_MDUR, O_MCL, O_IDLE };
+	static const struct option longs[] = {
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "token", required_argument, NULL, O_TOKEN },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "max-size", required_argument, NULL, O_MSIZE },
+		{ "max-count", required_argument, NULL, O_MCOUNT },
+		{ "max-duration", required_argument, NULL, O_MDUR },
+		{ "max-clients", required_argument, NULL, O_MCL },
+		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct serve_opts o;
+	const char *token = getenv("IPCLAB_TOKEN");
+	char err[ERRLEN];
+	uint64_t v;
+	int c, ret = 0;
+
+	serve_opts_defaults(&o);
+	o.log = stderr;
+	opterr = 0;
+	optind = 1;
+	while (!ret && (c = getopt_long(argc, argv, "+qh", longs, NULL)) != -1) {
+		switch (c) {
+		case O_LISTEN:
+			if (strlen(optarg) >= sizeof(o.listen))
+				return cmd_usage_error("serve", "--listen %s: too long", optarg);
+			snprintf(o.listen, sizeof(o.listen), "%s", optarg);
+			break;
+		case O_TOKEN: token = optarg; break;
+		case O_ONCE: o.once = true; break;
+		case O_MSIZE: ret = number("max-size", OPT_SIZE, optarg, 16, 1ull << 30, &o.max_size); break;
+		case O_MCOUNT: ret = number("max-count", OPT_UINT, optarg, 1, 1ull << 40, &o.max_count); break;
+		case O_MDUR:
+			ret = number("max-duration", OPT_DURATION, optarg, NSEC_PER_MSEC,
+				     24 * 3600 * NSEC_PER_SEC, &o.max_duration_ns);
+			break;
+		case O_MCL:
+			ret = number("max-clients", OPT_UINT, optarg, 1, REMOTE_MAX_CLIENTS, &v);
+			o.max_clients = (unsigned)v;
+			break;
+		case O_IDLE:
+			ret = number("idle-timeout", OPT_DURATION, optarg, NSEC_PER_SEC,
+				     24 * 3600 * NSEC_PER_SEC, &o.idle_timeout_ns);
+			break;
+		case 'q': o.log = NULL; break;
+		case 'h': return serve_usage(stdout);
+		case '?':
+		default:
+			return cmd_usage_error("serve", "unknown option or missing value '%s'; see ipclab serve --help",
+					       argv[optind - 1]);
+		}
+	}
+	if (ret)
+		return ret;
+	if (optind < argc)
+		return cmd_usage_error("serve", "takes no arguments ('%s'); see ipclab serve --help",
+				       argv[optind]);
+	if (!token || !*token)
+		return cmd_usage_error("serve", "needs a shared token: --token T or IPCLAB_TOKEN (clients give the same)");
+	if (strlen(token) > REMOTE_TOKEN_MAX)
+		return cmd_usage_error("serve", "--token: longer than %d bytes", REMOTE_TOKEN_MAX);
+	snprintf(o.token, sizeof(o.token), "%s", token);
+	ret = remote_serve(&o, err, sizeof(err));
+	if (ret == -EINVAL)
+		return cmd_usage_error("serve", "%s", err);
+	if (ret < 0)
+		return say_error("serve", "%s", err[0] ? err : strerror(-ret));
+	return ret;
+}

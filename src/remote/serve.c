@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: MIT
+/* ipclab serve: the server side of cells for remote clients (remote.h).
+ *
+ * One client session at a time on the control listener; a second client
+ * is answered "busy" and closed. A session: hello (protocol, version,
+ * token compared in constant time) -> welcome (our environment and
+ * limits); then any number of "time" probes (the client measures the
+ * clock offset) and "cell" requests, each checked against the limits and
+ * run in a child process of its own, so whatever a cell leaves (memory,
+ * descriptors) ends with it. The child tells the client where the
+ * measured connection listens ("ready"), runs the server side, and sends
+ * its side's record ("done"). Meanwhile this process watches the control
+ * connection: a client that vanishes or speaks out of turn gets its cell
+ * stopped (SIGTERM, then SIGKILL) and its session dropped; serving goes on. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipclab/cleanup.h"
+#include "ipclab/msg.h"
+#include "ipclab/placement.h"
+#include "ipclab/report.h"
+#include "ipclab/runner.h"
+#include "../report/env_json.h"
+#include "proto.h"
+
+void serve_opts_defaults(struct serve_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->listen, sizeof(o->listen), "0.0.0.0:%d", REMOTE_DEFAULT_PORT);
+	o->max_size = 64ull << 20;
+	o->max_count = 100000000ull;
+	o->max_duration_ns = 60 * NSEC_PER_SEC;
+	o->max_clients = REMOTE_MAX_CLIENTS;
+	o->idle_timeout_ns = 60 * NSEC_PER_SEC;
+}
+
+struct serve {
+	const struct serve_opts *o;
+	int lfd;		/* control listener */
+	int cfd;		/* the session's control connection, or -1 */
+	char peer[64];
+	struct sockaddr_in local;	/* the control connection's own address */
+	json_t *env;
+	unsigned cells;
+};
+
+static void slog(const struct serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void slog(const struct serve *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->o->log)
+		return;
+	va_start(ap, fmt);
+	fprintf(s->o->log, "ipclab serve: ");
+	vfprintf(s->o->log, fmt, ap);
+	fputc('\n', s->o->log);
+	fflush(s->o->log);
+	va_end(ap);
+}
+
+static int send_refused(int fd, const char *reason)
+{
+	json_t *o = json_pack("{s:s,s:s}", "type", "refused", "reason", reason);
+	int ret = o ? rp_send(fd, o) : -ENOMEM;
+
+	json_decref(o);
+	return ret;
+}
+
+/* A second client while a session runs: one line, closed. */
+static void refuse_busy(struct serve *s)
+{
+	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	(void)send_refused(fd, "busy: this server runs one client at a time (limit: 1 client); try again when the other run ends");
+	close(fd);
+}
+
+/* Wait for the control connection to be readable (or closed), refusing
+ * other clients meanwhile: 1 readable, 0 timeout, -EINTR (stop signal). */
+static int wait_control(struct serve *s, int ms)
+{
+	struct pollfd p[2] = { { .fd = s->cfd, .events = POLLIN | POLLRDHUP },
+			       { .fd = s->lfd, .events = POLLIN } };
+	int r = poll(p, 2, ms);
+
+	if (runner_interrupted)
+		return -EINTR;
+	if (r <= 0)
+		return 0;
+	if (p[1].revents & POLLIN)
+		refuse_busy(s);
+	return p[0].revents ? 1 : 0;
+}
+
+static int do_listen(struct serve *s, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char host[64];
+	const char *colon = strrchr(s->o->listen, ':');
+	uint64_t port = REMOTE_DEFAULT_PORT;
+	int one = 1;
+
+	if (!colon || (size_t)(colon - s->o->listen) >= sizeof(host))
+		return errf(err, errlen, EINVAL, "--listen %s: expected IPV4:PORT", s->o->listen);
+	memcpy(host, s->o->listen, (size_t)(colon - s->o->listen));
+	host[colon - s->o->listen] = '\0';
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return errf(err, errlen, EINVAL, "--listen %s: '%s' is not an IPv4 address",
+			    s->o->listen, host);
+	if (parse_u64(colon + 1, &port) || port > 65535)
+		return errf(err, errlen, EINVAL, "--listen %s: port out of range 0-65535", s->o->listen);
+	sa.sin_port = htons((uint16_t)port);
+	s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
+		return errf(err, errlen, errno, "socket: %s", strerror(errno));
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->lfd, 8) < 0)
+		return errf(err, errlen, errno, "cannot listen on %s: %s", s->o->listen,
+			    strerror(errno));
+	return 0;
+}
+
+/* ---- the handshake ------------------------------------------------------- */
+
+static int handshake(struct serve *s)
+{
+	char err[ERRLEN], token[REMOTE_TOKEN_MAX + 2] = "", proto[32] = "";
+	uint64_t version = 0;
+	json_t *m = NULL, *w;
+	int ret = rp_recv(s->cfd, now_ns() + RP_HANDSHAKE_NS, &m, err, sizeof(err));
+
+	if (ret) {
+		slog(s, "%s: no hello (%s)", s->peer, ret == -EPROTO ? err : strerror(-ret));
+		return -EPROTO;
+	}
+	if (strcmp(rp_type(m), "hello") || rp_str(m, "proto", proto, sizeof(proto), err, sizeof(err)) ||
+	    strcmp(proto, REMOTE_PROTO) || rp_u64(m, "version", 1000, &version, err, sizeof(err))) {
+		json_decref(m);
+		send_refused(s->cfd, "not an ipclab client (expected the ipclab-remote hello)");
+		return -EPROTO;
+	}
+	if (version != REMOTE_VERSION) {
+		json_decref(m);
+		snprintf(err, sizeof(err), "protocol version %llu not supported (this server speaks %d; use the same ipclab on both hosts)",
+			 (unsigned long long)version, REMOTE_VERSION);
+		send_refused(s->cfd, err);
+		return -EPROTO;
+	}
+	(void)rp_str(m, "token", token, sizeof(token), err, sizeof(err));
+	json_decref(m);
+	if (!rp_token_equal(token, s->o->token)) {
+		slog(s, "%s: refused: wrong token", s->peer);
+		send_refused(s->cfd, "wrong or missing token (give the server's --token with --token or IPCLAB_TOKEN)");
+		return -EACCES;
+	}
+	w = json_pack("{s:s,s:i,s:O,s:{s:I,s:I,s:I,s:i}}", "type", "welcome", "version", REMOTE_VERSION,
+		      "env", s->env, "limits", "max_size_bytes", (json_int_t)s->o->max_size,
+		      "max_count", (json_int_t)s->o->max_count,
+		      "max_duration_ns", (json_int_t)s->o->max_duration_ns,
+		      "max_clients", (int)s->o->max_clients);
+	ret = w ? rp_send(s->cfd, w) : -ENOMEM;
+	json_decref(w);
+	return ret;
+}
+
+/* ---- one cell -------------------------------------------------------------- */
+
+struct serve_cell {
+	struct cell cell;
+	struct cell_remote hooks;
+	void *tp_opts, *pat_opts;
+	struct serve *s;
+	char secret[2 * 16 + 1];
+	struct side_stats side;		/* the server side's record (sides_done) */
+	bool have_side;
+};
+
+/* "key=value,key=value" into an option block of table d. */
+static int parse_kv(const struct opt_desc *d, void *dst, const char *text, bool remote_keys,
+		    char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL;
+
+	if (strlen(text) >= sizeof(buf))
+		return errf(err, errlen, EINVAL, "options too long");
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		const struct opt_desc *od;
+		int ret;
+
+		if (!eq)
+			return errf(err, errlen, EINVAL, "option '%s' without a value", kv);
+		*eq = '\0';
+		if (!remote_keys && (!strcmp(kv, "listen") || !strcmp(kv, "connect") ||
+				     !strcmp(kv, "secret")))
+			return errf(err, errlen, EINVAL, "option %s is the server's to set", kv);
+		if (!d || !(od = opt_find(d, kv)))
+			return errf(err, errlen, EINVAL, "unknown option '%s'", kv);
+		if ((ret = opt_set(od, dst, eq + 1, err, errlen)))
+			return ret;
+	}
+	return 0;
+}
+
+static void *opts_block(const struct opt_desc *d, size_t size, char *err, size_t errlen)
+{
+	void *b = calloc(1, size ? size : 1);
+
+	if (b && d && opt_defaults(d, b, err, errlen)) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int limit(char *err, size_t errlen, const char *what, uint64_t v, uint64_t max,
+		 const char *flag)
+{
+	return errf(err, errlen, EINVAL, "%s %llu is over this server's limit %llu (ipclab serve %s)",
+		    what, (unsigned long long)v, (unsigned long long)max, flag);
+}
+
+/* The request into sc->cell: names looked up, every number bounded. */
+static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, size_t errlen)
+{
+	const struct serve_opts *o = sc->s->o;
+	struct cell *c = &sc->cell;
+	char tpn[32], patn[32], tpo[512], pato[512], sched[32], addr[INET_ADDRSTRLEN], kv[128];
+	uint64_t size, count, warmup, dur, clients, timeout, maxt, think, scpu;
+	uint8_t rnd[16];
+	int ret;
+
+	if ((ret = rp_str(m, "transport", tpn, sizeof(tpn), err, errlen)) ||
+	    (ret = rp_str(m, "pattern", patn, sizeof(patn), err, errlen)) ||
+	    (ret = rp_str(m, "tp_opts", tpo, sizeof(tpo), err, errlen)) ||
+	    (ret = rp_str(m, "pat_opts", pato, sizeof(pato), err, errlen)) ||
+	    (ret = rp_str(m, "sched", sched, sizeof(sched), err, errlen)) ||
+	    (ret = rp_u64(m, "size_bytes", UINT32_MAX, &size, err, errlen)) ||
+	    (ret = rp_u64(m, "count", UINT64_MAX >> 1, &count, err, errlen)) ||
+	    (ret = rp_u64(m, "warmup", UINT64_MAX >> 1, &warmup, err, errlen)) ||
+	    (ret = rp_u64(m, "duration_ns", UINT64_MAX >> 1, &dur, err, errlen)) ||
+	    (ret = rp_u64(m, "clients", MAX_CLIENTS, &clients, err, errlen)) ||
+	    (ret = rp_u64(m, "timeout_ns", 3600 * NSEC_PER_SEC, &timeout, err, errlen)) ||
+	    (ret = rp_u64(m, "max_time_ns", 24 * 3600 * NSEC_PER_SEC, &maxt, err, errlen)) ||
+	    (ret = rp_u64(m, "think", 1000000000ull, &think, err, errlen)) ||
+	    (ret = rp_u64(m, "server_cpu", 65536, &scpu, err, errlen)))
+		return -EINVAL;
+	if (size > o->max_size)
+		return limit(err, errlen, "message size", size, o->max_size, "--max-size");
+	if (count + warmup > o->max_count)
+		return limit(err, errlen, "message count", count + warmup, o->max_count, "--max-count");
+	if (dur > o->max_duration_ns)
+		return limit(err, errlen, "duration (ns)", dur, o->max_duration_ns, "--max-duration");
+	if (clients < 1 || clients > o->max_clients)
+		return limit(err, errlen, "clients", clients, o->max_clients, "--max-clients");
+	if (size < MSG_HDR_SIZE)
+		return errf(err, errlen, EINVAL, "message size %llu below the header",
+			    (unsigned long long)size);
+	c->tp = transport_find(tpn);
+	if (!c->tp || !(c->tp->caps & TP_REMOTE))
+		return errf(err, errlen, EINVAL, "transport '%s' does not run between hosts here", tpn);
+	c->pat = pattern_find(patn);
+	if (!c->pat)
+		return errf(err, errlen, EINVAL, "pattern '%s' does not run between hosts here", patn);
+	if (!(sc->tp_opts = opts_block(c->tp->options, c->tp->opts_size, err, errlen)) ||
+	    !(sc->pat_opts = opts_block(c->pat->options, c->pat->opts_size, err, errlen)))
+		return -ENOMEM;
+	if ((ret = parse_kv(c->tp->options, sc->tp_opts, tpo, false, err, errlen)) ||
+	    (ret = parse_kv(c->pat->options, sc->pat_opts, pato, false, err, errlen)))
+		return ret;
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return errf(err, errlen, EIO, "no random bytes for the cell's secret");
+	for (int i = 0; i < 16; i++)
+		snprintf(sc->secret + 2 * i, 3, "%02x", rnd[i]);
+	inet_ntop(AF_INET, &sc->s->local.sin_addr, addr, sizeof(addr));
+	snprintf(kv, sizeof(kv), "listen=%s,secret=%s", addr, sc->secret);
+	if ((ret = parse_kv(c->tp->options, sc->tp_opts, kv, true, err, errlen)))
+		return ret;
+	c->tp_opts = sc->tp_opts;
+	c->pat_opts = sc->pat_opts;
+	c->size = size;
+	c->count = count;
+	c->warmup = warmup;
+	c->duration_ns = dur;
+	c->clients = (unsigned)clients;
+	c->threads = json_is_true(json_object_get(m, "threads"));
+	c->verify = json_is_true(json_object_get(m, "verify"));
+	c->timeout_ns = timeout;
+	/* a cell of a count runs at most the duration limit (and slack) here */
+	c->max_time_ns = maxt && maxt < o->max_duration_ns + 10 * NSEC_PER_SEC ?
+			 maxt : o->max_duration_ns + 10 * NSEC_PER_SEC;
+	c->think = think;
+	c->pm_qos_us = -1;
+	c->pin.mode = scpu < 65536 ? PIN_CPUS : PIN_NONE;
+	c->pin.server_cpu = scpu < 65536 ? (int)scpu : -1;
+	c->pin.client_cpu = -1;
+	snprintf(c->pin.text, sizeof(c->pin.text), "%s", scpu < 65536 ? "cpus" : "none");
+	if (sched_parse(sched, &c->sched, err, errlen))
+		return -EINVAL;
+	if (c->pin.server_cpu >= 0 && c->pin.server_cpu >= (int)sysconf(_SC_NPROCESSORS_CONF))
+		return errf(err, errlen, EINVAL, "--pin: CPU %d does not exist on the server (it has %ld)",
+			    c->pin.server_cpu, sysconf(_SC_NPROCESSORS_CONF));
+	return 0;
+}
+
+static int hook_created(const struct cell *c, struct tp_channel *ch, char *err, size_t errlen)
+{
+	const struct serve_cell *sc = c->remote->arg;
+	const char *port = NULL;
+	json_t *o;
+	int ret;
+
+	for (unsigned i = 0; i < ch->settings.n; i++)
+		if (!strcmp(ch->settings.kv[i].key, "listen_port"))
+			port = ch->settings.kv[i].val;
+	if (!port)
+		return errf(err, errlen, EPROTO, "%s: no listening port to hand out", c->tp->name);
+	o = json_pack("{s:s,s:i,s:s,s:i}", "type", "ready", "port", atoi(port), "secret", sc->secret,
+		      "server_cpu", c->pin.server_cpu);
+	ret = o ? rp_send(sc->s->cfd, o) : -ENOMEM;
+	json_decref(o);
+	return ret ? errf(err, errlen, -ret, "control connection: %s", strerror(-ret)) : 0;
+}
+
+static int hook_sides_done(const struct cell *c, struct side_stats *sides, unsigned n, char *err,
+			   size_t errlen)
+{
+	struct serve_cell *sc = c->remote->arg;
+
+	(void)n;
+	(void)err;
+	(void)errlen;
+	sc->side = sides[0];
+	sc->have_side = true;
+	return 0;
+}
+
+static json_t *settings_json(const struct tp_settings *st)
+{
+	json_t *o = json_object();
+
+	for (unsigned i = 0; o && i < st->n; i++)
+		json_object_set_new(o, st->kv[i].key, json_string(st->kv[i].val));
+	return o;
+}
+
+/* The child: run the cell, clean up, say how it went. */
+static void cell_child(struct serve_cell *sc, const json_t *req)
+{
+	struct result *res = calloc(1, sizeof(*res));
+	char err[ERRLEN] = "";
+	json_t *o;
+	int ret;
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	close(sc->s->lfd);
+	ret = res ? cell_from_request(sc, req, err, sizeof(err)) : -ENOMEM;
+	if (ret) {
+		o = json_pack("{s:s,s:s}", "type", "refused", "reason", err[0] ? err : strerror(-ret));
+	} else {
+		sc->hooks = (struct cell_remote){ .local = CELL_SIDES_SERVER, .created = hook_created,
+						  .sides_done = hook_sides_done, .arg = sc };
+		sc->cell.remote = &sc->hooks;
+		res->cell = sc->cell;
+		ret = run_cell(&sc->cell, res);
+		cleanup_all();
+		o = json_pack("{s:s,s:s,s:s,s:o,s:o*}", "type", "done",
+			      "status", res->status == RES_OK ? "ok" : res->status == RES_SKIPPED ? "skipped" : "failed",
+			      "reason", res->reason, "settings", settings_json(&res->settings),
+			      "side", sc->have_side ? rp_side_json(&sc->side) : NULL);
+	}
+	if (o)
+		(void)rp_send(sc->s->cfd, o);
+	json_decref(o);
+	free(res);
+	_exit(ret == -EINTR ? 128 + SIGTERM : 0);
+}
+
+/* Stop a cell whose client is gone: TERM, then KILL after 3 s. */
+static void stop_child(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 300; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Run one requested cell; 0 to go on with the session, -1 to drop it. */
+static int serve_cell(struct serve *s, const json_t *req)
+{
+	struct serve_cell sc = { .s = s };
+	int status, h;
+	pid_t pid;
+
+	fflush(NULL);
+	h = cleanup_add_id(CL_PID, -1);
+	pid = fork();
+	if (pid < 0) {
+		cleanup_forget(h);
+		send_refused(s->cfd, "the server cannot fork");
+		return 0;
+	}
+	if (pid == 0)
+		cell_child(&sc, req);
+	cleanup_set_id(h, pid);
+	s->cells++;
+	for (;;) {
+		int r = wait_control(s, 50);
+
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		if (r == -EINTR || r == 1) {
+			/* data while the cell runs: the child may just have
+			 * sent "done" and be exiting; else the client is gone
+			 * or out of turn */
+			for (int i = 0; r == 1 && i < 200; i++) {
+				if (waitpid(pid, &status, WNOHANG) == pid)
+					goto reaped;
+				usleep(10000);
+			}
+			stop_child(pid);
+			cleanup_forget(h);
+			slog(s, "%s: cell %u stopped: %s", s->peer, s->cells,
+			     r == -EINTR ? "signal" : "client gone or out of turn");
+			return -1;
+		}
+	}
+reaped:
+	cleanup_forget(h);
+	slog(s, "%s: cell %u %s", s->peer, s->cells,
+	     WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "done" : "ended abnormally");
+	return 0;
+}
+
+static int answer_time(struct serve *s)
+{
+	json_t *o = json_pack("{s:s,s:I}", "type", "time", "t_ns", (json_int_t)now_ns());
+	int ret = o ? rp_send(s->cfd, o) : -ENOMEM;
+
+	json_decref(o);
+	return ret;
+}
+
+static void session(struct serve *s)
+{
+	socklen_t l = sizeof(s->local);
+	int one = 1;
+
+	setsockopt(s->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (getsockname(s->cfd, (struct sockaddr *)&s->local, &l) < 0 || handshake(s))
+		return;
+	slog(s, "%s: session open", s->peer);
+	for (;;) {
+		char err[ERRLEN];
+		json_t *m = NULL;
+		uint64_t t0 = now_ns();
+		int r;
+
+		do
+			r = wait_control(s, 100);
+		while (r == 0 && now_ns() - t0 < s->o->idle_timeout_ns);
+		if (r <= 0) {
+			slog(s, "%s: %s", s->peer, r ? "stopped by a signal" : "idle too long, dropped");
+			return;
+		}
+		r = rp_recv(s->cfd, now_ns() + RP_HANDSHAKE_NS, &m, err, sizeof(err));
+		if (r) {
+			slog(s, "%s: session closed (%s)", s->peer,
+			     r == -ECONNRESET ? "client left" : r == -EPROTO ? err : strerror(-r));
+			return;
+		}
+		if (!strcmp(rp_type(m), "time"))
+			r = answer_time(s);
+		else if (!strcmp(rp_type(m), "cell"))
+			r = serve_cell(s, m);
+		else if (!strcmp(rp_type(m), "bye"))
+			r = -1;
+		else {
+			send_refused(s->cfd, "unknown request");
+			r = -1;
+		}
+		json_decref(m);
+		if (r)
+			return;
+	}
+}
+
+int remote_serve(const struct serve_opts *o, char *err, size_t errlen)
+{
+	struct serve s = { .o = o, .lfd = -1, .cfd = -1 };
+	struct env_info *env = calloc(1, sizeof(*env));
+	int ret;
+
+	if (!env)
+		return -ENOMEM;
+	env_collect(env);
+	s.env = env_json_object(env);
+	free(env);
+	if (!s.env)
+		return -ENOMEM;
+	ret = do_listen(&s, err, errlen);
+	if (!ret)
+		slog(&s, "listening on %s", o->listen);
+	while (!ret && !runner_interrupted) {
+		struct pollfd p = { .fd = s.lfd, .events = POLLIN };
+		struct sockaddr_in from;
+		socklen_t l = sizeof(from);
+
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		s.cfd = accept4(s.lfd, (struct sockaddr *)&from, &l, SOCK_CLOEXEC);
+		if (s.cfd < 0)
+			continue;
+		inet_ntop(AF_INET, &from.sin_addr, s.peer, sizeof(s.peer));
+		snprintf(s.peer + strlen(s.peer), sizeof(s.peer) - strlen(s.peer), ":%u",
+			 ntohs(from.sin_port));
+		session(&s);
+		close(s.cfd);
+		s.cfd = -1;
+		if (o->once)
+			break;
+	}
+	if (s.lfd >= 0)
+		close(s.lfd);
+	json_decref(s.env);
+	if (ret)
+		return ret;
+	return runner_interrupted ? 128 + runner_interrupted : 0;
+}

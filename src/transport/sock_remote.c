@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/* Helpers of the measured connection between hosts (tp_remote.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "tp_remote.h"
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static int parse_addr(const char *tp, const char *text, bool port, struct sockaddr_in *sa,
+		      char *err, size_t errlen)
+{
+	char host[64];
+	const char *colon = strrchr(text, ':');
+	size_t hl = port && colon ? (size_t)(colon - text) : strlen(text);
+	uint64_t p = 0;
+
+	if (hl >= sizeof(host) || (port && !colon))
+		return errf(err, errlen, EINVAL, "%s: address '%s': expected %s", tp, text,
+			    port ? "IPV4:PORT" : "an IPv4 address");
+	memcpy(host, text, hl);
+	host[hl] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return errf(err, errlen, EINVAL, "%s: '%s' is not an IPv4 address", tp, host);
+	if (port && (parse_u64(colon + 1, &p) || p == 0 || p > 65535))
+		return errf(err, errlen, EINVAL, "%s: port '%s' out of range 1-65535", tp, colon + 1);
+	sa->sin_port = htons((uint16_t)p);
+	return 0;
+}
+
+int tp_remote_parse(const char *tp, const char *listen, const char *connect, const char *secret,
+		    struct tp_remote *r, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!listen[0] && !connect[0])
+		return 0;
+	if (listen[0] && connect[0])
+		return errf(err, errlen, EINVAL, "%s: -O listen and -O connect exclude each other", tp);
+	if (strlen(secret) != 2 * TP_SECRET_BYTES)
+		return errf(err, errlen, EINVAL, "%s: -O secret must be %d hex digits", tp,
+			    2 * TP_SECRET_BYTES);
+	for (int i = 0; i < TP_SECRET_BYTES; i++) {
+		int hi = hexval(secret[2 * i]), lo = hexval(secret[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return errf(err, errlen, EINVAL, "%s: -O secret must be hex digits", tp);
+		r->secret[i] = (uint8_t)(hi << 4 | lo);
+	}
+	r->mode = listen[0] ? TPR_SERVER : TPR_CLIENT;
+	ret = parse_addr(tp, listen[0] ? listen : connect, !listen[0], &r->addr, err, errlen);
+	return ret;
+}
+
+void tp_rhello_fill(struct tp_rhello *h, const struct tp_remote *r, unsigned id)
+{
+	h->magic = TP_RHELLO_MAGIC;
+	h->id = id;
+	memcpy(h->secret, r->secret, sizeof(h->secret));
+}
+
+int tp_rhello_check(const struct tp_rhello *h, const struct tp_remote *r, unsigned n)
+{
+	unsigned diff = 0;
+
+	for (int i = 0; i < TP_SECRET_BYTES; i++)
+		diff |= (unsigned)(h->secret[i] ^ r->secret[i]);
+	if (diff || h->magic != TP_RHELLO_MAGIC || h->id >= n)
+		return -1;
+	return (int)h->id;
+}
+
+int tp_remote_poll(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int ret = poll(&p, 1, ms);
+
+	if (ret < 0)
+		return -errno;
+	return ret;
+}
+
+int tp_remote_connect(int fd, const struct sockaddr_in *sa)
+{
+	int fl = fcntl(fd, F_GETFL), ret, soerr = 0;
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0) {
+		if (errno != EINPROGRESS)
+			return -errno;
+		ret = tp_remote_poll(fd, POLLOUT, TP_REMOTE_WAIT_MS);
+		if (ret <= 0)
+			return ret ? ret : -ETIMEDOUT;
+		ret = tp_sock_get(fd, SO_ERROR, &soerr);
+		if (ret || soerr)
+			return ret ? ret : -soerr;
+	}
+	return fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -errno : 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* The measured connection of a cell between hosts (ipclab serve / run
+ * --peer), for the transports that cross a network (TP_REMOTE): the
+ * server's channel listens on an address, the client's connects to it;
+ * each client opens with a hello carrying its id and the cell's secret,
+ * handed out over the control connection. Whatever arrives without it is
+ * foreign: closed or dropped, never measured. */
+#ifndef IPCLAB_TP_REMOTE_H
+#define IPCLAB_TP_REMOTE_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tp_common.h"
+
+#define TP_RHELLO_MAGIC 0x69706c72u	/* "iplr" */
+#define TP_SECRET_BYTES 16
+#define TP_REMOTE_WAIT_MS 10000		/* for the peer's connection or hello */
+#define TP_REMOTE_MAX_FOREIGN 1024
+
+struct tp_rhello {
+	uint32_t magic, id;
+	uint8_t secret[TP_SECRET_BYTES];
+};
+
+enum tp_remote_mode { TPR_LOCAL, TPR_SERVER, TPR_CLIENT };
+
+/* Parsed from a transport's options listen=ADDR, connect=ADDR:PORT,
+ * secret=HEX (both set by the remote code, never together). */
+struct tp_remote {
+	enum tp_remote_mode mode;
+	struct sockaddr_in addr;	/* server: where to listen (port 0); client: the server's */
+	uint8_t secret[TP_SECRET_BYTES];
+};
+
+int tp_remote_parse(const char *tp, const char *listen, const char *connect, const char *secret,
+		    struct tp_remote *r, char *err, size_t errlen);
+void tp_rhello_fill(struct tp_rhello *h, const struct tp_remote *r, unsigned id);
+/* A hello of this cell for a client id below n: the id, else -1 (constant
+ * time over the secret). */
+int tp_rhello_check(const struct tp_rhello *h, const struct tp_remote *r, unsigned n);
+/* connect() without blocking past TP_REMOTE_WAIT_MS; a signal ends it
+ * (-EINTR). 0 or -errno. */
+int tp_remote_connect(int fd, const struct sockaddr_in *sa);
+/* poll one fd for events up to ms; 1 ready, 0 timeout, -errno. */
+int tp_remote_poll(int fd, short events, int ms);
+
+#endif
