@@ -198,6 +198,10 @@ static int cycle_open(struct participant *p)
 	return ret;
 }
 
+/* Closed in the order they were opened: a transport whose close waits for
+ * its peer's (an end handshake) then meets every peer in turn around the
+ * ring too, where any other order would leave each side waiting on the
+ * next. */
 static void cycle_close(struct participant *p)
 {
 	const struct transport *tp = p->cell->tp;
@@ -208,10 +212,10 @@ static void cycle_close(struct participant *p)
 				tp->close(p->eps[i]);
 		return;
 	}
-	if (p->next && p->next != p->ep)
-		tp->close(p->next);
 	if (p->ep)
 		tp->close(p->ep);
+	if (p->next && p->next != p->ep)
+		tp->close(p->next);
 }
 
 /* ---- the driver ---------------------------------------------------------- */

@@ -26,6 +26,28 @@ print(len(ok), "ok,", len(rows) - len(ok) - len(bad), "skipped,", len(bad), "fai
 sys.exit(1 if bad else 0)
 PY
 done
+# the cycle pattern: a channel per hop (a 2-stage chain is 3 channels of
+# the transport), or a fan of them; a lossy transport is skipped
+for shape in chain fan; do
+	"$IPCLAB" run -t all,null -p cycle --clients 2 --period 1ms -n 30 --warmup 5 -s 64 \
+		-e "${ENDPOINTS:-process,thread}" --verify -O shape=$shape -q -f csv -o "$dir/c.csv" 2>"$dir/err"
+	rc=$?
+	[ $rc = 0 ] || fail "cycle shape=$shape: exit $rc: $(head -5 "$dir/err")"
+	python3 - "$dir/c.csv" <<'PY' || fail "cycle shape=$shape: results"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows, "no rows"
+bad = [r for r in rows if r["status"] == "failed" or (r["status"] == "ok" and r["cycles"] != "30")]
+for r in bad:
+    print("bad:", r["transport"], r["endpoints"], r["status"], r.get("cycles"), r.get("reason", ""))
+skipped = [r for r in rows if r["status"] == "skipped" and r["transport"] not in ("udp", "vsock")
+           and "threads only" not in r["reason"]]
+for r in skipped:
+    print("skipped:", r["transport"], r["endpoints"], r["reason"])
+print(sum(r["status"] == "ok" for r in rows), "cycle cells ok")
+sys.exit(1 if bad or skipped else 0)
+PY
+done
 after=$(leftovers)
 new=$(new_leftovers "$before" "$after")
 [ -z "$new" ] || fail "left behind: $new"
