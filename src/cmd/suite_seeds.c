@@ -639,8 +639,8 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 
 static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
 {
-	static const char *const tps[] = { "ring", "libqb-rb", "shm-futex", "shm-eventfd",
-					   "shm-sem", "unix-stream" };
+	static const char *const tps[] = { "ring-ipc", "libqb-ipc", "ring", "libqb-rb", "shm-futex",
+					   "shm-eventfd", "shm-sem", "unix-stream" };
 	const double rate = o->quick ? 20 : 1;
 	const struct result *fast = NULL;
 	char b[4][32];
@@ -787,8 +787,10 @@ static const char *const tp_000_cycle[] = { "shm-futex", "shm-eventfd", "pipe", 
 					    "unix-stream", "ring", NULL };
 static const char *const tp_001[] = { "pipe", NULL };
 static const char *const tp_002[] = { "pipe", "unix-stream", "posix-mq", NULL };
-static const char *const tp_003[] = { "ring", "libqb-rb", "shm-futex", "shm-eventfd", "shm-sem",
-				      "unix-stream", NULL };
+/* ring-ipc and libqb-ipc first: the client/server path seed 003 measured
+ * (corosync's qb_ipcc through qb_ipcs), then the bare rings and wakeups */
+static const char *const tp_003[] = { "ring-ipc", "libqb-ipc", "ring", "libqb-rb", "shm-futex",
+				      "shm-eventfd", "shm-sem", "unix-stream", NULL };
 static const char *const tp_004[] = { "pipe", "barrier", NULL };
 
 /* Repetitions: 5 (3 with --quick); the seed-001 grid 3 (1); seed-003's
