@@ -1,16 +1,33 @@
 // SPDX-License-Identifier: MIT
-/* dbus: D-Bus messages through sd-bus (libsystemd), peer to peer: per
- * client id an AF_UNIX stream socketpair, each end an sd-bus connection
- * (the server's end with sd_bus_set_server), the D-Bus handshake (SASL
- * EXTERNAL) done in open, before anything is measured. No bus daemon:
- * what is measured is sd-bus's marshalling and dispatch over the socket.
+/* dbus: D-Bus messages through sd-bus (libsystemd), in two modes.
+ *
+ * -O via=p2p (default), peer to peer: per client id an AF_UNIX stream
+ * socketpair, each end an sd-bus connection (the server's end with
+ * sd_bus_set_server), the D-Bus handshake (SASL EXTERNAL) done in open,
+ * before anything is measured. No bus daemon: what is measured is sd-bus's
+ * marshalling and dispatch over the socket.
+ *
+ * -O via=bus, through a private dbus-daemon that create starts for the
+ * cell (dbus_daemon.c) and destroy stops. Every endpoint is a bus client
+ * (sd_bus_set_address + sd_bus_set_bus_client: the handshake and Hello in
+ * open) that owns a well-known name, org.ipclab.Msg.S<id> for the server's
+ * endpoint of client id, org.ipclab.Msg.C<id> for the client, and waits in
+ * open until its peer's name has an owner (NameOwnerChanged, matched
+ * before GetNameOwner is asked, so no change is missed). Messages go to
+ * the peer's name; only those whose sender is the peer's unique name are
+ * taken. The peer's close or death is its name losing its owner: EOF.
  *
  * A message is one D-Bus message carrying the payload as a byte array
  * ("ay"): the client sends method calls (org.ipclab.Msg.Send); the server
  * answers the last call it received with its reply (a method return), and
  * sends a signal (org.ipclab.Msg.Data) when no call waits for one. So a
  * ping-pong is a method call and its reply, a stream is method calls the
- * server never answers (c2s) or signals (s2c).
+ * server never answers (c2s) or signals (s2c). Through the bus a client
+ * asks for a reply only while no call of its own waits for one: the
+ * daemon keeps a record per call awaiting a reply and scans them all for
+ * each call, so a c2s stream of calls all awaiting replies would cost it
+ * more with every call (and reach max_replies_per_connection). The server
+ * answers the last call that asked for a reply.
  *
  * Waits: sd_bus_wait for at most DB_SLICE_USEC at a time, the stop request
  * looked at between. sd-bus owns a dup of the channel's socket; the peer's
@@ -19,13 +36,16 @@
  * send returns (sd_bus_flush, which a stop signal interrupts). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipclab/cleanup.h"
 #include "absent.h"
+#include "dbus_daemon.h"
 #include "tp_common.h"
 
 #ifdef HAVE_SDBUS
@@ -35,23 +55,51 @@
 
 #define DB_INSTALL "install libsystemd-dev (make deps)"
 
+enum { DB_P2P, DB_BUS };
+
 struct db_opts {
-	int via;	/* 0 p2p */
+	int via;		/* DB_P2P, DB_BUS */
+	uint64_t max_message;	/* via=bus: the daemon's max_message_size */
 };
+
+/* what a message's header and the array's length take beyond the payload */
+#define DB_HEADROOM 1024
+#define DB_ARRAY_MAX (64u << 20)	/* D-Bus: an array's bytes, at most */
 
 static const struct opt_desc db_options[] = {
 	{ .name = "via", .type = OPT_CHOICE, .offset = offsetof(struct db_opts, via),
-	  .def = "p2p", .choices = "p2p",
-	  .help = "p2p: a direct sd-bus connection over a socketpair per client (no bus daemon)" },
+	  .def = "p2p", .choices = "p2p|bus",
+	  .help = "p2p: a direct sd-bus connection over a socketpair per client (no bus daemon); "
+		  "bus: through a private dbus-daemon started for the cell" },
+	{ .name = "max_message", .type = OPT_SIZE, .offset = offsetof(struct db_opts, max_message),
+	  .def = "32M", .min = 4096, .max = 128u << 20,
+	  .help = "via=bus: the daemon's max_message_size (its own default 32M; the D-Bus "
+		  "protocol's limit 128M); a payload takes up to this less 1 KiB, at most 64M" },
 	{ .name = NULL },
 };
+
+static size_t db_max_msg(const void *opts)
+{
+	const struct db_opts *o = opts;
+	uint64_t m;
+
+	if (o->via != DB_BUS)
+		return 0;
+	m = o->max_message > DB_HEADROOM ? o->max_message - DB_HEADROOM : 0;
+	return m > DB_ARRAY_MAX ? DB_ARRAY_MAX : (size_t)m;
+}
 
 #ifdef HAVE_SDBUS
 
 #define DB_SLICE_USEC 100000ull		/* a wait's longest slice */
 #define DB_START_SLICES 100		/* open: slices for the handshake */
+#define DB_PEER_SLICES 300		/* open, via=bus: slices for the peer's name */
+#define DB_CALL_USEC 10000000ull	/* open, via=bus: a call to the daemon */
 #define DB_PATH "/org/ipclab/Msg"
 #define DB_IFACE "org.ipclab.Msg"
+#define DB_NAME "org.ipclab.Msg"	/* + ".S<id>" or ".C<id>" */
+#define DB_DBUS "org.freedesktop.DBus"
+#define DB_DBUS_PATH "/org/freedesktop/DBus"
 
 /* Channel entries per client id: the server's end, then the client's. */
 enum { S_SERVER, S_CLIENT, S_PER_CLIENT };
@@ -61,8 +109,14 @@ struct db_ep {
 	sd_bus *bus;
 	sd_bus_message *pending;	/* server: the last call not yet answered */
 	enum tp_role role;
-	int fd;				/* the channel's socket (shut down on close) */
+	int fd;				/* p2p: the channel's socket (shut down on close) */
 	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
+	/* via=bus */
+	bool via_bus, peer_gone;
+	uint64_t awaiting;		/* client: the cookie of its call awaiting a reply */
+	sd_bus_slot *watch;		/* NameOwnerChanged of the peer's name */
+	char peer[64];			/* the peer's well-known name */
+	char peer_unique[64];		/* its owner's unique name ("" = none yet) */
 };
 
 static inline bool db_stopping(const struct db_ep *d)
@@ -70,7 +124,12 @@ static inline bool db_stopping(const struct db_ep *d)
 	return stop_requested(d->stop);
 }
 
-static int db_create(struct tp_channel *ch, char *err, size_t errlen)
+static inline const struct db_opts *db_opts(const struct tp_channel *ch)
+{
+	return ch->cfg->opts;
+}
+
+static int db_create_p2p(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
 	struct tp_chan *c = tp_chan_new(ch, n * S_PER_CLIENT, 0, 0, err, errlen);
@@ -94,11 +153,64 @@ static int db_create(struct tp_channel *ch, char *err, size_t errlen)
 	return 0;
 }
 
+/* The cell's private dbus-daemon: ch->priv's extra is its struct dbd. */
+static int db_create_bus(struct tp_channel *ch, char *err, size_t errlen)
+{
+	const struct db_opts *o = db_opts(ch);
+	struct tp_chan *c = tp_chan_new(ch, 0, 0, sizeof(struct dbd), err, errlen);
+	struct dbd *b;
+	const char *dir = ch->cfg->dir ? ch->cfg->dir : cleanup_private_dir();
+	char addr[64];
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	b = c->extra;
+	dbd_init(b);
+	if (!dir)
+		return errf(err, errlen, errno, "dbus: private directory: %s", strerror(errno));
+	ret = dbd_start(b, dir, o->max_message, ch->cfg->stop, err, errlen);
+	if (ret)
+		return ret;
+	/* the address without its guid; a long one shortened to its socket's name */
+	if (strlen(b->sock) + 10 < sizeof(addr))
+		snprintf(addr, sizeof(addr), "unix:path=%.53s", b->sock);
+	else
+		snprintf(addr, sizeof(addr), "unix:path=.../%.49s", strrchr(b->sock, '/') + 1);
+	tp_setting(ch, "via", "bus (a private dbus-daemon)");
+	tp_setting(ch, "daemon", "dbus-daemon %s", b->version);
+	tp_setting(ch, "address", "%s", addr);
+	tp_setting(ch, "library", "sd-bus (libsystemd)");
+	tp_setting(ch, "auth", "EXTERNAL, this uid only");
+	tp_setting(ch, "names", DB_NAME ".S<id>, " DB_NAME ".C<id>");
+	tp_setting(ch, "c2s", "method call " DB_IFACE ".Send (ay)");
+	tp_setting(ch, "s2c", "its method return, else signal " DB_IFACE ".Data (ay)");
+	tp_setting(ch, "max_message_bytes", "%llu", (unsigned long long)o->max_message);
+	tp_setting(ch, "max_incoming_bytes", "%llu", (unsigned long long)(2 * o->max_message));
+	return 0;
+}
+
+static int db_create(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return db_opts(ch)->via == DB_BUS ? db_create_bus(ch, err, errlen)
+					  : db_create_p2p(ch, err, errlen);
+}
+
+static void db_destroy(struct tp_channel *ch)
+{
+	struct tp_chan *c = ch->priv;
+
+	if (c && db_opts(ch)->via == DB_BUS)
+		dbd_stop(c->extra);
+	tp_chan_destroy(ch);
+}
+
 static void db_ep_free(struct db_ep *d)
 {
 	if (!d)
 		return;
 	sd_bus_message_unref(d->pending);
+	sd_bus_slot_unref(d->watch);
 	if (d->bus) {
 		sd_bus_close(d->bus);
 		sd_bus_unref(d->bus);
@@ -134,20 +246,134 @@ static int db_start(struct db_ep *d, const char *who, unsigned id, char *err, si
 		    who, id, DB_START_SLICES * DB_SLICE_USEC / 1000000ull);
 }
 
+static int db_open_p2p(struct db_ep *d, int fd, const char *who, unsigned id, char *err,
+		       size_t errlen)
+{
+	sd_id128_t bus_id;
+	int r = sd_bus_new(&d->bus);
+
+	if (r >= 0)
+		r = sd_bus_set_fd(d->bus, fd, fd);
+	else
+		close(fd);
+	if (r >= 0 && d->role == TP_SERVER) {
+		r = sd_id128_randomize(&bus_id);
+		if (r >= 0)
+			r = sd_bus_set_server(d->bus, 1, bus_id);
+	}
+	if (r < 0)
+		return errf(err, errlen, -r, "dbus: %s %u: setting up the connection: %s", who, id,
+			    strerror(-r));
+	return db_start(d, who, id, err, errlen);
+}
+
+/* NameOwnerChanged of the peer's name: its first owner is the peer, any
+ * change after that is the peer gone. */
+static int db_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	struct db_ep *d = userdata;
+	const char *name = NULL, *old = NULL, *now = NULL;
+
+	(void)e;
+	if (sd_bus_message_read(m, "sss", &name, &old, &now) < 0 || strcmp(name, d->peer))
+		return 0;
+	if (d->peer_unique[0])
+		d->peer_gone |= strcmp(now, d->peer_unique) != 0;
+	else if (now[0])
+		snprintf(d->peer_unique, sizeof(d->peer_unique), "%s", now);
+	return 1;
+}
+
+/* Watch the peer's name, then ask who owns it; wait (bounded) for one. */
+static int db_find_peer(struct db_ep *d, const char *who, unsigned id, char *err, size_t errlen)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *owner = NULL;
+	char rule[256];
+	int r;
+
+	snprintf(rule, sizeof(rule), "type='signal',sender='" DB_DBUS "',path='" DB_DBUS_PATH
+		 "',interface='" DB_DBUS "',member='NameOwnerChanged',arg0='%s'", d->peer);
+	r = sd_bus_add_match(d->bus, &d->watch, rule, db_owner_changed, d);
+	if (r < 0)
+		return errf(err, errlen, -r, "dbus: %s %u: AddMatch: %s", who, id, strerror(-r));
+	r = sd_bus_call_method(d->bus, DB_DBUS, DB_DBUS_PATH, DB_DBUS, "GetNameOwner", &e, &reply,
+			       "s", d->peer);
+	if (r >= 0 && sd_bus_message_read(reply, "s", &owner) > 0 && !d->peer_unique[0])
+		snprintf(d->peer_unique, sizeof(d->peer_unique), "%s", owner);
+	sd_bus_message_unref(reply);
+	if (r < 0 && !sd_bus_error_has_name(&e, "org.freedesktop.DBus.Error.NameHasNoOwner")) {
+		r = errf(err, errlen, -r, "dbus: %s %u: GetNameOwner %s: %s", who, id, d->peer,
+			 e.message ? e.message : strerror(-r));
+		sd_bus_error_free(&e);
+		return r;
+	}
+	sd_bus_error_free(&e);
+	for (unsigned i = 0; !d->peer_unique[0]; i++) {
+		if (i == DB_PEER_SLICES)
+			return errf(err, errlen, ETIMEDOUT, "dbus: %s %u: %s did not appear on the bus "
+				    "within %llu s", who, id, d->peer,
+				    DB_PEER_SLICES * DB_SLICE_USEC / 1000000ull);
+		if (db_stopping(d))
+			return errf(err, errlen, EINTR, "dbus: %s %u: stopped", who, id);
+		/* nothing of the peer's comes before its name's owner: drop */
+		r = sd_bus_process(d->bus, NULL);
+		if (r == 0)
+			r = sd_bus_wait(d->bus, DB_SLICE_USEC);
+		if (r < 0 && r != -EINTR)
+			return errf(err, errlen, -r, "dbus: %s %u: waiting for %s: %s", who, id,
+				    d->peer, strerror(-r));
+	}
+	return 0;
+}
+
+static int db_open_bus(struct tp_channel *ch, struct db_ep *d, const char *who, unsigned id,
+		       char *err, size_t errlen)
+{
+	const struct dbd *b = ((struct tp_chan *)ch->priv)->extra;
+	bool server = d->role == TP_SERVER;
+	char own[64];
+	int r;
+
+	d->via_bus = true;
+	snprintf(own, sizeof(own), DB_NAME ".%c%u", server ? 'S' : 'C', id);
+	snprintf(d->peer, sizeof(d->peer), DB_NAME ".%c%u", server ? 'C' : 'S', id);
+	r = sd_bus_new(&d->bus);
+	if (r >= 0)
+		r = sd_bus_set_address(d->bus, b->address);
+	if (r >= 0)
+		r = sd_bus_set_bus_client(d->bus, 1);
+	if (r >= 0)
+		r = sd_bus_set_method_call_timeout(d->bus, DB_CALL_USEC);
+	if (r < 0)
+		return errf(err, errlen, -r, "dbus: %s %u: setting up the connection: %s", who, id,
+			    strerror(-r));
+	r = db_start(d, who, id, err, errlen);
+	if (r)
+		return r;
+	r = sd_bus_request_name(d->bus, own, 0);
+	if (r < 0)
+		return errf(err, errlen, -r, "dbus: %s %u: RequestName %s: %s", who, id, own,
+			    r == -EEXIST ? "owned by another connection" : strerror(-r));
+	return db_find_peer(d, who, id, err, errlen);
+}
+
 static int db_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		   struct tp_endpoint **out, char *err, size_t errlen)
 {
 	unsigned idx = id * S_PER_CLIENT + (role == TP_SERVER ? S_SERVER : S_CLIENT);
 	const char *who = role == TP_SERVER ? "server" : "client";
+	bool bus = db_opts(ch)->via == DB_BUS;
 	struct tp_endpoint *ep;
 	struct db_ep *d;
-	sd_id128_t bus_id;
-	int ret, fd, r;
+	int ret, fd;
 
 	ret = tp_check_id(ch, id, err, errlen);
 	if (ret)
 		return ret;
-	ret = tp_ep_from_chan(ch, role, id, idx, idx, 0, &ep, err, errlen);
+	ret = bus ? tp_ep_own(ch, -1, -1, 0, &ep, err, errlen)
+		  : tp_ep_from_chan(ch, role, id, idx, idx, 0, &ep, err, errlen);
 	if (ret)
 		return ret;
 	d = calloc(1, sizeof(*d));
@@ -159,29 +385,17 @@ static int db_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	d->fd = ep->rfd;
 	d->stop = ep->stop;
 	ep->extra = d;
-	/* sd-bus closes what it is given: a dup, the channel keeps its own */
-	fd = fcntl(ep->rfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0) {
-		ret = errf(err, errlen, errno, "dbus: dup: %s%s", strerror(errno),
-			   errno == EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
-		goto fail;
+	if (bus) {
+		ret = db_open_bus(ch, d, who, id, err, errlen);
+	} else {
+		/* sd-bus closes what it is given: a dup, the channel keeps its own */
+		fd = fcntl(ep->rfd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			ret = errf(err, errlen, errno, "dbus: dup: %s%s", strerror(errno),
+				   errno == EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
+		else
+			ret = db_open_p2p(d, fd, who, id, err, errlen);
 	}
-	r = sd_bus_new(&d->bus);
-	if (r >= 0)
-		r = sd_bus_set_fd(d->bus, fd, fd);
-	else
-		close(fd);
-	if (r >= 0 && role == TP_SERVER) {
-		r = sd_id128_randomize(&bus_id);
-		if (r >= 0)
-			r = sd_bus_set_server(d->bus, 1, bus_id);
-	}
-	if (r < 0) {
-		ret = errf(err, errlen, -r, "dbus: %s %u: setting up the connection: %s", who, id,
-			   strerror(-r));
-		goto fail;
-	}
-	ret = db_start(d, who, id, err, errlen);
 	if (ret)
 		goto fail;
 	*out = ep;
@@ -208,20 +422,46 @@ static ssize_t db_flush(struct db_ep *d)
 	return r < 0 ? r : 0;
 }
 
+static inline ssize_t db_err(ssize_t r)
+{
+	return r == -ECONNRESET || r == -ENOTCONN ? -EPIPE : r;
+}
+
+/* The message that carries the next payload. */
+static int db_new_message(struct db_ep *d, sd_bus_message **m, bool *asks)
+{
+	const char *to = d->via_bus ? d->peer : NULL;
+	int r;
+
+	*asks = false;
+	if (d->role == TP_CLIENT) {
+		r = sd_bus_message_new_method_call(d->bus, m, to, DB_PATH, DB_IFACE, "Send");
+		/* through the bus: one call awaiting a reply at a time */
+		*asks = !d->via_bus || !d->awaiting;
+		if (r >= 0 && !*asks)
+			r = sd_bus_message_set_expect_reply(*m, 0);
+		return r;
+	}
+	if (d->pending)
+		return sd_bus_message_new_method_return(d->pending, m);
+	r = sd_bus_message_new_signal(d->bus, m, DB_PATH, DB_IFACE, "Data");
+	if (r >= 0 && to)
+		r = sd_bus_message_set_destination(*m, to);
+	return r;
+}
+
 static ssize_t db_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
 	struct db_ep *d = ep->extra;
 	sd_bus_message *m = NULL;
 	uint64_t cookie = 0;
+	bool asks;
 	ssize_t ret;
 	int r;
 
-	if (d->role == TP_CLIENT)
-		r = sd_bus_message_new_method_call(d->bus, &m, NULL, DB_PATH, DB_IFACE, "Send");
-	else if (d->pending)
-		r = sd_bus_message_new_method_return(d->pending, &m);
-	else
-		r = sd_bus_message_new_signal(d->bus, &m, DB_PATH, DB_IFACE, "Data");
+	if (d->peer_gone)
+		return -EPIPE;
+	r = db_new_message(d, &m, &asks);
 	if (r >= 0)
 		r = sd_bus_message_append_array(m, 'y', buf, len);
 	/* a cookie asked for: sd-bus marks a call sent without one "no reply
@@ -232,9 +472,26 @@ static ssize_t db_send(struct tp_endpoint *ep, const void *buf, size_t len)
 	if (d->pending && r >= 0)
 		d->pending = sd_bus_message_unref(d->pending);
 	if (r < 0)
-		return r == -ECONNRESET || r == -ENOTCONN ? -EPIPE : r;
+		return db_err(r);
+	if (asks && d->via_bus)
+		d->awaiting = cookie;
 	ret = db_flush(d);
-	return ret < 0 ? (ret == -ECONNRESET || ret == -ENOTCONN ? -EPIPE : ret) : (ssize_t)len;
+	return ret < 0 ? db_err(ret) : (ssize_t)len;
+}
+
+/* Through the bus: a reply or error for our call awaiting one settles it;
+ * true when m is a NoReply error for it (the daemon gave up: dropped). */
+static bool db_settle(struct db_ep *d, sd_bus_message *m, uint8_t type)
+{
+	uint64_t c = 0;
+
+	if (type != SD_BUS_MESSAGE_METHOD_RETURN && type != SD_BUS_MESSAGE_METHOD_ERROR)
+		return false;
+	if (sd_bus_message_get_reply_cookie(m, &c) < 0 || c != d->awaiting)
+		return false;
+	d->awaiting = 0;
+	return type == SD_BUS_MESSAGE_METHOD_ERROR &&
+	       sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.NoReply");
 }
 
 /* One of ours: its payload. Returns its length, -1 when it is not ours
@@ -248,6 +505,14 @@ static ssize_t db_take(struct db_ep *d, sd_bus_message *m, void *buf, size_t len
 
 	if (sd_bus_message_get_type(m, &type) < 0)
 		return -1;
+	if (d->via_bus) {
+		const char *from = sd_bus_message_get_sender(m);
+
+		if (!from || strcmp(from, d->peer_unique))
+			return -1;	/* the daemon's, or a stranger's */
+		if (db_settle(d, m, type))
+			return -1;
+	}
 	if (type == SD_BUS_MESSAGE_METHOD_CALL &&
 	    !(d->role == TP_SERVER && sd_bus_message_is_method_call(m, DB_IFACE, "Send")))
 		return -1;
@@ -263,7 +528,7 @@ static ssize_t db_take(struct db_ep *d, sd_bus_message *m, void *buf, size_t len
 		return -EMSGSIZE;
 	if (n)
 		memcpy(buf, p, n);
-	if (type == SD_BUS_MESSAGE_METHOD_CALL) {
+	if (type == SD_BUS_MESSAGE_METHOD_CALL && sd_bus_message_get_expect_reply(m) > 0) {
 		sd_bus_message_unref(d->pending);
 		d->pending = sd_bus_message_ref(m);
 	}
@@ -295,6 +560,9 @@ static ssize_t db_recv(struct tp_endpoint *ep, void *buf, size_t len)
 				return n;
 			continue;
 		}
+		/* everything the peer sent came before its name's owner changed */
+		if (d->peer_gone)
+			return 0;
 		if (r > 0)
 			continue;
 		if (db_stopping(d))
@@ -313,11 +581,12 @@ static void db_close(struct tp_endpoint *ep)
 		return;
 	d = ep->extra;
 	if (d) {
-		/* what sd-bus still holds, then EOF for the peer even while
-		 * other descriptors of the socket stay open (threads) */
+		/* what sd-bus still holds, then EOF for the peer: p2p, even
+		 * while other descriptors of the socket stay open (threads);
+		 * through the bus, closing the connection drops its name */
 		if (!db_stopping(d))
 			db_flush(d);
-		if (d->fd >= 0)
+		if (!d->via_bus && d->fd >= 0)
 			shutdown(d->fd, SHUT_WR);
 		db_ep_free(d);
 		ep->extra = NULL;
@@ -327,13 +596,18 @@ static void db_close(struct tp_endpoint *ep)
 
 static int db_probe(const struct tp_config *cfg, char *why, size_t len)
 {
-	(void)cfg;
+	const struct db_opts *o = cfg->opts;
+	char exe[PATH_MAX];
+
+	if (o && o->via == DB_BUS && dbd_find(exe, sizeof(exe)))
+		return errf(why, len, ENOENT, "-O via=bus: dbus-daemon not found on PATH; %s",
+			    DBD_INSTALL);
 	return 0;
 }
 
 #define DB_OPS                                                                 \
 	.probe = db_probe, .create = db_create, .open = db_open, .send = db_send, \
-	.recv = db_recv, .close = db_close, .destroy = tp_chan_destroy
+	.recv = db_recv, .close = db_close, .destroy = db_destroy
 
 #else /* !HAVE_SDBUS */
 
@@ -348,9 +622,11 @@ static int db_probe(const struct tp_config *cfg, char *why, size_t len)
 
 const struct transport tp_dbus = {
 	.name = "dbus",
-	.summary = "D-Bus method calls and replies (signals for a server's stream) through sd-bus, peer to peer over a socketpair per client; -O via=p2p",
+	.summary = "D-Bus method calls and replies (signals for a server's stream) through sd-bus, peer to peer over a socketpair per client (-O via=p2p) or through a private dbus-daemon (-O via=bus)",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT,
 	.options = db_options,
 	.opts_size = sizeof(struct db_opts),
+	.max_msg = db_max_msg,
+	.max_msg_limit = "-O max_message (via=bus: the daemon's max_message_size, at most 128M)",
 	DB_OPS,
 };
