@@ -47,6 +47,7 @@ void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun)
  * time in `b` (receive to its own send). */
 struct cycle_side {
 	uint64_t cycles, xruns, late_starts;
+	_Atomic uint64_t cycles_live, xruns_live;	/* the same, for the progress line */
 	struct hist b;
 	struct cycle_series series;	/* the driver's */
 };

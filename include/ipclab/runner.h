@@ -33,6 +33,13 @@ typedef void (*runner_tick_fn)(const struct cell *c, const struct sys_snap *prev
 			       const struct sys_snap *cur);
 void runner_set_tick(runner_tick_fn fn);
 
+/* The progress line: called by the runner about once a second while a
+ * cell runs, with the sides' records as they are (only their atomic
+ * fields may be read: progress, cycle figures' *_live). */
+typedef void (*runner_live_fn)(const struct cell *c, const struct side_stats *sides,
+			       unsigned nsides, uint64_t ran_ns);
+void runner_set_live(runner_live_fn fn);
+
 /* Default warm-up for a count. */
 uint64_t runner_default_warmup(uint64_t count);
 

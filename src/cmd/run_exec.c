@@ -19,20 +19,60 @@
 struct progress {
 	bool quiet;
 	uint64_t t0;
+	size_t k, n;		/* the cell running, of n */
 };
+
+/* One progress line, on a terminal only: which cell, the time, and (once
+ * a second while a cell runs) what it has done so far. The runner's hook
+ * takes no argument: the line it extends is this one. */
+static struct progress *live_progress;
+
+/* running: a cell is under way (cell k+1 of n), else k are done */
+static void progress_head(const struct progress *p, bool running)
+{
+	double el = (double)(now_ns() - p->t0) / 1e9;
+
+	fprintf(stderr, "\r\033[Kcell %zu/%zu  %.0fs elapsed, ~%.0fs left",
+		running && p->k < p->n ? p->k + 1 : p->k, p->n, el,
+		p->k ? el / (double)p->k * (double)(p->n - p->k) : 0.0);
+}
 
 static void progress(void *arg, size_t k, size_t n)
 {
-	const struct progress *p = arg;
-	double el;
+	struct progress *p = arg;
 
+	p->k = k;
+	p->n = n;
 	if (p->quiet || !isatty(STDERR_FILENO))
 		return;
-	el = (double)(now_ns() - p->t0) / 1e9;
-	fprintf(stderr, "\r\033[Kcell %zu/%zu  %.0fs elapsed, ~%.0fs left", k, n, el,
-		k ? el / (double)k * (double)(n - k) : 0.0);
+	progress_head(p, false);
 	if (k == n)
 		fprintf(stderr, "\r\033[K");
+}
+
+/* Messages so far; a cycle cell's cycles and xruns. */
+static void progress_live(const struct cell *c, const struct side_stats *sides, unsigned nsides,
+			  uint64_t ran_ns)
+{
+	const struct progress *p = live_progress;
+	uint64_t msgs = 0;
+
+	if (!p || p->quiet || !nsides || !isatty(STDERR_FILENO))
+		return;
+	progress_head(p, true);
+	if (c->pat && c->pat->periodic) {
+		fprintf(stderr, "  [%s %s: %llu cycles, %llu xruns, %.0fs]", c->tp->name, c->pat->name,
+			(unsigned long long)atomic_load_explicit(&sides[0].cyc.cycles_live,
+								 memory_order_relaxed),
+			(unsigned long long)atomic_load_explicit(&sides[0].cyc.xruns_live,
+								 memory_order_relaxed),
+			(double)ran_ns / 1e9);
+		return;
+	}
+	for (unsigned i = 0; i < nsides; i++)
+		msgs += atomic_load_explicit(&sides[i].progress, memory_order_relaxed);
+	fprintf(stderr, "  [%s %s: %llu messages, %.0fs]", c->tp->name, c->pat ? c->pat->name : "",
+		(unsigned long long)msgs, (double)ran_ns / 1e9);
 }
 
 static int report_failures(const struct result *res, size_t n)
@@ -94,7 +134,11 @@ int run_session(const struct plan *pl, const struct session_opts *so, bool quiet
 	int ret;
 
 	plan_warnings(pl, quiet && so->dry_run);
+	live_progress = &p;
+	runner_set_live(progress_live);
 	ret = session_run(pl, so, &obs, rep, err, sizeof(err));
+	runner_set_live(NULL);
+	live_progress = NULL;
 	if (ret == -ENOMEM)
 		return usage_error("%s", err);
 	if (ret < 0)

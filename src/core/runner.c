@@ -28,10 +28,16 @@
 
 volatile sig_atomic_t runner_interrupted;
 static runner_tick_fn tick_fn;
+static runner_live_fn live_fn;
 
 void runner_set_tick(runner_tick_fn fn)
 {
 	tick_fn = fn;
+}
+
+void runner_set_live(runner_live_fn fn)
+{
+	live_fn = fn;
 }
 /* The stop word of the cell that is running (its run_ctl's, handed to
  * the transport in tp_config), or NULL between cells: what SIGUSR1 sets.
@@ -110,6 +116,7 @@ struct run_state {
 	struct sys_snap tick_prev;
 	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
 	uint64_t last_stop_check;
+	uint64_t last_live;		/* when the progress line was last told */
 	uint64_t start_ns;		/* when the sides were started */
 	bool in_prefer;			/* inside prefer_dead_peer() */
 	struct trace *trace;		/* --trace */
@@ -427,6 +434,10 @@ static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t wa
 		uint64_t p = total_progress(rs), t = now_ns();
 
 		vmstat_tick(rs, t);
+		if (live_fn && t - rs->last_live >= NSEC_PER_SEC) {
+			rs->last_live = t;
+			live_fn(rs->cell, rs->ctl->sides, rs->nsides, t - rs->start_ns);
+		}
 		if (!check_stopped(rs, t))
 			return -EIO;
 		if (p != last) {

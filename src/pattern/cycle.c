@@ -14,6 +14,7 @@
  * server skips to the next period after an xrun. Warm-up cycles are always
  * run, so that every stage knows which message opens the window. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -297,6 +298,8 @@ static int cycle_driver(struct participant *p)
 			cs->xruns++;
 			cs->late_starts++;
 			cycle_series_add(&cs->series, UINT64_MAX, true);
+			atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
+			atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
 			part_progress(p, k + 1);
 			continue;
 		}
@@ -319,6 +322,8 @@ static int cycle_driver(struct participant *p)
 			cs->cycles++;
 			cs->xruns += xrun;
 			cycle_series_add(&cs->series, done - due, xrun);
+			atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
+			atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
 		}
 		part_progress(p, k + 1);
 		if (part_stopping(p))

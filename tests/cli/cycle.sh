@@ -109,6 +109,15 @@ else
 	fail "stage kill: no stage processes found"
 fi
 
+# the progress line on a terminal: cycles and xruns so far, once a second
+if command -v script >/dev/null; then
+	script -qc "'$IPCLAB' run -p cycle -t pipe -e thread --period 1ms -d 2500ms -f json -o '$dir/live.json'" \
+		/dev/null >"$dir/live.tty" 2>&1 </dev/null
+	live=$(tr '\r' '\n' <"$dir/live.tty" | grep -c 'pipe cycle: [0-9]* cycles, [0-9]* xruns')
+	[ "$live" -ge 2 ] && echo "ok   progress line: $live updates with cycles and xruns" ||
+		fail "progress line: $live updates with cycles and xruns, expected 2 or more: $(tr '\r' '\n' <"$dir/live.tty" | tail -3)"
+fi
+
 # 6. bad input: one line, exit 2, nothing left
 expect_usage_error "period below the timer's reach" run -p cycle -t pipe --period 1us
 expect_usage_error "period too short for the stages" run -p cycle -t pipe --clients 16 --period 50us
