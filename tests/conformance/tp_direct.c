@@ -349,20 +349,49 @@ static unsigned sizes_for(const struct transport *tp, const void *opts, size_t *
 	return n;
 }
 
-static void run_transport(const struct transport *tp, unsigned div)
+/* Transports run again with one option set: a mode whose code differs
+ * from the default's (a bus daemon in between, say). */
+static const struct {
+	const char *tp, *key, *val;
+} variants[] = {
+	{ "dbus", "via", "bus" },
+};
+
+/* The defaults, then key=val when given; "name" or "name[key=val]". */
+static void *options_for(const struct transport *tp, const char *key, const char *val,
+			 char *name, size_t namelen, char *err, size_t errlen)
+{
+	void *opts = calloc(1, tp->opts_size ? tp->opts_size : 1);
+	const struct opt_desc *d;
+
+	snprintf(name, namelen, key ? "%s[%s=%s]" : "%s", tp->name, key, val);
+	if (!opts) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (transport_validate(tp, err, errlen) || opt_defaults(tp->options, opts, err, errlen) ||
+	    (key && (!(d = opt_find(tp->options, key)) || opt_set(d, opts, val, err, errlen)))) {
+		if (key && !err[0])
+			snprintf(err, errlen, "no option %s", key);
+		free(opts);
+		return NULL;
+	}
+	return opts;
+}
+
+static void run_transport(const struct transport *tp, unsigned div, const char *key,
+			  const char *val)
 {
 	static unsigned serial;
 	size_t sizes[8];
-	char err[ERRLEN] = "";
-	void *opts = calloc(1, tp->opts_size ? tp->opts_size : 1);
+	char err[ERRLEN] = "", tname[64];
 	struct tcase tc = { .tp = tp, .lossy = tp->caps & TP_LOSSY };
+	void *opts = options_for(tp, key, val, tname, sizeof(tname), err, sizeof(err));
 	unsigned ns;
 
-	if (!opts || transport_validate(tp, err, sizeof(err)) ||
-	    opt_defaults(tp->options, opts, err, sizeof(err))) {
-		printf("FAIL %s: %s\n", tp->name, opts ? err : "out of memory");
+	if (!opts) {
+		printf("FAIL %s: %s\n", tname, err);
 		n_failed++;
-		free(opts);
 		return;
 	}
 	ns = sizes_for(tp, opts, sizes);
@@ -375,7 +404,7 @@ static void run_transport(const struct transport *tp, unsigned div)
 		if (only && *only && strcmp(only, mode))
 			continue;
 		if (!threads && (tp->caps & TP_THREAD_ONLY)) {
-			printf("skip %s process: thread-only transport\n", tp->name);
+			printf("skip %s process: thread-only transport\n", tname);
 			continue;
 		}
 		tc.cfg.threads = threads;
@@ -384,7 +413,7 @@ static void run_transport(const struct transport *tp, unsigned div)
 			tc.cfg.clients = 1;
 			tc.count = count_for(sizes[i], div);
 			tc.eof_at_server = serial++ % 2;
-			snprintf(tc.name, sizeof(tc.name), "%s %s %zuB", tp->name, mode, sizes[i]);
+			snprintf(tc.name, sizeof(tc.name), "%s %s %zuB", tname, mode, sizes[i]);
 			run_case(&tc);
 		}
 		if (tp->caps & TP_MULTI_CLIENT) {
@@ -392,14 +421,14 @@ static void run_transport(const struct transport *tp, unsigned div)
 			tc.cfg.clients = MAXC;
 			tc.count = 2000 / div;
 			tc.eof_at_server = serial++ % 2;
-			snprintf(tc.name, sizeof(tc.name), "%s %s 64B x%u clients", tp->name, mode, MAXC);
+			snprintf(tc.name, sizeof(tc.name), "%s %s 64B x%u clients", tname, mode, MAXC);
 			run_case(&tc);
 		}
 	}
 	tc.cfg.threads = true;
 	tc.cfg.clients = 1;
 	tc.cfg.msg_size = 64;
-	snprintf(tc.name, sizeof(tc.name), "%s thread interrupt", tp->name);
+	snprintf(tc.name, sizeof(tc.name), "%s thread interrupt", tname);
 	run_intr_case(&tc);
 	free(opts);
 }
@@ -452,8 +481,12 @@ int main(int argc, char **argv)
 
 		for (int a = 1; a < argc; a++)
 			want |= strcmp(argv[a], transports[t]->name) == 0;
-		if (want)
-			run_transport(transports[t], div);
+		if (!want)
+			continue;
+		run_transport(transports[t], div, NULL, NULL);
+		for (size_t v = 0; v < ARRAY_SIZE(variants); v++)
+			if (strcmp(variants[v].tp, transports[t]->name) == 0)
+				run_transport(transports[t], div, variants[v].key, variants[v].val);
 	}
 	printf("tp_direct: %u cases, %u failed, %u skipped\n", n_run, n_failed, n_skipped);
 	return n_failed ? 1 : n_run ? 0 : 77;
