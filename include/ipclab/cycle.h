@@ -68,6 +68,9 @@ struct cycle_result {
 		uint64_t wait_p50_ns, wait_p99_ns, wait_max_ns;
 		uint64_t busy_p50_ns, busy_p99_ns;
 		double wait_share_pct, busy_share_pct;	/* p50 over the period */
+		/* --trace: woken to running, from the scheduler's events */
+		bool traced;
+		uint64_t woken_p50_ns, woken_p99_ns, woken_max_ns;
 	} stages[CYCLE_MAX_STAGES];
 	struct cycle_series series;
 };

@@ -26,6 +26,9 @@ struct run_ctl_view {
 	const struct sys_snap *sys0, *sys1;
 };
 void runner_collect(const struct run_ctl_view *v, struct result *res);
+/* After the trace is filled in (--trace): a cycle's stages get their
+ * woken-to-running latency from the scheduler's events. */
+void runner_collect_traced_cycle(struct result *res);
 
 /* --vmstat: called by the runner about once a second while a cell runs,
  * with the previous and the current /proc/stat snapshot. */

@@ -144,6 +144,26 @@ static void collect_cycle(const struct run_ctl_view *v, struct result *res)
 	res->bytes = drv->bytes;
 }
 
+void runner_collect_traced_cycle(struct result *res)
+{
+	struct cycle_result *cr = &res->cyc;
+
+	if (!cr->on || !res->trace.on)
+		return;
+	for (unsigned i = 0; i < res->trace.nsides && i < TRACE_MAX_SIDES; i++) {
+		const struct trace_side *t = &res->trace.sides[i];
+		struct cycle_stage *sg;
+
+		if (t->server || t->id >= cr->nstages || !t->lat_count)
+			continue;
+		sg = &cr->stages[t->id];
+		sg->traced = true;
+		sg->woken_p50_ns = t->lat_p50_ns;
+		sg->woken_p99_ns = t->lat_p99_ns;
+		sg->woken_max_ns = t->lat_max_ns;
+	}
+}
+
 void runner_collect(const struct run_ctl_view *v, struct result *res)
 {
 	uint64_t cpu_ns;

@@ -637,6 +637,7 @@ static int run_once(const struct cell *c, struct result *res)
 		runner_collect(&v, res);
 		if (rs->trace)
 			trace_fill(rs->trace, res);
+		runner_collect_traced_cycle(res);
 		for (unsigned i = 0; rs->profile && i < rs->nsides; i++)
 			profile_window(rs->profile, i, rs->ctl->sides[i].win_start_ns,
 				       rs->ctl->sides[i].win_end_ns);

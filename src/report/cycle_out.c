@@ -6,6 +6,11 @@
 #include "ipclab/util.h"
 #include "cycle_out.h"
 
+static json_t *traced_ns(bool traced, uint64_t v)
+{
+	return traced ? json_integer((json_int_t)v) : json_null();
+}
+
 json_t *cycle_stages_json(const struct cycle_result *cr)
 {
 	json_t *arr = json_array();
@@ -13,15 +18,23 @@ json_t *cycle_stages_json(const struct cycle_result *cr)
 	for (unsigned i = 0; arr && i < cr->nstages && i < CYCLE_MAX_STAGES; i++) {
 		const struct cycle_stage *s = &cr->stages[i];
 
-		json_array_append_new(arr, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
-						     "client", (json_int_t)i,
-						     "wait_p50_ns", (json_int_t)s->wait_p50_ns,
-						     "wait_p99_ns", (json_int_t)s->wait_p99_ns,
-						     "wait_max_ns", (json_int_t)s->wait_max_ns,
-						     "busy_p50_ns", (json_int_t)s->busy_p50_ns,
-						     "busy_p99_ns", (json_int_t)s->busy_p99_ns,
-						     "wait_share_pct", s->wait_share_pct,
-						     "busy_share_pct", s->busy_share_pct));
+		json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+				      "client", (json_int_t)i,
+				      "wait_p50_ns", (json_int_t)s->wait_p50_ns,
+				      "wait_p99_ns", (json_int_t)s->wait_p99_ns,
+				      "wait_max_ns", (json_int_t)s->wait_max_ns,
+				      "busy_p50_ns", (json_int_t)s->busy_p50_ns,
+				      "busy_p99_ns", (json_int_t)s->busy_p99_ns,
+				      "wait_share_pct", s->wait_share_pct,
+				      "busy_share_pct", s->busy_share_pct);
+
+		if (!o)
+			continue;
+		/* --trace: woken to running, the scheduler's figure */
+		json_object_set_new(o, "woken_p50_ns", traced_ns(s->traced, s->woken_p50_ns));
+		json_object_set_new(o, "woken_p99_ns", traced_ns(s->traced, s->woken_p99_ns));
+		json_object_set_new(o, "woken_max_ns", traced_ns(s->traced, s->woken_max_ns));
+		json_array_append_new(arr, o);
 	}
 	return arr;
 }
@@ -126,8 +139,13 @@ void cycle_table_line(FILE *f, const struct cycle_result *cr)
 		fprintf(f, "    stage %u (client %u): wait p50 %s p99 %s (%.1f %% of the period)", i + 1, i,
 			fmt_ns(a, sizeof(a), (double)s->wait_p50_ns),
 			fmt_ns(b, sizeof(b), (double)s->wait_p99_ns), s->wait_share_pct);
-		fprintf(f, ", busy p50 %s p99 %s (%.1f %%)\n",
+		fprintf(f, ", busy p50 %s p99 %s (%.1f %%)",
 			fmt_ns(a, sizeof(a), (double)s->busy_p50_ns),
 			fmt_ns(b, sizeof(b), (double)s->busy_p99_ns), s->busy_share_pct);
+		if (s->traced)
+			fprintf(f, "; woken to running p50 %s p99 %s",
+				fmt_ns(a, sizeof(a), (double)s->woken_p50_ns),
+				fmt_ns(b, sizeof(b), (double)s->woken_p99_ns));
+		fputc('\n', f);
 	}
 }

@@ -109,6 +109,23 @@ else
 	fail "stage kill: no stage processes found"
 fi
 
+# --trace: each stage's woken-to-running from the scheduler's events (where
+# --trace can run here: BTF, root, libbpf)
+if [ -r /sys/kernel/btf/vmlinux ] && [ "$(id -u)" = 0 ] &&
+   "$IPCLAB" run -t null -n 10 --trace -f json -o /dev/null >/dev/null 2>&1; then
+	if run_json traced -t pipe --clients 2 --period 1ms -n 200 --trace; then
+		jq -e '.results[0].metrics.stages | length == 2 and
+			all(.[]; .woken_p50_ns != null and .woken_p50_ns <= .woken_p99_ns)' \
+			"$dir/traced.json" >/dev/null &&
+			echo "ok   --trace: woken-to-running per stage" ||
+			fail "--trace: stages lack woken_*: $(jq -c '.results[0].metrics.stages' "$dir/traced.json")"
+	fi
+	jq -e '.results[0].metrics.stages[0].woken_p50_ns == null' "$dir/chain.json" >/dev/null ||
+		fail "untraced cycle: woken_p50_ns should be null"
+else
+	echo "skip --trace part: --trace cannot run here"
+fi
+
 # the progress line on a terminal: cycles and xruns so far, once a second
 if command -v script >/dev/null; then
 	script -qc "'$IPCLAB' run -p cycle -t pipe -e thread --period 1ms -d 2500ms -f json -o '$dir/live.json'" \
