@@ -215,7 +215,6 @@ static void stop_sides(struct run_state *rs, bool kill_now)
 
 static void prefer_dead_peer(struct run_state *rs, unsigned failed);
 
-/* A child that exited: was it an orderly end? Fill rs->fail if not. */
 /* waitpid without blocking: 1 reaped (*status set), 0 still running, -1
  * gone without a status (reaped elsewhere: *status is not touched). */
 static int child_wait(pid_t pid, int *status)
@@ -228,8 +227,9 @@ static int child_wait(pid_t pid, int *status)
 	return r == pid ? 1 : r == 0 ? 0 : -1;
 }
 
-/* A child is gone: status is its wait status, or NULL where none could be
- * had; then only its own report in the control page says how it ended. */
+/* A child is gone: was it an orderly end? Fill rs->fail if not. status is
+ * its wait status, or NULL where none could be had; then only its own
+ * report in the control page says how it ended. */
 static bool reap_child(struct run_state *rs, unsigned i, const int *wstatus)
 {
 	int status = wstatus ? *wstatus : 0;
@@ -271,7 +271,6 @@ static bool reap_child(struct run_state *rs, unsigned i, const int *wstatus)
 	return false;
 }
 
-/* Non-blocking check of every side; false once something failed. */
 /* A side failed: was it because a peer died? A dying process closes its
  * files before it can be reaped, so its survivor may see EOF or EPIPE first:
  * give the others a moment to become reapable, and name the dead one. */
@@ -296,6 +295,7 @@ static void prefer_dead_peer(struct run_state *rs, unsigned failed)
 	} while (now_ns() < until);
 }
 
+/* Non-blocking check of every side; false once something failed. */
 static bool check_sides(struct run_state *rs)
 {
 	for (unsigned i = 0; i < rs->nsides; i++) {
@@ -399,7 +399,6 @@ static void describe_overrun(struct run_state *rs, uint64_t ran_ns)
 	describe_watchdog(rs, what, "raise --max-time, or 0 for no limit");
 }
 
-/* Wait until `word` reaches `want` while watching the sides. */
 /* --vmstat: a snapshot a second, handed to the tick function. */
 static void vmstat_tick(struct run_state *rs, uint64_t t)
 {
@@ -418,6 +417,7 @@ static void vmstat_tick(struct run_state *rs, uint64_t t)
 	rs->tick_prev = cur;
 }
 
+/* Wait until `word` reaches `want` while watching the sides. */
 static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t want)
 {
 	uint64_t last = total_progress(rs), last_t = now_ns();
