@@ -168,6 +168,7 @@ int compare_files(const struct rfile *before, const struct rfile *after,
 			r->only_after[r->nonly_after++] = &after->cells[j];
 		}
 	free(used);
+	cmp_env_all(before, after, &r->env);
 	return 0;
 }
 

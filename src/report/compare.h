@@ -35,6 +35,24 @@ struct cmp_value {
 	bool regressed;		/* worse_pct above --fail-above, and not within spread */
 };
 
+/* The keys whose values differ between two env objects (borrowed), the
+ * readings that change from run to run on one machine left out. */
+#define CMP_ENV_MAX 64
+struct cmp_env_diff {
+	bool present;			/* both are objects */
+	size_t n;
+	const char *key[CMP_ENV_MAX];
+	const json_t *a[CMP_ENV_MAX], *b[CMP_ENV_MAX];	/* NULL: absent there */
+};
+
+/* The hosts behind a comparison: the files' env, their remote_env (the
+ * server host of run --peer), and in a --peer file this host's against
+ * the server's. */
+struct cmp_envs {
+	struct cmp_env_diff files, servers, peer_before, peer_after;
+	bool server_only;		/* one file has a remote_env, the other not */
+};
+
 /* One configuration present in both files. */
 struct cmp_row {
 	const struct rcell *before, *after;
@@ -56,6 +74,7 @@ struct cmp_result {
 	char (*only_before_label)[256], (*only_after_label)[256];
 	size_t nonly_before, nonly_after;
 	unsigned regressions;	/* rows with at least one regressed metric */
+	struct cmp_envs env;	/* what differs between the hosts */
 };
 
 /* Metric list ("lat_p50_ns,msgs_per_s", aliases allowed) to a mask. */
@@ -66,6 +85,12 @@ int cmp_parse_metrics(const char *list, unsigned *mask, char *err, size_t errlen
 int compare_files(const struct rfile *before, const struct rfile *after,
 		  const struct cmp_opts *o, struct cmp_result *out);
 void compare_free(struct cmp_result *r);
+
+void cmp_env_diff(const json_t *a, const json_t *b, struct cmp_env_diff *d);
+void cmp_env_all(const struct rfile *before, const struct rfile *after, struct cmp_envs *e);
+void cmp_env_text(FILE *f, const struct cmp_envs *e);
+void cmp_env_markdown(FILE *f, const struct cmp_envs *e);
+json_t *cmp_env_json(const struct cmp_envs *e);
 
 /* Outputs: "text", "markdown", "json". */
 int compare_print(FILE *f, const struct cmp_result *r, const struct cmp_opts *o,

@@ -156,6 +156,7 @@ static int print_text(FILE *f, const struct cmp_result *r, const struct cmp_opts
 	file_line(f, "before", r->before);
 	file_line(f, "after ", r->after);
 	fprintf(f, "ratio = after / before; verdict: lower latency and CPU are better, higher rates are better\n");
+	cmp_env_text(f, &r->env);
 	for (size_t i = 0; i < r->nrows; i++)
 		text_row(f, &r->rows[i], o);
 	only_list(f, "before", r->before->path, r->only_before_label, r->nonly_before, false);
@@ -218,6 +219,7 @@ static int print_markdown(FILE *f, const struct cmp_result *r, const struct cmp_
 	if (nospread)
 		fprintf(f, " %zu of %zu cells: no spread data (use --repeat).", nospread, ncompared);
 	fputc('\n', f);
+	cmp_env_markdown(f, &r->env);
 	only_list(f, "before", r->before->path, r->only_before_label, r->nonly_before, true);
 	only_list(f, "after", r->after->path, r->only_after_label, r->nonly_after, true);
 	summary_line(f, r, o);
@@ -288,9 +290,10 @@ static int print_json(FILE *f, const struct cmp_result *r, const struct cmp_opts
 
 	for (size_t i = 0; cells && i < r->nrows; i++)
 		json_array_append_new(cells, row_json(&r->rows[i], o));
-	root = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:i}", "schema_version", 1,
+	root = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:i}", "schema_version", 1,
 			 "before", r->before->path, "after", r->after->path,
-			 "fail_above_pct", num_or_null(o->fail_above_pct), "cells", cells,
+			 "fail_above_pct", num_or_null(o->fail_above_pct),
+			 "env_diff", cmp_env_json(&r->env), "cells", cells,
 			 "only_before", labels_json(r->only_before_label, r->nonly_before),
 			 "only_after", labels_json(r->only_after_label, r->nonly_after),
 			 "regressions", (int)r->regressions);
