@@ -20,12 +20,12 @@ IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 IPCRING_TEST_NAMES := unit attach stress death eventfd examples hostile \
 		      connect peers dispatch kills batch
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
-IPCRING_EXAMPLES := $(B)/examples/ipcring-producer $(B)/examples/ipcring-consumer
+IPCRING_EXAMPLES := $(B)/examples/ipcring-server $(B)/examples/ipcring-client
 IPCRING_BENCH	:= $(B)/bench/ring_bare
 IPCRING_XOBJS	:= $(IPCRING_TEST_NAMES:%=$(IPCRING_B)/tests/%.o) \
 		   $(IPCRING_B)/tests/tutil.o \
-		   $(IPCRING_B)/examples/producer.o $(IPCRING_B)/examples/consumer.o \
-		   $(IPCRING_B)/examples/common.o $(B)/bench/ring_bare.o
+		   $(IPCRING_B)/examples/server.o $(IPCRING_B)/examples/client.o \
+		   $(B)/bench/ring_bare.o
 IPCRING_STRESS_N ?= 1000000000
 
 ALL_TARGETS	+= $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
@@ -58,7 +58,7 @@ $(B)/tests/ipcring-%: $(IPCRING_B)/tests/%.o $(IPCRING_B)/tests/tutil.o $(IPCRIN
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/examples/ipcring-%: $(IPCRING_B)/examples/%.o $(IPCRING_B)/examples/common.o $(IPCRING_A)
+$(B)/examples/ipcring-%: $(IPCRING_B)/examples/%.o $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -116,5 +116,3 @@ install-ipcring: $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC)
 	install -m 644 $(IPCRING_PC) $(IPCRING_LIBDIR)/pkgconfig/ipcring.pc
 	install -d $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(IPCRING_DIR)/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
-# ... and calls the examples' fd passing directly
-$(B)/tests/ipcring-examples: $(IPCRING_B)/examples/common.o
