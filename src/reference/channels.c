@@ -33,7 +33,9 @@ static const char *const m_mq[] = { "maxmsg", NULL };
 static const char *const m_sysv[] = { "qbytes", NULL };
 static const char *const m_slot[] = { "slot-size", "slots", NULL };
 static const char *const m_line[] = { "slot-size", NULL };
+#ifdef HAVE_LIBQB
 static const char *const m_qb[] = { "capacity", "wait", NULL };
+#endif
 static const char *const m_ring[] = { "capacity", "align", "spin-ns", "batch", NULL };
 
 static const struct {

@@ -28,7 +28,16 @@
 #define REF_CANCEL_EVERY 256 /* retries between looks at cancellation */
 #define REF_YIELD_AFTER 2048 /* retries in vain before each look also yields, as the cells */
 
-/* One retry of a spin: 1 every REF_CANCEL_EVERY, after a look. */
+static int nomem(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "reference: out of memory");
+	return -ENOMEM;
+}
+
+#ifdef HAVE_LIBQB
+
+/* One retry of a spin: a pause; every REF_CANCEL_EVERY retries a look at
+ * cancellation, and a yield once REF_YIELD_AFTER went in vain. */
 static void retry(uint32_t *n)
 {
 	ref_relax();
@@ -40,14 +49,6 @@ static void retry(uint32_t *n)
 		*n = REF_YIELD_AFTER;
 	}
 }
-
-static int nomem(char *err, size_t errlen)
-{
-	snprintf(err, errlen, "reference: out of memory");
-	return -ENOMEM;
-}
-
-#ifdef HAVE_LIBQB
 
 enum { QW_SEM, QW_POLL, QW_NOSEM }; /* the order of -O wait's choices */
 
