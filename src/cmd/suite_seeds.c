@@ -8,210 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "suite.h"
+#include "suite_int.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
-
-/* ---- building specs ---------------------------------------------------------- */
-
-static void spec_pattern(struct plan_spec *s, const char *name)
-{
-	s->pat[0] = pattern_find(name);
-	s->npat = s->pat[0] ? 1 : 0;
-}
-
-/* Every doubling from lo to hi. */
-static void spec_sizes(struct plan_spec *s, uint64_t lo, uint64_t hi)
-{
-	s->nsize = 0;
-	for (uint64_t v = lo; v <= hi && s->nsize < PLAN_MAX_LIST; v *= 2)
-		s->size[s->nsize++] = v;
-}
-
-static void spec_thinks(struct plan_spec *s, const uint64_t *t, unsigned n)
-{
-	memcpy(s->think, t, n * sizeof(*t));
-	s->nthink = n;
-}
-
-/* Placements by name (resolved to this machine's CPUs); 0 or -EINVAL. */
-static int spec_pins(struct plan_spec *s, const char *const *names, char *err, size_t errlen)
-{
-	s->npin = 0;
-	for (; *names; names++)
-		if (pin_parse(*names, &s->pin[s->npin++], err, errlen))
-			return -EINVAL;
-	return 0;
-}
-
-static const struct sched_spec sched_other = { SCHED_OTHER, 0, "other" };
-static const struct sched_spec sched_fifo90 = { SCHED_FIFO, 90, "fifo:90" };
-
-/* ---- finding results --------------------------------------------------------- */
-
-enum want_ep { EP_ANY, EP_PROCESS, EP_THREAD };
-
-/* Which result a printer wants: unset fields match anything. */
-struct want {
-	const char *tp, *pin, *sched;
-	enum want_ep ep;
-	unsigned clients;
-	bool by_rate;		/* match rate (0 = flood) */
-	double rate;
-};
-
-static bool wanted(const struct result *x, const struct want *w)
-{
-	return (!w->tp || !strcmp(x->transport, w->tp)) &&
-	       (!w->pin || !strcmp(x->cell.pin.text, w->pin)) &&
-	       (!w->sched || !strcmp(x->cell.sched.text, w->sched)) &&
-	       (w->ep == EP_ANY || x->cell.threads == (w->ep == EP_THREAD)) &&
-	       (!w->clients || x->cell.clients == w->clients) &&
-	       (!w->by_rate || x->cell.rate == w->rate);
-}
-
-static const struct result *find(const struct result *r, size_t n, const struct want *w)
-{
-	for (size_t i = 0; i < n; i++)
-		if (wanted(&r[i], w))
-			return &r[i];
-	return NULL;
-}
-
-static bool ok(const struct result *r)
-{
-	return r && r->status == RES_OK;
-}
-
-static const char *val(char *buf, size_t len, const struct result *r, double v,
-		       const char *(*fmt)(char *, size_t, double))
-{
-	if (!r)
-		return "-";
-	if (r->status == RES_SKIPPED)
-		return "skipped";
-	if (r->status == RES_FAILED)
-		return "failed";
-	return fmt(buf, len, v);
-}
-
-static double side_secs(const struct result *r, enum tp_role role)
-{
-	for (unsigned i = 0; i < r->nsides; i++)
-		if (r->sides[i].role == role)
-			return (double)r->sides[i].elapsed_ns / 1e9;
-	return NAN;
-}
-
-/* ---- the trace's and profile's readings (--trace, --profile) ------------------- */
-
-static bool traced(const struct result *r)
-{
-	return ok(r) && r->trace.on;
-}
-
-static bool any_traced(const struct result *r, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (traced(&r[i]))
-			return true;
-	return false;
-}
-
-/* The server's (the reader's, in a c2s stream) or a client's trace. */
-static const struct trace_side *tside(const struct result *r, bool server)
-{
-	for (unsigned i = 0; traced(r) && i < r->trace.nsides; i++)
-		if (r->trace.sides[i].server == server)
-			return &r->trace.sides[i];
-	return NULL;
-}
-
-static double pct_of(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
-/* What tracing cost over the section's traced cells, and events lost. */
-static void trace_cost(const struct result *r, size_t n)
-{
-	double lo = 0, hi = 0;
-	unsigned long long lost = 0;
-	unsigned k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		double p = r[i].trace.perturbation;
-
-		if (!traced(&r[i]))
-			continue;
-		lost += r[i].trace.lost_events;
-		if (p > 0) {
-			lo = k && lo < p ? lo : p;
-			hi = k && hi > p ? hi : p;
-			k++;
-		}
-	}
-	if (k)
-		printf("; traced/untraced %.2f-%.2fx over %u cells", lo, hi, k);
-	printf(", %llu events lost.\n", lost);
-}
-
-/* The profile's top functions of one side (server or every client)
- * grouped by name: copy, wait (futex, scheduler), syscall entry and the
- * system call's own layers, the wake path; pct of the side's samples. A
- * name starting with '=' matches exactly (libc's wrappers). The sampling
- * clock is a timer, so the wake path's samples land on the lock release
- * that ends it, _raw_spin_unlock_irqrestore (docs/trace.md, Limits). */
-enum prof_group { PG_COPY, PG_WAIT, PG_SYSCALL, PG_WAKE, PG_OTHER, PG_N };
-
-static enum prof_group prof_group(const char *sym)
-{
-	static const char *const pat[PG_N - 1][16] = {
-		[PG_COPY] = { "memcpy", "memmove", "copy_user", "copy_to", "copy_from", "copy_page",
-			      "_copy_", "rep_mov", NULL },
-		[PG_WAKE] = { "try_to_wake_up", "ttwu", "wake_up", "select_task_rq", "futex_wake",
-			      "_raw_spin_unlock_irqrestore", NULL },
-		[PG_WAIT] = { "futex", "schedule", "switch", "sem_", "poll", "pause", "idle", NULL },
-		[PG_SYSCALL] = { "entry_SYSCALL", "syscall", "_sys_", "el0_svc", "exit_to_user",
-				 "ksys_", "vfs_", "fdget", "=read", "=write", "=__read", "=__write", NULL },
-	};
-	static const enum prof_group order[] = { PG_COPY, PG_WAKE, PG_WAIT, PG_SYSCALL };
-
-	for (size_t g = 0; g < ARRAY_SIZE(order); g++)
-		for (const char *const *p = pat[order[g]]; *p; p++)
-			if (**p == '=' ? !strcmp(sym, *p + 1) : !!strstr(sym, *p))
-				return order[g];
-	return PG_OTHER;
-}
-
-/* Fewer samples than this are noise (a sample a ms of CPU time). */
-#define PROF_MIN_SAMPLES 50
-
-/* pct[] of the samples of r's server (server) or clients; the samples. */
-static uint64_t prof_groups(const struct result *r, bool server, double pct[PG_N])
-{
-	uint64_t all = 0, in[PG_N] = { 0 };
-
-	memset(pct, 0, PG_N * sizeof(*pct));
-	if (!ok(r) || !r->profile.on)
-		return 0;
-	for (unsigned i = 0; i < r->profile.nsides; i++) {
-		const struct profile_side *ps = &r->profile.sides[i];
-		uint64_t top = 0;
-
-		if (ps->server != server)
-			continue;
-		all += ps->samples;
-		for (unsigned k = 0; k < ps->ntop; k++) {
-			in[prof_group(ps->top[k].symbol)] += ps->top[k].samples;
-			top += ps->top[k].samples;
-		}
-		in[PG_OTHER] += ps->samples - top;	/* below the top 15 */
-	}
-	for (int g = 0; g < PG_N; g++)
-		pct[g] = pct_of(in[g], all);
-	return all;
-}
 
 /* Seeds 000 and 002: a 4 KiB stream over kernel transports, normal
  * scheduling and SCHED_FIFO where permitted. */
@@ -221,9 +20,9 @@ static void kernel_stream_4k(const struct suite_opts *o, struct plan_spec *s, co
 	spec_pattern(s, "stream");
 	spec_sizes(s, 4096, 4096);
 	s->nsched = 0;
-	s->sched[s->nsched++] = sched_other;
+	s->sched[s->nsched++] = seed_sched_other;
 	if (o->fifo_ok)
-		s->sched[s->nsched++] = sched_fifo90;
+		s->sched[s->nsched++] = seed_sched_fifo90;
 	s->count = o->quick ? 20000 : 100000;
 }
 
@@ -253,35 +52,35 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 			break;
 		}
 		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
 
-			if (ok(x) && (!best[k] || x->msgs_per_s > best[k]->msgs_per_s))
+			if (seed_ok(x) && (!best[k] || x->msgs_per_s > best[k]->msgs_per_s))
 				best[k] = x;
-			if (ok(x) && !k && (!worst || x->msgs_per_s < worst->msgs_per_s))
+			if (seed_ok(x) && !k && (!worst || x->msgs_per_s < worst->msgs_per_s))
 				worst = x;
-			snprintf(b1, sizeof(b1), "%.3fs", ok(x) ? side_secs(x, TP_CLIENT) : 0);
-			snprintf(b2, sizeof(b2), "%.3fs", ok(x) ? side_secs(x, TP_SERVER) : 0);
+			snprintf(b1, sizeof(b1), "%.3fs", seed_ok(x) ? seed_side_secs(x, TP_CLIENT) : 0);
+			snprintf(b2, sizeof(b2), "%.3fs", seed_ok(x) ? seed_side_secs(x, TP_SERVER) : 0);
 			printf("  %-8s %-12s %10s %10s %10s %10s\n", scheds[k], tps[i],
-			       ok(x) ? b1 : val(b1, 0, x, 0, NULL), ok(x) ? b2 : "",
-			       ok(x) ? fmt_count(b3, sizeof(b3), x->msgs_per_s) : "",
-			       ok(x) ? fmt_count(b4, sizeof(b4), x->sys_ctx_switches_per_s) : "");
+			       seed_ok(x) ? b1 : seed_val(b1, 0, x, 0, NULL), seed_ok(x) ? b2 : "",
+			       seed_ok(x) ? fmt_count(b3, sizeof(b3), x->msgs_per_s) : "",
+			       seed_ok(x) ? fmt_count(b4, sizeof(b4), x->sys_ctx_switches_per_s) : "");
 		}
 	}
 	if (!best[0]) {
 		printf("Reading: no transport completed here.\n");
 		return;
 	}
-	const struct result *pipe0 = find(r, n, &(struct want){ .tp = "pipe", .sched = "other" });
-	const struct result *pipe1 = find(r, n, &(struct want){ .tp = "pipe", .sched = "fifo:90" });
+	const struct result *pipe0 = seed_find(r, n, &(struct want){ .tp = "pipe", .sched = "other" });
+	const struct result *pipe1 = seed_find(r, n, &(struct want){ .tp = "pipe", .sched = "fifo:90" });
 
 	printf("Reading: under normal scheduling %s moved 4 KiB messages fastest, %.2fx the slowest (%s)",
 	       best[0]->transport, best[0]->msgs_per_s / worst->msgs_per_s, worst->transport);
-	if (ok(pipe0) && ok(pipe1))
+	if (seed_ok(pipe0) && seed_ok(pipe1))
 		printf("; SCHED_FIFO made pipe %.2fx as fast and its context switches/s %.2gx",
 		       pipe1->msgs_per_s / pipe0->msgs_per_s,
 		       pipe1->sys_ctx_switches_per_s / (pipe0->sys_ctx_switches_per_s ? pipe0->sys_ctx_switches_per_s : 1));
 	printf(".\n");
-	if (!any_traced(r, n))
+	if (!seed_any_traced(r, n))
 		return;
 	unsigned shown = 0;
 
@@ -290,9 +89,9 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 		bool first = true;
 
 		for (int k = 0; k < 2; k++) {
-			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
 
-			if (!traced(x))
+			if (!seed_traced(x))
 				continue;
 			if (first)
 				printf("%s %s %.2f cs and %.2f wakeups under %s", shown++ ? ";" : "", tps[i],
@@ -303,119 +102,12 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 			first = false;
 		}
 	}
-	if (traced(best[0]) && traced(worst) && worst->trace.per_msg.ctx_switches > 0)
+	if (seed_traced(best[0]) && seed_traced(worst) && worst->trace.per_msg.ctx_switches > 0)
 		printf("; under other the fastest (%s) switched %.2fx as often per message as the slowest (%s)",
 		       best[0]->transport,
 		       best[0]->trace.per_msg.ctx_switches / worst->trace.per_msg.ctx_switches,
 		       worst->transport);
-	trace_cost(r, n);
-}
-
-/* ---- seed 000, what it asked for: the JACK-like cycle ------------------------------- */
-
-/* A 3-stage chain woken every 64 frames at 48 kHz, each stage thinking a
- * little, through the mechanisms an audio server wakes its clients with. */
-#define CYCLE_000_PERIOD "64@48000"
-#define CYCLE_000_THINK_NS 20000
-
-static unsigned plan_000_cycle(const struct suite_opts *o, struct plan_spec *s, char *err,
-			       size_t errlen)
-{
-	static const struct sched_spec fifo80 = { SCHED_FIFO, 80, "fifo:80" };
-
-	seed_spec(o, s, "seed-000-cycle");
-	spec_pattern(s, "cycle");
-	spec_sizes(s, 64, 64);
-	s->nclients = 1;
-	s->clients[0] = 3;
-	s->nsched = 0;
-	s->sched[s->nsched++] = sched_other;
-	if (o->fifo_ok)
-		s->sched[s->nsched++] = fifo80;
-	s->think_ns[0] = CYCLE_000_THINK_NS;
-	s->nthink = 1;
-	s->duration_ns = (o->quick ? 2 : 10) * NSEC_PER_SEC;
-	if (cycle_period_parse(CYCLE_000_PERIOD, &s->period_ns, err, errlen))
-		return 0;
-	snprintf(s->period_text, sizeof(s->period_text), "%s", CYCLE_000_PERIOD);
-	return 1;
-}
-
-static uint64_t worst_wait_p99(const struct result *x)
-{
-	uint64_t w = 0;
-
-	for (unsigned i = 0; i < x->cyc.nstages; i++)
-		if (x->cyc.stages[i].wait_p99_ns > w)
-			w = x->cyc.stages[i].wait_p99_ns;
-	return w;
-}
-
-/* Fewer xruns first, then the lower p99 completion. */
-static bool cycle_better(const struct result *a, const struct result *b)
-{
-	return !b || a->cyc.xruns < b->cyc.xruns ||
-	       (a->cyc.xruns == b->cyc.xruns && a->cyc.cycle_p99_ns < b->cyc.cycle_p99_ns);
-}
-
-static void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t n)
-{
-	static const char *const tps[] = { "shm-futex", "shm-eventfd", "pipe", "posix-mq",
-					   "unix-stream", "ring" };
-	static const char *const scheds[] = { "other", "fifo:80" };
-	const struct result *best = NULL, *worst = NULL;
-	char b[6][32];
-
-	printf("A 3-stage chain at %s (period %s = the deadline), %s of processing per stage, %d s each: "
-	       "the driver's timer wakes stage 1, which wakes stage 2 ... back to the driver\n",
-	       CYCLE_000_PERIOD, fmt_ns(b[0], 32, 1e9 * 64 / 48000),
-	       fmt_ns(b[1], 32, CYCLE_000_THINK_NS), o->quick ? 2 : 10);
-	printf("  %-8s %-12s %7s %9s %10s %10s %10s %11s %10s\n", "sched", "transport", "xruns",
-	       "xruns/M", "cycle p50", "cycle p99", "cycle max", "stage wait", "timer p99");
-	for (int k = 0; k < 2; k++) {
-		if (k && !o->fifo_ok) {
-			printf("  %s\n", o->fifo_why);
-			break;
-		}
-		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-			const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
-
-			if (!x)
-				continue;
-			if (!ok(x)) {
-				printf("  %-8s %-12s %s: %s\n", scheds[k], tps[i],
-				       x->status == RES_SKIPPED ? "skipped" : "failed", x->reason);
-				continue;
-			}
-			if (cycle_better(x, best))
-				best = x;
-			if (!worst || cycle_better(worst, x))
-				worst = x;
-			printf("  %-8s %-12s %7llu %9.0f %10s %10s %10s %11s %10s\n", scheds[k], tps[i],
-			       (unsigned long long)x->cyc.xruns, x->cyc.xruns_per_million,
-			       fmt_ns(b[0], 32, (double)x->cyc.cycle_p50_ns),
-			       fmt_ns(b[1], 32, (double)x->cyc.cycle_p99_ns),
-			       fmt_ns(b[2], 32, (double)x->cyc.cycle_max_ns),
-			       fmt_ns(b[3], 32, (double)worst_wait_p99(x)),
-			       fmt_ns(b[4], 32, (double)x->cyc.timer_late_p99_ns));
-		}
-	}
-	printf("  (stage wait: the worst stage's p99 from the previous hop's send to its receive)\n");
-	if (!best) {
-		printf("Reading: no cycle cell completed here.\n");
-		return;
-	}
-	printf("Reading: %s under %s kept the deadline best: %llu xruns in %llu cycles, p99 completion %s, %.0f %% of the period",
-	       best->transport, best->cell.sched.text, (unsigned long long)best->cyc.xruns,
-	       (unsigned long long)best->cyc.cycles, fmt_ns(b[0], 32, (double)best->cyc.cycle_p99_ns),
-	       100.0 * (double)best->cyc.cycle_p99_ns / (double)best->cyc.period_ns);
-	if (worst && worst != best)
-		printf("; the worst, %s under %s, had %llu xruns and p99 %s (%.2fx)", worst->transport,
-		       worst->cell.sched.text, (unsigned long long)worst->cyc.xruns,
-		       fmt_ns(b[1], 32, (double)worst->cyc.cycle_p99_ns),
-		       best->cyc.cycle_p99_ns ? (double)worst->cyc.cycle_p99_ns /
-							(double)best->cyc.cycle_p99_ns : 0);
-	printf(".\n");
+	seed_trace_cost(r, n);
 }
 
 /* ---- seed 001: CPU % over write size x think, pipe --------------------------------- */
@@ -454,7 +146,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 	printf("CPU %% of two processes piping data with think iterations per byte between writes (200 %% = both CPUs busy)\n");
 	report_pivot(stdout, &rep, spec, "table");
 	for (size_t i = 0; i < n; i++) {
-		if (!ok(&r[i]))
+		if (!seed_ok(&r[i]))
 			continue;
 		cells++;
 		both += r[i].cpu_pct_total >= 180;
@@ -467,25 +159,25 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 		printf("Reading: both CPUs were busy (>= 180 %%) in %u of %u cells; the pipe parallelised worst at %llu B and think %llu (%.0f %%).\n",
 		       both, cells, (unsigned long long)low->cell.size, (unsigned long long)low->cell.think,
 		       low->cpu_pct_total);
-	if (!tside(low, true) || !tside(low, false))
+	if (!seed_tside(low, true) || !seed_tside(low, false))
 		return;
 	printf("Trace, share of each side's window running / runnable / sleeping:");
 	for (int k = 0; k < 2; k++) {
 		const struct result *x = k ? high : low;
-		const struct trace_side *w = tside(x, false), *rd = tside(x, true);
+		const struct trace_side *w = seed_tside(x, false), *rd = seed_tside(x, true);
 
 		if (!w || !rd)
 			continue;
 		printf("%s at %llu B think %llu (%.0f %%) the writer %.0f/%.0f/%.0f %%, the reader %.0f/%.0f/%.0f %%",
 		       k ? "; the best" : " the worst", (unsigned long long)x->cell.size,
 		       (unsigned long long)x->cell.think, x->cpu_pct_total,
-		       pct_of(w->user_ns + w->sys_ns, w->wall_ns),
-		       pct_of(w->runnable_ns + w->preempted_ns, w->wall_ns), pct_of(w->sleep_ns, w->wall_ns),
-		       pct_of(rd->user_ns + rd->sys_ns, rd->wall_ns),
-		       pct_of(rd->runnable_ns + rd->preempted_ns, rd->wall_ns),
-		       pct_of(rd->sleep_ns, rd->wall_ns));
+		       seed_pct_of(w->user_ns + w->sys_ns, w->wall_ns),
+		       seed_pct_of(w->runnable_ns + w->preempted_ns, w->wall_ns), seed_pct_of(w->sleep_ns, w->wall_ns),
+		       seed_pct_of(rd->user_ns + rd->sys_ns, rd->wall_ns),
+		       seed_pct_of(rd->runnable_ns + rd->preempted_ns, rd->wall_ns),
+		       seed_pct_of(rd->sleep_ns, rd->wall_ns));
 	}
-	trace_cost(r, n);
+	seed_trace_cost(r, n);
 }
 
 /* ---- seed 002: same CPU vs different CPUs, realtime or not ---------------------------- */
@@ -518,12 +210,12 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		printf("  %-12s", tps[i]);
 		for (size_t c = 0; c < ARRAY_SIZE(cols); c++) {
-			const struct result *x = find(r, n, &(struct want){ .tp = tps[i],
+			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i],
 						      .pin = cols[c][1], .sched = cols[c][0] });
 
-			printf(" %14s", x ? val(b, sizeof(b), x, x->msgs_per_s, fmt_count) :
+			printf(" %14s", x ? seed_val(b, sizeof(b), x, x->msgs_per_s, fmt_count) :
 					    (c >= 2 && !o->fifo_ok ? "not permitted" : "-"));
-			if (ok(x) && !strcmp(x->cell.sched.text, sched)) {
+			if (seed_ok(x) && !strcmp(x->cell.sched.text, sched)) {
 				const struct result **bp = !strcmp(cols[c][1], "same") ? &best_same : &best_split;
 
 				if (!*bp || x->msgs_per_s > (*bp)->msgs_per_s)
@@ -538,7 +230,7 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 		printf("Reading: under %s, %s was fastest on one CPU and %s across two; the best across two CPUs moved %.2fx the best on one.\n",
 		       sched, best_same->transport, best_split->transport,
 		       best_split->msgs_per_s / best_same->msgs_per_s);
-	if (!any_traced(r, n))
+	if (!seed_any_traced(r, n))
 		return;
 	static const char *const pl[] = { "none", "same", "split" };
 
@@ -548,24 +240,24 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 
 		printf("%s under %s", k ? ";" : "", sc);
 		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-			const struct result *none = find(r, n, &(struct want){ .tp = tps[i], .pin = "none", .sched = sc });
-			const struct result *split = find(r, n, &(struct want){ .tp = tps[i], .pin = "split", .sched = sc });
+			const struct result *none = seed_find(r, n, &(struct want){ .tp = tps[i], .pin = "none", .sched = sc });
+			const struct result *split = seed_find(r, n, &(struct want){ .tp = tps[i], .pin = "split", .sched = sc });
 
 			printf("%s %s", i ? "," : "", tps[i]);
 			for (size_t j = 0; j < ARRAY_SIZE(pl); j++) {
-				const struct result *x = find(r, n, &(struct want){ .tp = tps[i], .pin = pl[j],
+				const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .pin = pl[j],
 							      .sched = sc });
 
-				if (traced(x))
+				if (seed_traced(x))
 					printf("%s%.2g", j ? "/" : " ", x->trace.per_msg.migrations);
 				else
 					printf("%s-", j ? "/" : " ");
 			}
-			if (ok(none) && ok(split))
+			if (seed_ok(none) && seed_ok(split))
 				printf(" (%.2fx)", none->msgs_per_s / split->msgs_per_s);
 		}
 	}
-	trace_cost(r, n);
+	seed_trace_cost(r, n);
 }
 
 /* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
@@ -602,9 +294,9 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 {
 	const struct result *x[2] = { f, p };
 	double g[2][PG_N];
-	uint64_t samples[2] = { prof_groups(f, true, g[0]), prof_groups(p, true, g[1]) };
+	uint64_t samples[2] = { seed_prof_groups(f, true, g[0]), seed_prof_groups(p, true, g[1]) };
 
-	if (!tside(f, true))
+	if (!seed_tside(f, true))
 		return;
 	if (samples[0] >= PROF_MIN_SAMPLES) {
 		printf("Profile of %s's reader (server), copy / wait / syscall entry / wake path / other %% of its samples:",
@@ -624,17 +316,17 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 		       (unsigned long long)samples[0]);
 	printf(":");
 	for (int k = 0; k < 2; k++) {
-		const struct trace_side *t = tside(x[k], true);
+		const struct trace_side *t = seed_tside(x[k], true);
 
 		if (!t || !x[k]->msgs)
 			continue;
 		printf("%s %s %.2f sleeps and %.2f wakeups per exchange, asleep %.0f %% and running %.0f %% of its window, woken to running p50 %s",
 		       k ? ";" : "", k ? "paced" : "flood", (double)t->vol_cs / (double)x[k]->msgs,
-		       (double)t->wakeups / (double)x[k]->msgs, pct_of(t->sleep_ns, t->wall_ns),
-		       pct_of(t->user_ns + t->sys_ns, t->wall_ns),
+		       (double)t->wakeups / (double)x[k]->msgs, seed_pct_of(t->sleep_ns, t->wall_ns),
+		       seed_pct_of(t->user_ns + t->sys_ns, t->wall_ns),
 		       t->lat_count ? fmt_ns((char[32]){ 0 }, 32, (double)t->lat_p50_ns) : "-");
 	}
-	trace_cost(r, n);
+	seed_trace_cost(r, n);
 }
 
 static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
@@ -651,9 +343,9 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 	       "flood p50", "flood exch/s");
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		for (unsigned c = 1; c <= 4; c += 3) {
-			const struct result *p = find(r, n, &(struct want){ .tp = tps[i], .clients = c,
+			const struct result *p = seed_find(r, n, &(struct want){ .tp = tps[i], .clients = c,
 						      .by_rate = true, .rate = rate });
-			const struct result *f = find(r, n, &(struct want){ .tp = tps[i], .clients = c,
+			const struct result *f = seed_find(r, n, &(struct want){ .tp = tps[i], .clients = c,
 						      .by_rate = true, .rate = 0 });
 
 			if (!p && !f)
@@ -665,27 +357,27 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 			if (p && p->status == RES_SKIPPED)
 				continue;
 			printf("  %-12s %7u %12s %12s %12s %12s\n", tps[i], c,
-			       val(b[0], 32, p, ok(p) ? (double)p->lat_p50_ns : 0, fmt_ns),
-			       val(b[1], 32, p, ok(p) ? (double)p->lat_p99_ns : 0, fmt_ns),
-			       val(b[2], 32, f, ok(f) ? (double)f->lat_p50_ns : 0, fmt_ns),
-			       val(b[3], 32, f, ok(f) ? f->msgs_per_s : 0, fmt_count));
-			if (ok(f) && c == 1 && (!fast || f->lat_p50_ns < fast->lat_p50_ns))
+			       seed_val(b[0], 32, p, seed_ok(p) ? (double)p->lat_p50_ns : 0, fmt_ns),
+			       seed_val(b[1], 32, p, seed_ok(p) ? (double)p->lat_p99_ns : 0, fmt_ns),
+			       seed_val(b[2], 32, f, seed_ok(f) ? (double)f->lat_p50_ns : 0, fmt_ns),
+			       seed_val(b[3], 32, f, seed_ok(f) ? f->msgs_per_s : 0, fmt_count));
+			if (seed_ok(f) && c == 1 && (!fast || f->lat_p50_ns < fast->lat_p50_ns))
 				fast = f;
 		}
 	}
 	if (!fast)
 		return;
-	const struct result *fp = find(r, n, &(struct want){ .tp = fast->transport, .clients = 1,
+	const struct result *fp = seed_find(r, n, &(struct want){ .tp = fast->transport, .clients = 1,
 					.by_rate = true, .rate = rate });
-	const struct result *f4 = find(r, n, &(struct want){ .tp = fast->transport, .clients = 4,
+	const struct result *f4 = seed_find(r, n, &(struct want){ .tp = fast->transport, .clients = 4,
 					.by_rate = true, .rate = rate });
 
 	printf("Reading: %s had the lowest flood round trip (%s)", fast->transport,
 	       fmt_ns(b[0], 32, (double)fast->lat_p50_ns));
-	if (ok(fp))
+	if (seed_ok(fp))
 		printf("; paced at %.0f/s its round trip was %.1fx the flood one", rate,
 		       (double)fp->lat_p50_ns / (double)fast->lat_p50_ns);
-	if (ok(fp) && ok(f4))
+	if (seed_ok(fp) && seed_ok(f4))
 		printf(", and 4 paced clients gave %.2fx the p50 of 1", (double)f4->lat_p50_ns /
 								       (double)fp->lat_p50_ns);
 	printf(".\n");
@@ -719,7 +411,7 @@ static void print_004_trace(const struct result *r, size_t n, const struct resul
 	uint64_t sp[2] = { 0, 0 };
 	char b[4][32];
 
-	if (!traced(pp) || !traced(pt))
+	if (!seed_traced(pp) || !seed_traced(pt))
 		return;
 	printf("Trace, unpinned pipe, processes vs threads: an exchange took %s vs %s",
 	       fmt_ns(b[0], 32, 1e9 / pp->msgs_per_s), fmt_ns(b[1], 32, 1e9 / pt->msgs_per_s));
@@ -731,7 +423,7 @@ static void print_004_trace(const struct result *r, size_t n, const struct resul
 	       pp->trace.per_msg.migrations, pt->trace.per_msg.migrations,
 	       pp->trace.per_msg.ctx_switches, pt->trace.per_msg.ctx_switches);
 	for (int k = 0; k < 2; k++) {
-		uint64_t s0 = prof_groups(x[k], true, g[k][0]), s1 = prof_groups(x[k], false, g[k][1]);
+		uint64_t s0 = seed_prof_groups(x[k], true, g[k][0]), s1 = seed_prof_groups(x[k], false, g[k][1]);
 
 		sp[k] = s0 + s1;
 		for (int j = 0; j < PG_N && sp[k]; j++)	/* both sides, by samples */
@@ -740,7 +432,7 @@ static void print_004_trace(const struct result *r, size_t n, const struct resul
 	if (sp[0] >= PROF_MIN_SAMPLES && sp[1] >= PROF_MIN_SAMPLES)
 		printf("; the wake path (try_to_wake_up and kin, its lock release included) took %.1f %% vs %.1f %% of the samples, futex and scheduler waits %.1f %% vs %.1f %%",
 		       g[0][0][PG_WAKE], g[1][0][PG_WAKE], g[0][0][PG_WAIT], g[1][0][PG_WAIT]);
-	trace_cost(r, n);
+	seed_trace_cost(r, n);
 }
 
 static void print_004(const struct suite_opts *o, const struct result *r, size_t n)
@@ -751,9 +443,9 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 		{ "barrier", "threads synchronised by a pthread_barrier", EP_THREAD },
 	};
 	static const char *const pins[] = { "none", "same", "split" };
-	const struct result *pp = find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS });
-	const struct result *pt = find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD });
-	const struct result *ps = find(r, n, &(struct want){ .tp = "pipe", .pin = "same", .ep = EP_PROCESS });
+	const struct result *pp = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS });
+	const struct result *pt = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD });
+	const struct result *ps = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "same", .ep = EP_PROCESS });
 	char b[32];
 
 	(void)o;
@@ -762,20 +454,20 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		printf("  %-44s", rows[i].label);
 		for (size_t k = 0; k < ARRAY_SIZE(pins); k++) {
-			const struct result *x = find(r, n, &(struct want){ .tp = rows[i].tp,
+			const struct result *x = seed_find(r, n, &(struct want){ .tp = rows[i].tp,
 						      .pin = pins[k], .ep = rows[i].ep });
 
-			printf(" %12s", val(b, sizeof(b), x, ok(x) ? x->msgs_per_s : 0, fmt_count));
+			printf(" %12s", seed_val(b, sizeof(b), x, seed_ok(x) ? x->msgs_per_s : 0, fmt_count));
 		}
 		printf("\n");
 	}
-	if (ok(pp) && ok(pt))
+	if (seed_ok(pp) && seed_ok(pt))
 		printf("Reading: unpinned, threads exchanged %.2fx as often as processes over a pipe",
 		       pt->msgs_per_s / pp->msgs_per_s);
-	if (ok(pp) && ok(ps))
+	if (seed_ok(pp) && seed_ok(ps))
 		printf("; pinning both processes to one CPU gave %.2fx the unpinned rate",
 		       ps->msgs_per_s / pp->msgs_per_s);
-	if (ok(pp))
+	if (seed_ok(pp))
 		printf(".\n");
 	print_004_trace(r, n, pp, pt);
 }

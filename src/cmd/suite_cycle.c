@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/* The seed-000-cycle section of `ipclab suite seeds`: what seed 000 asked
+ * for instead of 4 KiB floods, a JACK-like graph of wakeups against a
+ * deadline (the cycle pattern, docs/patterns.md). */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "suite_int.h"
+#include "ipclab/cycle.h"
+
+/* ---- seed 000, what it asked for: the JACK-like cycle ------------------------------- */
+
+/* A 3-stage chain woken every 64 frames at 48 kHz, each stage thinking a
+ * little, through the mechanisms an audio server wakes its clients with. */
+#define CYCLE_000_PERIOD "64@48000"
+#define CYCLE_000_THINK_NS 20000
+
+unsigned plan_000_cycle(const struct suite_opts *o, struct plan_spec *s, char *err,
+			       size_t errlen)
+{
+	static const struct sched_spec fifo80 = { SCHED_FIFO, 80, "fifo:80" };
+
+	seed_spec(o, s, "seed-000-cycle");
+	spec_pattern(s, "cycle");
+	spec_sizes(s, 64, 64);
+	s->nclients = 1;
+	s->clients[0] = 3;
+	s->nsched = 0;
+	s->sched[s->nsched++] = seed_sched_other;
+	if (o->fifo_ok)
+		s->sched[s->nsched++] = fifo80;
+	s->think_ns[0] = CYCLE_000_THINK_NS;
+	s->nthink = 1;
+	s->duration_ns = (o->quick ? 2 : 10) * NSEC_PER_SEC;
+	if (cycle_period_parse(CYCLE_000_PERIOD, &s->period_ns, err, errlen))
+		return 0;
+	snprintf(s->period_text, sizeof(s->period_text), "%s", CYCLE_000_PERIOD);
+	return 1;
+}
+
+static uint64_t worst_wait_p99(const struct result *x)
+{
+	uint64_t w = 0;
+
+	for (unsigned i = 0; i < x->cyc.nstages; i++)
+		if (x->cyc.stages[i].wait_p99_ns > w)
+			w = x->cyc.stages[i].wait_p99_ns;
+	return w;
+}
+
+/* Fewer xruns first, then the lower p99 completion. */
+static bool cycle_better(const struct result *a, const struct result *b)
+{
+	return !b || a->cyc.xruns < b->cyc.xruns ||
+	       (a->cyc.xruns == b->cyc.xruns && a->cyc.cycle_p99_ns < b->cyc.cycle_p99_ns);
+}
+
+void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t n)
+{
+	static const char *const tps[] = { "shm-futex", "shm-eventfd", "pipe", "posix-mq",
+					   "unix-stream", "ring" };
+	static const char *const scheds[] = { "other", "fifo:80" };
+	const struct result *best = NULL, *worst = NULL;
+	char b[6][32];
+
+	printf("A 3-stage chain at %s (period %s = the deadline), %s of processing per stage, %d s each: "
+	       "the driver's timer wakes stage 1, which wakes stage 2 ... back to the driver\n",
+	       CYCLE_000_PERIOD, fmt_ns(b[0], 32, 1e9 * 64 / 48000),
+	       fmt_ns(b[1], 32, CYCLE_000_THINK_NS), o->quick ? 2 : 10);
+	printf("  %-8s %-12s %7s %9s %10s %10s %10s %11s %10s\n", "sched", "transport", "xruns",
+	       "xruns/M", "cycle p50", "cycle p99", "cycle max", "stage wait", "timer p99");
+	for (int k = 0; k < 2; k++) {
+		if (k && !o->fifo_ok) {
+			printf("  %s\n", o->fifo_why);
+			break;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+
+			if (!x)
+				continue;
+			if (!seed_ok(x)) {
+				printf("  %-8s %-12s %s: %s\n", scheds[k], tps[i],
+				       x->status == RES_SKIPPED ? "skipped" : "failed", x->reason);
+				continue;
+			}
+			if (cycle_better(x, best))
+				best = x;
+			if (!worst || cycle_better(worst, x))
+				worst = x;
+			printf("  %-8s %-12s %7llu %9.0f %10s %10s %10s %11s %10s\n", scheds[k], tps[i],
+			       (unsigned long long)x->cyc.xruns, x->cyc.xruns_per_million,
+			       fmt_ns(b[0], 32, (double)x->cyc.cycle_p50_ns),
+			       fmt_ns(b[1], 32, (double)x->cyc.cycle_p99_ns),
+			       fmt_ns(b[2], 32, (double)x->cyc.cycle_max_ns),
+			       fmt_ns(b[3], 32, (double)worst_wait_p99(x)),
+			       fmt_ns(b[4], 32, (double)x->cyc.timer_late_p99_ns));
+		}
+	}
+	printf("  (stage wait: the worst stage's p99 from the previous hop's send to its receive)\n");
+	if (!best) {
+		printf("Reading: no cycle cell completed here.\n");
+		return;
+	}
+	printf("Reading: %s under %s kept the deadline best: %llu xruns in %llu cycles, p99 completion %s, %.0f %% of the period",
+	       best->transport, best->cell.sched.text, (unsigned long long)best->cyc.xruns,
+	       (unsigned long long)best->cyc.cycles, fmt_ns(b[0], 32, (double)best->cyc.cycle_p99_ns),
+	       100.0 * (double)best->cyc.cycle_p99_ns / (double)best->cyc.period_ns);
+	if (worst && worst != best)
+		printf("; the worst, %s under %s, had %llu xruns and p99 %s (%.2fx)", worst->transport,
+		       worst->cell.sched.text, (unsigned long long)worst->cyc.xruns,
+		       fmt_ns(b[1], 32, (double)worst->cyc.cycle_p99_ns),
+		       best->cyc.cycle_p99_ns ? (double)worst->cyc.cycle_p99_ns /
+							(double)best->cyc.cycle_p99_ns : 0);
+	printf(".\n");
+}
+
