@@ -27,18 +27,6 @@
 #include "runner_int.h"
 
 volatile sig_atomic_t runner_interrupted;
-static runner_tick_fn tick_fn;
-static runner_live_fn live_fn;
-
-void runner_set_tick(runner_tick_fn fn)
-{
-	tick_fn = fn;
-}
-
-void runner_set_live(runner_live_fn fn)
-{
-	live_fn = fn;
-}
 /* The stop word of the cell that is running (its run_ctl's, handed to
  * the transport in tp_config), or NULL between cells: what SIGUSR1 sets.
  * A lock-free atomic store is all a handler does, so it is signal-safe. */
@@ -98,36 +86,7 @@ uint64_t runner_default_warmup(uint64_t count)
 
 /* ---- the parent ------------------------------------------------------------ */
 
-struct run_state {
-	const struct cell *cell;
-	struct run_ctl *ctl;
-	size_t ctl_size;
-	struct tp_channel *chs;		/* one, or the pattern's own (pattern.channels) */
-	unsigned nch, nch_made;		/* made: create() was called on these */
-	struct tp_config cfg;
-	struct side_arg args[MAX_SIDES];
-	pid_t pids[MAX_SIDES];
-	int pid_handles[MAX_SIDES];
-	pthread_t threads[MAX_SIDES];
-	bool started[MAX_SIDES];
-	unsigned nsides;
-	unsigned nlocal;		/* sides run here (the others: cell->remote) */
-	char fail[ERRLEN];
-	struct sys_snap tick_prev;
-	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
-	uint64_t last_stop_check;
-	uint64_t last_live;		/* when the progress line was last told */
-	uint64_t start_ns;		/* when the sides were started */
-	bool in_prefer;			/* inside prefer_dead_peer() */
-	struct trace *trace;		/* --trace */
-	struct profile *profile;	/* --profile */
-};
 
-static const char *side_name(const struct side_stats *st, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s %u", st->role == TP_SERVER ? "server" : "client", st->id);
-	return buf;
-}
 
 static int start_process(struct run_state *rs, unsigned i)
 {
@@ -213,247 +172,6 @@ static void stop_sides(struct run_state *rs, bool kill_now)
 	}
 }
 
-static void prefer_dead_peer(struct run_state *rs, unsigned failed);
-
-/* waitpid without blocking: 1 reaped (*status set), 0 still running, -1
- * gone without a status (reaped elsewhere: *status is not touched). */
-static int child_wait(pid_t pid, int *status)
-{
-	pid_t r;
-
-	do
-		r = waitpid(pid, status, WNOHANG);
-	while (r < 0 && errno == EINTR);
-	return r == pid ? 1 : r == 0 ? 0 : -1;
-}
-
-/* A child is gone: was it an orderly end? Fill rs->fail if not. status is
- * its wait status, or NULL where none could be had; then only its own
- * report in the control page says how it ended. */
-static bool reap_child(struct run_state *rs, unsigned i, const int *wstatus)
-{
-	int status = wstatus ? *wstatus : 0;
-	struct side_stats *st = &rs->ctl->sides[i];
-	pid_t pid = rs->pids[i];	/* fork's: the child may die before storing its own */
-	char who[32];
-
-	cleanup_forget(rs->pid_handles[i]);
-	rs->pids[i] = 0;
-	if (atomic_load(&st->state) == SIDE_DONE && !st->status &&
-	    (!wstatus || (WIFEXITED(status) && WEXITSTATUS(status) == 0)))
-		return true;
-	if (rs->fail[0])
-		return false;
-	if (atomic_load(&st->state) == SIDE_DONE && st->status) {
-		/* its own error may be the echo of a peer's death: look first */
-		if (!rs->in_prefer) {
-			rs->in_prefer = true;
-			prefer_dead_peer(rs, i);
-			rs->in_prefer = false;
-		}
-		if (!rs->fail[0])
-			snprintf(rs->fail, sizeof(rs->fail), "%s", st->err);
-	} else if (!wstatus)
-		snprintf(rs->fail, sizeof(rs->fail),
-			 "%s (pid %d) died after %llu messages; its exit status was lost "
-			 "(reaped by someone else)", side_name(st, who, sizeof(who)), pid,
-			 (unsigned long long)atomic_load(&st->progress));
-	else if (WIFSIGNALED(status))
-		snprintf(rs->fail, sizeof(rs->fail),
-			 "%s (pid %d) died: killed by signal %d (%s) after %llu messages",
-			 side_name(st, who, sizeof(who)), pid, WTERMSIG(status),
-			 strsignal(WTERMSIG(status)), (unsigned long long)atomic_load(&st->progress));
-	else
-		snprintf(rs->fail, sizeof(rs->fail), "%s (pid %d) died: exit status %d after %llu messages",
-			 side_name(st, who, sizeof(who)), pid,
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-			 (unsigned long long)atomic_load(&st->progress));
-	return false;
-}
-
-/* A side failed: was it because a peer died? A dying process closes its
- * files before it can be reaped, so its survivor may see EOF or EPIPE first:
- * give the others a moment to become reapable, and name the dead one. */
-static void prefer_dead_peer(struct run_state *rs, unsigned failed)
-{
-	uint64_t until = now_ns() + NSEC_PER_SEC;
-
-	if (rs->cell->threads)
-		return;
-	do {
-		for (unsigned j = 0; j < rs->nsides; j++) {
-			int status;
-
-			int w;
-
-			if (j == failed || rs->pids[j] <= 0 || !(w = child_wait(rs->pids[j], &status)))
-				continue;
-			if (!reap_child(rs, j, w > 0 ? &status : NULL) && rs->fail[0])
-				return;
-		}
-		usleep(5000);
-	} while (now_ns() < until);
-}
-
-/* Non-blocking check of every side; false once something failed. */
-static bool check_sides(struct run_state *rs)
-{
-	for (unsigned i = 0; i < rs->nsides; i++) {
-		struct side_stats *st = &rs->ctl->sides[i];
-		int status, w;
-
-		if (!rs->cell->threads && rs->pids[i] > 0 && (w = child_wait(rs->pids[i], &status)) &&
-		    !reap_child(rs, i, w > 0 ? &status : NULL))
-			return false;
-		if (atomic_load(&st->state) == SIDE_DONE && st->status) {
-			if (!rs->fail[0] && !rs->in_prefer) {
-				rs->in_prefer = true;
-				prefer_dead_peer(rs, i);
-				rs->in_prefer = false;
-			}
-			if (!rs->fail[0])
-				snprintf(rs->fail, sizeof(rs->fail), "%s", st->err);
-			return false;
-		}
-	}
-	return !rs->fail[0];
-}
-
-/* The state letter of a process ('R', 'S', 'T' = stopped, ...), or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_text_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
-		return 0;
-	return p[1] == ' ' ? p[2] : 0;
-}
-
-/* A child stopped (SIGSTOP, a debugger) for over a second is reported, not
- * waited on: checked four times a second. */
-static bool check_stopped(struct run_state *rs, uint64_t t)
-{
-	char who[32];
-
-	if (rs->cell->threads || t - rs->last_stop_check < 250 * NSEC_PER_MSEC)
-		return true;
-	rs->last_stop_check = t;
-	for (unsigned i = 0; i < rs->nsides; i++) {
-		char st = rs->pids[i] > 0 ? proc_state(rs->pids[i]) : 0;
-
-		if (st != 'T' && st != 't') {
-			rs->stopped_since[i] = 0;
-			continue;
-		}
-		if (!rs->stopped_since[i])
-			rs->stopped_since[i] = t;
-		else if (t - rs->stopped_since[i] > NSEC_PER_SEC) {
-			snprintf(rs->fail, sizeof(rs->fail),
-				 "%s (pid %d) is stopped (SIGSTOP or a debugger) after %llu messages",
-				 side_name(&rs->ctl->sides[i], who, sizeof(who)), rs->pids[i],
-				 (unsigned long long)atomic_load(&rs->ctl->sides[i].progress));
-			return false;
-		}
-	}
-	return true;
-}
-
-static uint64_t total_progress(struct run_state *rs)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i < rs->nsides; i++)
-		n += atomic_load_explicit(&rs->ctl->sides[i].progress, memory_order_relaxed);
-	return n;
-}
-
-/* rs->fail: the message, each side's progress, then the fix. */
-static void describe_watchdog(struct run_state *rs, const char *what, const char *fix)
-{
-	size_t off = (size_t)snprintf(rs->fail, sizeof(rs->fail), "%s;", what);
-	char who[32];
-
-	for (unsigned i = 0; i < rs->nsides && off < sizeof(rs->fail); i++)
-		off += (size_t)snprintf(rs->fail + off, sizeof(rs->fail) - off, " %s at %llu",
-					side_name(&rs->ctl->sides[i], who, sizeof(who)),
-					(unsigned long long)atomic_load(&rs->ctl->sides[i].progress));
-	if (off < sizeof(rs->fail))
-		snprintf(rs->fail + off, sizeof(rs->fail) - off, " (%s)", fix);
-}
-
-static void describe_stall(struct run_state *rs, uint64_t idle_ns)
-{
-	char what[96];
-
-	snprintf(what, sizeof(what), "stalled: no message moved for %.1f s", (double)idle_ns / 1e9);
-	describe_watchdog(rs, what, "raise --timeout if this is expected");
-}
-
-static void describe_overrun(struct run_state *rs, uint64_t ran_ns)
-{
-	char what[96];
-
-	snprintf(what, sizeof(what), "ran %.1f s, longer than --max-time %.1f s (messages so far)",
-		 (double)ran_ns / 1e9, (double)rs->cell->max_time_ns / 1e9);
-	describe_watchdog(rs, what, "raise --max-time, or 0 for no limit");
-}
-
-/* --vmstat: a snapshot a second, handed to the tick function. */
-static void vmstat_tick(struct run_state *rs, uint64_t t)
-{
-	if (!tick_fn)
-		return;
-	if (!rs->tick_prev.t_ns) {
-		sys_snap_take(&rs->tick_prev);
-		return;
-	}
-	if (t - rs->tick_prev.t_ns < NSEC_PER_SEC)
-		return;
-	struct sys_snap cur;
-
-	sys_snap_take(&cur);
-	tick_fn(rs->cell, &rs->tick_prev, &cur);
-	rs->tick_prev = cur;
-}
-
-/* Wait until `word` reaches `want` while watching the sides. */
-static int watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t want)
-{
-	uint64_t last = total_progress(rs), last_t = now_ns();
-
-	for (;;) {
-		uint32_t v = atomic_load(word);
-
-		if (v >= want)
-			return 0;
-		if (runner_interrupted)
-			return -EINTR;
-		if (!check_sides(rs))
-			return -EIO;
-		uint64_t p = total_progress(rs), t = now_ns();
-
-		vmstat_tick(rs, t);
-		if (live_fn && t - rs->last_live >= NSEC_PER_SEC) {
-			rs->last_live = t;
-			live_fn(rs->cell, rs->ctl->sides, rs->nsides, t - rs->start_ns);
-		}
-		if (!check_stopped(rs, t))
-			return -EIO;
-		if (p != last) {
-			last = p;
-			last_t = t;
-		} else if (rs->cell->timeout_ns && t - last_t > rs->cell->timeout_ns) {
-			describe_stall(rs, t - last_t);
-			return -ETIMEDOUT;
-		}
-		if (rs->cell->max_time_ns && t - rs->start_ns > rs->cell->max_time_ns) {
-			describe_overrun(rs, t - rs->start_ns);
-			return -ETIMEDOUT;
-		}
-		runner_futex(word, FUTEX_WAIT, v, 20 * NSEC_PER_MSEC);
-	}
-}
 
 /* Join side i's thread by the deadline (0, or -ETIMEDOUT). A stop signal
  * that lands after the side last looked at the stop flag, but before it
@@ -499,14 +217,14 @@ static void finish_sides(struct run_state *rs)
 			int status, w;
 			unsigned polls = 0;
 
-			while (!(w = child_wait(rs->pids[i], &status))) {
+			while (!(w = runner_child_wait(rs->pids[i], &status))) {
 				if (now_ns() > deadline)
 					kill(rs->pids[i], SIGKILL);
 				else if (++polls % 10 == 0 && atomic_load(&rs->ctl->stop))
 					kill(rs->pids[i], SIGUSR1);	/* see join_thread */
 				usleep(1000);
 			}
-			reap_child(rs, i, w > 0 ? &status : NULL);
+			runner_reap_child(rs, i, w > 0 ? &status : NULL);
 		}
 		rs->started[i] = false;
 	}
@@ -586,7 +304,7 @@ static int execute(struct run_state *rs)
 	ret = start_sides(rs);
 
 	if (!ret)
-		ret = watch_until(rs, &rs->ctl->ready, rs->nlocal);
+		ret = runner_watch_until(rs, &rs->ctl->ready, rs->nlocal);
 	for (unsigned i = 0; !ret && rs->trace && i < rs->nsides; i++)
 		ret = trace_add_tid(rs->trace, i, rs->ctl->sides[i].tid);
 	for (unsigned i = 0; !ret && rs->profile && i < rs->nsides; i++) {
@@ -599,7 +317,7 @@ static int execute(struct run_state *rs)
 	if (!ret) {
 		atomic_store(&rs->ctl->gate, 1);
 		runner_wake_all(&rs->ctl->gate);
-		ret = watch_until(rs, &rs->ctl->done, rs->nlocal);
+		ret = runner_watch_until(rs, &rs->ctl->done, rs->nlocal);
 	}
 	if (ret)
 		stop_sides(rs, !rs->cell->threads && ret != -EINTR ? true : false);
@@ -607,7 +325,7 @@ static int execute(struct run_state *rs)
 		stop_sides(rs, true);
 	finish_sides(rs);
 	if (!ret)
-		check_sides(rs);
+		runner_check_sides(rs);
 	return ret == -EINTR ? -EINTR : rs->fail[0] ? -EIO : 0;
 }
 

@@ -40,4 +40,50 @@ void runner_wake_all(_Atomic uint32_t *w);
 int runner_side_run(struct side_arg *a);
 void *runner_side_thread(void *arg);
 
+/* ---- the parent (runner.c, watch.c) ---- */
+
+#include <pthread.h>
+
+#include "ipclab/profile.h"
+#include "ipclab/trace.h"
+
+struct run_state {
+	const struct cell *cell;
+	struct run_ctl *ctl;
+	size_t ctl_size;
+	struct tp_channel *chs;		/* one, or the pattern's own (pattern.channels) */
+	unsigned nch, nch_made;		/* made: create() was called on these */
+	struct tp_config cfg;
+	struct side_arg args[MAX_SIDES];
+	pid_t pids[MAX_SIDES];
+	int pid_handles[MAX_SIDES];
+	pthread_t threads[MAX_SIDES];
+	bool started[MAX_SIDES];
+	unsigned nsides;
+	unsigned nlocal;		/* sides run here (the others: cell->remote) */
+	char fail[ERRLEN];
+	struct sys_snap tick_prev;
+	uint64_t stopped_since[MAX_SIDES];	/* when a child was first seen stopped */
+	uint64_t last_stop_check;
+	uint64_t last_live;		/* when the progress line was last told */
+	uint64_t start_ns;		/* when the sides were started */
+	bool in_prefer;			/* inside prefer_dead_peer() */
+	struct trace *trace;		/* --trace */
+	struct profile *profile;	/* --profile */
+};
+
+/* "server 0", "client 2" */
+const char *runner_side_name(const struct side_stats *st, char *buf, size_t len);
+/* waitpid without blocking: 1 reaped (*status set), 0 still running, -1
+ * gone without a status (reaped elsewhere). */
+int runner_child_wait(pid_t pid, int *status);
+/* Side i's child is gone (wstatus, or NULL when it was lost): true for an
+ * orderly end, else false with rs->fail filled. */
+bool runner_reap_child(struct run_state *rs, unsigned i, const int *wstatus);
+/* Every side looked at without blocking; false once something failed. */
+bool runner_check_sides(struct run_state *rs);
+/* Wait until word reaches want while watching the sides: 0, -EINTR (a
+ * signal), -EIO (a side failed) or -ETIMEDOUT (a watchdog), rs->fail said. */
+int runner_watch_until(struct run_state *rs, _Atomic uint32_t *word, uint32_t want);
+
 #endif
