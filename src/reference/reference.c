@@ -323,7 +323,11 @@ static int side_main(struct ref_side *s)
 
 static void *side_thread(void *arg)
 {
-	side_main(arg);
+	struct ref_side *s = arg;
+
+	/* named as the processes are, for ps, perf and top */
+	pthread_setname_np(pthread_self(), s->role == REF_SERVER ? "ref-server" : "ref-client");
+	side_main(s);
 	return NULL;
 }
 
