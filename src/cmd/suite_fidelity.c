@@ -35,7 +35,8 @@ static int fid_usage(FILE *f, int ret)
 	      "  unix-stream, posix-mq, shm-futex, libqb-rb, cacheline, ring, or -t LIST; split and\n"
 	      "  same CPU; processes and threads) run with --reference, N rounds interleaved\n"
 	      "  (default 5; --quick: 1 round and short cells), printed ranked by |1 - ratio|:\n"
-	      "  the median of the cell's pair ratios, with their min, max and spread.\n",
+	      "  the median of the cell's pair ratios, with their min, max and spread; cacheline's\n"
+	      "  ping-pong also at 32 B (the size its line holds). -f json|csv writes every round.\n",
 	      f);
 	return ret;
 }
@@ -160,6 +161,8 @@ static int fid_plan(const struct fid_opts *o, struct plan *pl)
 		for (int k = 0; k < 2 && !ret; k++)
 			if (pin_parse(pins[k], &s->pin[s->npin++], err, sizeof(err)))
 				ret = usage_error("%s", err);
+		if (pp && spin) /* cacheline's line holds 56 bytes: 64 B goes to its slot */
+			s->size[s->nsize++] = 32;
 		s->count = pp ? (o->so.quick ? 2000 : 20000) : (o->so.quick ? 20000 : 200000);
 		if (spin)
 			s->count /= 10;
