@@ -30,7 +30,7 @@ IPCRING_STRESS_N ?= 1000000000
 
 ALL_TARGETS	+= $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
 		   $(IPCRING_TESTS) $(IPCRING_BENCH)
-TEST_PROGS	+= $(IPCRING_TESTS) $(IPCRING_DIR)/model/check.sh
+TEST_PROGS	+= $(IPCRING_TESTS) $(IPCRING_DIR)/model/check.sh $(IPCRING_DIR)/tests/man.sh
 DEPS_FILES	+= $(IPCRING_OBJS:.o=.d) $(IPCRING_XOBJS:.o=.d)
 
 $(IPCRING_OBJS): $(IPCRING_B)/%.o: $(IPCRING_DIR)/%.c
@@ -90,7 +90,8 @@ ipcring: $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
 
 check-ipcring: ipcring
 	@pass=0; fail=0; skip=0; \
-	for t in $(IPCRING_TESTS) $(IPCRING_TTEST) $(IPCRING_DIR)/model/check.sh; do \
+	for t in $(IPCRING_TESTS) $(IPCRING_TTEST) $(IPCRING_DIR)/model/check.sh \
+		 $(IPCRING_DIR)/tests/man.sh; do \
 		timeout 300 $$t > $(B)/$$(basename $$t).log 2>&1; rc=$$?; \
 		case $$rc in \
 		0) pass=$$((pass+1)); echo "PASS $$t";; \
@@ -116,3 +117,4 @@ install-ipcring: $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC)
 	install -m 644 $(IPCRING_PC) $(IPCRING_LIBDIR)/pkgconfig/ipcring.pc
 	install -d $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(IPCRING_DIR)/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+# (tests/man.sh checks that every exported function has one of those pages)
