@@ -75,6 +75,9 @@ int peer_open(const char *hostport, const char *token, struct peer **out, char *
 /* Check a cell against what crosses hosts and the server's limits and
  * hang the peer on it; -EINVAL with why (bad input). */
 int peer_attach(struct peer *p, struct cell *c, char *err, size_t errlen);
+/* Why transport tp cannot run with --peer ("" when it can): one line
+ * naming the transports that can, from the registry. */
+void peer_refusal(const struct transport *tp, char *why, size_t len);
 /* The server's environment as its JSON text (owned by p), and the host. */
 const char *peer_env_json(const struct peer *p);
 const char *peer_host(const struct peer *p);

@@ -218,14 +218,28 @@ const char *peer_host(const struct peer *p)
 	return p ? p->host : "";
 }
 
+void peer_refusal(const struct transport *tp, char *why, size_t len)
+{
+	size_t off;
+
+	why[0] = '\0';
+	if (tp->caps & TP_REMOTE)
+		return;
+	off = (size_t)snprintf(why, len, "--peer: transport %s cannot cross hosts (it lives in one kernel or one process); between hosts:",
+			       tp->name);
+	for (unsigned i = 0; transports[i] && off < len; i++)
+		if (transports[i]->caps & TP_REMOTE)
+			off += (size_t)snprintf(why + off, len - off, "%s %s",
+						off && why[off - 1] != ':' ? "," : "",
+						transports[i]->name);
+}
+
 int peer_attach(struct peer *p, struct cell *c, char *err, size_t errlen)
 {
-	const char *name = c->tp->name;
-
-	if (!(c->tp->caps & TP_REMOTE))
-		return errf(err, errlen, EINVAL,
-			    "--peer: transport %s cannot cross hosts (it lives in one kernel or one process); between hosts: tcp, udp",
-			    name);
+	if (!(c->tp->caps & TP_REMOTE)) {
+		peer_refusal(c->tp, err, errlen);
+		return -EINVAL;
+	}
 	if (c->trace || c->profile)
 		return errf(err, errlen, EINVAL, "--peer: --trace and --profile see one host only; run them without --peer");
 	if (c->think_ns)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "tp_common.h"
 #include "tp_remote.h"
 
 static int hexval(char c)

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tp_common.h"
 #include "tp_remote.h"
 
 struct tcp_opts {

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tp_common.h"
+#include <stddef.h>
 
 #define TP_RHELLO_MAGIC 0x69706c72u	/* "iplr" */
 #define TP_SECRET_BYTES 16

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tp_common.h"
 #include "tp_remote.h"
 
 #define UDP_MAX_MSG 65507u	/* 65535 - 8 (UDP header) - 20 (IPv4 header) */

@@ -16,12 +16,19 @@
  *     PAIR socket keeps its first peer and refuses the others, so a local
  *     process that connects before the cell's client makes the hello check
  *     fail the cell; it is never measured.
+ *   - between hosts (ipclab serve / run --peer set -O listen, connect and
+ *     secret, tp_remote.h): the server binds the address the control
+ *     connection came in on, a block of consecutive ports (one per client
+ *     id) reserved in create, the first handed out as "listen_port"; each
+ *     client connects to its port there and its first message is the
+ *     remote hello with the cell's secret, as tcp's.
  *
  * Every blocking call has ZMQ_RCVTIMEO/ZMQ_SNDTIMEO of ZQ_SLICE_MS: between
  * slices the stop request and a socket monitor are looked at, so a stop is
  * seen within a slice and a peer whose connection dropped (killed) is
  * reported (-ECONNRESET / -EPIPE) rather than waited on. A zero-length
  * message is the EOF marker (as posix-mq). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,6 +44,7 @@
 #include <unistd.h>
 
 #include "absent.h"
+#include "tp_remote.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
@@ -51,12 +59,27 @@ enum zq_kind { ZQ_IPC, ZQ_TCP, ZQ_INPROC };
 
 struct zq_opts {
 	uint64_t hwm;
+	char listen[OPT_STR_MAX], connect[OPT_STR_MAX], secret[OPT_STR_MAX];	/* zmq-tcp */
 };
 
+#define ZQ_OPT_HWM                                                                             \
+	{ .name = "hwm", .type = OPT_UINT, .offset = offsetof(struct zq_opts, hwm),           \
+	  .def = "1000", .max = 1u << 30,                                                      \
+	  .help = "ZMQ_SNDHWM and ZMQ_RCVHWM: messages queued each way before send blocks (0 = no limit)" }
+
 static const struct opt_desc zq_options[] = {
-	{ .name = "hwm", .type = OPT_UINT, .offset = offsetof(struct zq_opts, hwm),
-	  .def = "1000", .max = 1u << 30,
-	  .help = "ZMQ_SNDHWM and ZMQ_RCVHWM: messages queued each way before send blocks (0 = no limit)" },
+	ZQ_OPT_HWM,
+	{ .name = NULL },
+};
+
+static const struct opt_desc zq_tcp_options[] = {
+	ZQ_OPT_HWM,
+	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct zq_opts, listen),
+	  .def = "", .help = "between hosts: the server's side only, binding this IPv4 address (set by ipclab serve)" },
+	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct zq_opts, connect),
+	  .def = "", .help = "between hosts: the clients only, client id i connecting to IPV4:PORT+i (set by run --peer)" },
+	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct zq_opts, secret),
+	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
 };
 
@@ -69,6 +92,7 @@ static const struct opt_desc zq_options[] = {
 #define ZQ_DRAIN_MAX (1u << 20)	/* close: messages of a peer still sending, dropped */
 #define ZQ_ADDR_MAX 128	/* "ipc://" and a sun_path */
 #define ZQ_MON_ADDR "inproc://ipclab-zmq-monitor"
+#define ZQ_RESERVE_TRIES 64	/* between hosts: tries for a block of free ports */
 
 struct zq_hello {
 	uint8_t secret[16];
@@ -84,6 +108,8 @@ struct zq_chan {
 	_Atomic uint32_t *ports;	/* zmq-tcp: a shared page, one port per id */
 	int *cl;			/* zmq-ipc: cleanup handle per id */
 	char (*addr)[ZQ_ADDR_MAX];	/* per id; zmq-tcp: filled by the client */
+	struct tp_remote remote;	/* zmq-tcp between hosts, else mode TPR_LOCAL */
+	int *resv;			/* its server: the reserved ports' sockets */
 };
 
 struct tp_endpoint {
@@ -219,7 +245,9 @@ static int zq_report(struct tp_channel *ch, char *err, size_t errlen)
 				   zq_get_int(s, ZMQ_RCVBUF));
 		}
 		if (c->kind == ZQ_TCP)
-			tp_setting(ch, "auth", "none (hello with a per-run secret)");
+			tp_setting(ch, "auth", c->remote.mode == TPR_LOCAL ?
+				   "none (hello with a per-run secret)" :
+				   "none (hello with the cell's secret from the control connection)");
 	}
 	if (s)
 		zmq_close(s);
@@ -245,6 +273,109 @@ static int zq_addr_ipc(struct tp_channel *ch, struct zq_chan *c, unsigned id, ch
 		return errf(err, errlen, ENOMEM, "%s: cleanup table full", ch->tp->name);
 	snprintf(c->addr[id], ZQ_ADDR_MAX, "ipc://%.*s", (int)max, path);
 	return 0;
+}
+
+/* ---- zmq-tcp between hosts -------------------------------------------------- */
+
+static void zq_unreserve(struct zq_chan *c)
+{
+	for (unsigned i = 0; c->resv && i < c->n; i++)
+		if (c->resv[i] >= 0) {
+			close(c->resv[i]);
+			c->resv[i] = -1;
+		}
+}
+
+static int zq_reserve_one(struct zq_chan *c, unsigned id, uint16_t port)
+{
+	struct sockaddr_in sa = c->remote.addr;
+	socklen_t l = sizeof(sa);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	c->resv[id] = fd;
+	sa.sin_port = htons(port);
+	/* bound, never listening, SO_REUSEADDR as libzmq's listener: the
+	 * kernel hands the port to nobody else, the server's bind may share it */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &l) < 0)
+		return -errno;
+	return ntohs(sa.sin_port);
+}
+
+/* The server's ports: a block of consecutive ones, one per client id, so
+ * that the control connection hands out one number. */
+static int zq_reserve(struct tp_channel *ch, struct zq_chan *c, char *err, size_t errlen)
+{
+	char host[INET_ADDRSTRLEN];
+	int first = -1, r = 0;
+
+	c->resv = malloc(c->n * sizeof(*c->resv));
+	if (!c->resv)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	for (unsigned i = 0; i < c->n; i++)
+		c->resv[i] = -1;
+	inet_ntop(AF_INET, &c->remote.addr.sin_addr, host, sizeof(host));
+	for (unsigned t = 0; t < ZQ_RESERVE_TRIES; t++) {
+		unsigned id;
+
+		zq_unreserve(c);
+		first = zq_reserve_one(c, 0, 0);
+		if (first < 0)
+			return errf(err, errlen, -first, "%s: bind %s: %s", ch->tp->name, host,
+				    strerror(-first));
+		for (id = 1, r = 0; id < c->n && r >= 0; id++)
+			r = first + id > 65535 ? -EADDRINUSE :
+			    zq_reserve_one(c, id, (uint16_t)(first + id));
+		if (r >= 0)
+			break;
+		if (r != -EADDRINUSE)
+			return errf(err, errlen, -r, "%s: bind %s: %s", ch->tp->name, host,
+				    strerror(-r));
+	}
+	if (r < 0)
+		return errf(err, errlen, EADDRINUSE, "%s: no %u consecutive free ports on %s in %d tries",
+			    ch->tp->name, c->n, host, ZQ_RESERVE_TRIES);
+	for (unsigned id = 0; id < c->n; id++)
+		atomic_store_explicit(&c->ports[id], (uint32_t)first + id, memory_order_relaxed);
+	tp_setting(ch, "listen_port", "%d", first);
+	tp_setting(ch, "listen_ports", "%d-%d (client id i: %d+i)", first, first + (int)c->n - 1,
+		   first);
+	return 0;
+}
+
+/* -O listen/connect/secret: which side of a remote cell this is. */
+static int zq_remote_create(struct tp_channel *ch, struct zq_chan *c, char *err, size_t errlen)
+{
+	const struct zq_opts *o = ch->cfg->opts;
+	int ret;
+
+	if (!o)
+		return 0;
+	ret = tp_remote_parse(ch->tp->name, o->listen, o->connect, o->secret, &c->remote, err,
+			      errlen);
+	if (ret || c->remote.mode == TPR_LOCAL)
+		return ret;
+	if (c->remote.mode == TPR_SERVER)
+		return zq_reserve(ch, c, err, errlen);
+	if (ntohs(c->remote.addr.sin_port) + c->n - 1 > 65535)
+		return errf(err, errlen, EINVAL, "%s: -O connect: port %u + %u clients is past 65535",
+			    ch->tp->name, ntohs(c->remote.addr.sin_port), c->n);
+	for (unsigned id = 0; id < c->n; id++)
+		atomic_store_explicit(&c->ports[id], ntohs(c->remote.addr.sin_port) + id,
+				      memory_order_relaxed);
+	return 0;
+}
+
+/* The address of the server's host in tcp:// form: 127.0.0.1 on one host. */
+static void zq_host(const struct zq_chan *c, char *buf, size_t len)
+{
+	if (c->remote.mode == TPR_LOCAL)
+		snprintf(buf, len, "127.0.0.1");
+	else
+		inet_ntop(AF_INET, &c->remote.addr.sin_addr, buf, (socklen_t)len);
 }
 
 static int zq_create(struct tp_channel *ch, char *err, size_t errlen)
@@ -279,6 +410,9 @@ static int zq_create(struct tp_channel *ch, char *err, size_t errlen)
 			return errf(err, errlen, errno, "%s: mmap: %s", ch->tp->name,
 				    strerror(errno));
 		}
+		ret = zq_remote_create(ch, c, err, errlen);
+		if (ret)
+			return ret;
 	}
 	for (unsigned id = 0; !ret && id < n; id++) {
 		if (c->kind == ZQ_IPC)
@@ -302,6 +436,8 @@ static void zq_destroy(struct tp_channel *ch)
 	for (unsigned i = c->n; c->cl && i-- > 0;)
 		if (c->cl[i] >= 0)
 			cleanup_run_one(c->cl[i]);
+	zq_unreserve(c);
+	free(c->resv);
 	if (c->ports)
 		munmap(c->ports, c->n * sizeof(*c->ports));
 	if (c->ctx)
@@ -375,6 +511,14 @@ static int zq_bind(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id, c
 	if (c->kind == ZQ_INPROC)
 		return zmq_bind(ep->sock, c->addr[id]) ?
 			       zq_err(err, errlen, ch->tp->name, c->addr[id]) : 0;
+	if (c->remote.mode == TPR_SERVER) {
+		char host[INET_ADDRSTRLEN], addr[ZQ_ADDR_MAX];
+
+		zq_host(c, host, sizeof(host));
+		snprintf(addr, sizeof(addr), "tcp://%s:%u", host,
+			 atomic_load_explicit(&c->ports[id], memory_order_relaxed));
+		return zmq_bind(ep->sock, addr) ? zq_err(err, errlen, ch->tp->name, addr) : 0;
+	}
 	if (zmq_bind(ep->sock, "tcp://127.0.0.1:*") ||
 	    zmq_getsockopt(ep->sock, ZMQ_LAST_ENDPOINT, last, &l))
 		return zq_err(err, errlen, ch->tp->name, "bind tcp://127.0.0.1:*");
@@ -390,14 +534,15 @@ static int zq_connect(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id
 		      size_t errlen)
 {
 	struct zq_chan *c = ch->priv;
-	char addr[ZQ_ADDR_MAX];
+	char addr[ZQ_ADDR_MAX], host[INET_ADDRSTRLEN];
 	uint32_t port = 0;
 
 	snprintf(addr, sizeof(addr), "%s", c->addr[id]);
+	zq_host(c, host, sizeof(host));
 	for (unsigned i = 0; c->kind == ZQ_TCP && !port; i++) {
 		port = atomic_load_explicit(&c->ports[id], memory_order_acquire);
 		if (port)
-			snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%u", port);
+			snprintf(addr, sizeof(addr), "tcp://%s:%u", host, port);
 		else if (zq_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
 		else if (i >= ZQ_PORT_SLICES)
@@ -417,7 +562,12 @@ static int zq_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 			  char *err, size_t errlen)
 {
 	struct zq_chan *c = ch->priv;
-	struct zq_hello want = c->hello, got;
+	struct zq_hello want = c->hello;
+	union {
+		struct zq_hello local;
+		struct tp_rhello remote;
+	} got;
+	size_t size = c->remote.mode == TPR_LOCAL ? sizeof(got.local) : sizeof(got.remote);
 	int n = -1;
 
 	want.id = id;
@@ -431,11 +581,42 @@ static int zq_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 	if (n < 0)
 		return errf(err, errlen, ETIMEDOUT, "%s: client %u's hello did not come within %d s",
 			    ch->tp->name, id, ZQ_HELLO_SLICES * ZQ_SLICE_MS / 1000);
-	if (n != (int)sizeof(got) || memcmp(&got, &want, sizeof(got)))
+	if (c->remote.mode != TPR_LOCAL &&
+	    (n != (int)size || tp_rhello_check(&got.remote, &c->remote, c->n) != (int)id))
+		return errf(err, errlen, EPROTO,
+			    "%s: the first peer on client %u's port is not this cell's client (wrong hello); it was closed, never measured: run again",
+			    ch->tp->name, id);
+	if (c->remote.mode == TPR_LOCAL && (n != (int)size || memcmp(&got.local, &want, size)))
 		return errf(err, errlen, EPROTO,
 			    "%s: the first peer on client %u's socket is not ours (wrong hello): another local process connected first; run again",
 			    ch->tp->name, id);
 	return 0;
+}
+
+/* The client's first message: the per-run hello on one host, the remote
+ * hello between hosts; waiting (in slices) for a server that binds later. */
+static int zq_send_hello(struct tp_channel *ch, struct tp_endpoint *ep,
+			 const struct zq_hello *h, unsigned id, char *err, size_t errlen)
+{
+	struct zq_chan *c = ch->priv;
+	struct tp_rhello rh;
+	const void *msg = h;
+	size_t len = sizeof(*h);
+
+	if (c->remote.mode == TPR_CLIENT) {
+		tp_rhello_fill(&rh, &c->remote, id);
+		msg = &rh;
+		len = sizeof(rh);
+	}
+	for (unsigned i = 0; i < TP_REMOTE_WAIT_MS / ZQ_SLICE_MS; i++) {
+		if (zmq_send(ep->sock, msg, len, 0) == (int)len)
+			return 0;
+		if (zmq_errno() != EAGAIN && zmq_errno() != EINTR)
+			break;
+		if (zq_stopping(ep))
+			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
+	}
+	return zq_err(err, errlen, ch->tp->name, "sending the hello");
 }
 
 static void zq_free(struct tp_endpoint *ep, bool own_ctx)
@@ -485,8 +666,8 @@ static int zq_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	} else if (!ret) {
 		h.id = id;
 		ret = zq_connect(ch, ep, id, err, errlen);
-		if (!ret && zmq_send(ep->sock, &h, sizeof(h), 0) != (int)sizeof(h))
-			ret = zq_err(err, errlen, ch->tp->name, "sending the hello");
+		if (!ret)
+			ret = zq_send_hello(ch, ep, &h, id, err, errlen);
 	}
 	if (ret) {
 		zq_free(ep, !c->ctx);
@@ -612,9 +793,9 @@ const struct transport tp_zmq_ipc = {
 
 const struct transport tp_zmq_tcp = {
 	.name = "zmq-tcp",
-	.summary = "ZeroMQ PAIR sockets over tcp://127.0.0.1 (no ZeroMQ authentication: a per-run hello), one per client; -O hwm",
-	.caps = TP_DGRAM | TP_MULTI_CLIENT,
-	.options = zq_options,
+	.summary = "ZeroMQ PAIR sockets over tcp://127.0.0.1 or between hosts (no ZeroMQ authentication: a hello with a secret), one per client; -O hwm",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_REMOTE,
+	.options = zq_tcp_options,
 	.opts_size = sizeof(struct zq_opts),
 	.probe = ZQ_PROBE,
 	ZQ_OPS,

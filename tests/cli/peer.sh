@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Between hosts: `ipclab serve` in one network namespace, `ipclab run
 # --peer` in another, joined by a veth pair made here and removed after.
-# tcp and udp ping-pong and stream arrive intact (--verify); a tbf-limited
+# tcp, udp and zmq-tcp (when built with libzmq) ping-pong and stream arrive
+# intact (--verify); a tbf-limited
 # link (20 mbit) is what a tcp stream of 4 KiB messages measures; a wrong
 # token is refused (exit 2, one line); a client killed mid-cell leaves the
 # server serving, with the same descriptors and no process left; after a
@@ -48,8 +49,11 @@ start_serve() {
 }
 start_serve || finish
 
-# intact: tcp and udp, ping-pong and stream, payload verified
-for t in tcp udp; do
+# intact: tcp, udp and zmq-tcp, ping-pong and stream, payload verified
+tps="tcp udp"
+zmq_why=$("$IPCLAB" run -t zmq-tcp -n 100 -q -f csv 2>&1 | grep -o 'built without libzmq[^,"]*' | head -1)
+if [ -n "$zmq_why" ]; then echo "skip zmq-tcp across namespaces: $zmq_why"; else tps="$tps zmq-tcp"; fi
+for t in $tps; do
 	for p in pingpong stream; do
 		if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t $t -p $p -n 3000 --verify -q \
 			-f json -o "$dir/$t-$p.json" 2>"$dir/err"; then
