@@ -162,17 +162,43 @@ static int plot_after_run(const struct run_args *a, const struct report *rep)
 	return 0;
 }
 
-/* --peer: connect and hang the peer on every cell; 0, 1 or 2 (printed). */
+/* Is name one of the words of the list (as typed, not through all or a glob)? */
+static bool named_in(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *e = strchrnul(p, ',');
+
+		if ((size_t)(e - p) == n && !strncmp(p, name, n))
+			return true;
+		p = *e ? e + 1 : e;
+	}
+	return false;
+}
+
+/* --peer: connect and hang the peer on every cell; 0, 1 or 2 (printed).
+ * Transports that cannot cross hosts: refused when named, skipped when
+ * they came from -t all or a glob. */
 static int attach_peer(const struct run_args *a, struct plan *pl, struct peer **out)
 {
 	const char *token = a->token ? a->token : getenv("IPCLAB_TOKEN");
 	char err[ERRLEN];
 	int ret;
 
-	for (size_t i = 0; i < pl->n; i++)
-		if (!(pl->cells[i].tp->caps & TP_REMOTE))
-			return usage_error("--peer: transport %s cannot cross hosts (it lives in one kernel or one process); between hosts: tcp, udp",
-					   pl->cells[i].tp->name);
+	for (size_t i = 0; i < pl->n; i++) {
+		struct cell *c = &pl->cells[i];
+
+		if (c->tp->caps & TP_REMOTE)
+			continue;
+		peer_refusal(c->tp, err, sizeof(err));
+		/* named: bad input; from all or a glob: skipped, as -t all
+		 * skips what cannot run here */
+		if (named_in(a->transports, c->tp->name))
+			return usage_error("%s", err);
+		if (!c->skip[0])
+			snprintf(c->skip, sizeof(c->skip), "%s", err + strlen("--peer: transport "));
+	}
 	if (a->dry_run)
 		return 0;
 	ret = peer_open(a->peer, token, out, err, sizeof(err));

@@ -3,7 +3,8 @@
 # Between hosts: `ipclab serve` in one network namespace, `ipclab run
 # --peer` in another, joined by a veth pair made here and removed after.
 # tcp, udp and zmq-tcp (when built with libzmq) ping-pong and stream arrive
-# intact (--verify); a tbf-limited
+# intact (--verify); -t all skips what cannot cross hosts, a named one is
+# refused; a tbf-limited
 # link (20 mbit) is what a tcp stream of 4 KiB messages measures; a wrong
 # token is refused (exit 2, one line); a client killed mid-cell leaves the
 # server serving, with the same descriptors and no process left; after a
@@ -90,6 +91,23 @@ peer_err() {
 peer_err "wrong token (netns)" run --peer $SRV:$port --token nope -t tcp -n 100 -q
 peer_err "pipe refused" run --peer $SRV:$port --token $tok -t pipe -n 100 -q
 peer_err "over the size limit" run --peer $SRV:$port --token $tok -t tcp -s 256M -n 10 -q
+peer_err "pipe named among others" run --peer $SRV:$port --token $tok -t tcp,pipe -n 100 -q
+
+# -t all: what cannot cross hosts is skipped with the reason, the rest runs
+if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t all -n 500 -q -f json -o "$dir/all.json" 2>"$dir/err"; then
+	python3 - "$dir/all.json" <<'PY' || fail "-t all --peer: results"
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+st = {r["transport"]: r for r in rs}
+assert st["tcp"]["status"] == "ok" and st["udp"]["status"] == "ok", st["tcp"]
+assert st["pipe"]["status"] == "skipped" and "cannot cross hosts" in st["pipe"]["reason"], st["pipe"]
+ran = sorted(t for t, r in st.items() if r["status"] == "ok")
+assert all(r.get("remote") for r in rs if r["status"] == "ok")
+print("ok   -t all --peer: %s ran, %d skipped (pipe: %s)" % (",".join(ran), len(rs) - len(ran), st["pipe"]["reason"][:40]))
+PY
+else
+	fail "-t all --peer: exit $?: $(head -c 300 "$dir/err")"
+fi
 
 # the link limited to 20 mbit: a 4 KiB tcp stream measures the link
 in_s tc qdisc add dev ilv$$a root tbf rate 20mbit burst 32kbit latency 50ms
