@@ -282,11 +282,14 @@ static void opts_text(const struct opt_desc *d, const void *opts, char *buf, siz
 static json_t *cell_request(const struct cell *c)
 {
 	char tpo[512], pato[512];
-	int scpu = c->pin.mode == PIN_NONE ? -1 : c->pin.server_cpu;
+	/* --pin S:C names S on the server; same and split are carried as
+	 * words, the server side's CPU chosen there (its first allowed one) */
+	int scpu = c->pin.mode == PIN_CPUS ? c->pin.server_cpu : -1;
+	json_t *o;
 
 	opts_text(c->tp->options, c->tp_opts, tpo, sizeof(tpo));
 	opts_text(c->pat->options, c->pat_opts, pato, sizeof(pato));
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:b,s:b,s:I,s:I,s:I,s:i}",
+	o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:b,s:b,s:I,s:I,s:I,s:i}",
 			 "type", "cell", "transport", c->tp->name, "pattern", c->pat->name,
 			 "tp_opts", tpo, "pat_opts", pato, "sched", c->sched.text[0] ? c->sched.text : "other",
 			 "size_bytes", (json_int_t)c->size, "count", (json_int_t)c->count,
@@ -294,6 +297,9 @@ static json_t *cell_request(const struct cell *c)
 			 "clients", (int)c->clients, "threads", c->threads, "verify", c->verify,
 			 "timeout_ns", (json_int_t)c->timeout_ns, "max_time_ns", (json_int_t)c->max_time_ns,
 			 "think", (json_int_t)c->think, "server_cpu", scpu < 0 ? 65536 : scpu);
+	if (o && (c->pin.mode == PIN_SAME || c->pin.mode == PIN_SPLIT))
+		json_object_set_new(o, "server_pin", json_string(c->pin.mode == PIN_SAME ? "same" : "split"));
+	return o;
 }
 
 static uint64_t done_deadline(const struct cell *c)
@@ -376,13 +382,14 @@ static void settings_from(struct tp_settings *s, const json_t *o)
 	}
 }
 
-static void fill_remote(struct peer *p, const struct cell *c, struct result *res, int cpu)
+static void fill_remote(struct peer *p, const struct cell *c, struct result *res, int cpu,
+			int pin_there)
 {
 	struct remote_result *r = &res->remote;
 
 	r->on = true;
 	snprintf(r->host, sizeof(r->host), "%s", p->host);
-	r->server_pin = c->pin.mode == PIN_NONE ? -1 : c->pin.server_cpu;
+	r->server_pin = c->pin.mode == PIN_NONE ? -1 : pin_there;
 	r->server_cpu = cpu;
 	r->clock_offset_ns = p->offset_ns;
 	r->clock_err_ns = p->err_ns;
@@ -429,7 +436,7 @@ static int peer_run(const struct cell *c, struct result *res,
 	struct cell cc = *c;
 	uint64_t port = 0;
 	void *opts = NULL;
-	int ret, cpu = -1;
+	int ret, cpu = -1, pin_there = -1;
 
 	json_decref(p->done);
 	p->done = NULL;
@@ -451,7 +458,7 @@ static int peer_run(const struct cell *c, struct result *res,
 	json_t *jc = json_object_get(m, "server_cpu");
 
 	if (json_is_integer(jc) && json_integer_value(jc) >= -1 && json_integer_value(jc) < 65536)
-		cpu = (int)json_integer_value(jc);
+		cpu = pin_there = (int)json_integer_value(jc);
 	if (strcmp(rp_type(m), "ready") || rp_u64(m, "port", 65535, &port, why, sizeof(why)) || !port ||
 	    rp_str(m, "secret", secret, sizeof(secret), why, sizeof(why)) ||
 	    strspn(secret, "0123456789abcdef") != 32 || strlen(secret) != 32) {
@@ -501,7 +508,7 @@ static int peer_run(const struct cell *c, struct result *res,
 		if (json_is_integer(sc) && json_integer_value(sc) >= -1 && json_integer_value(sc) < 65536)
 			cpu = (int)json_integer_value(sc);
 	}
-	fill_remote(p, c, res, cpu);
+	fill_remote(p, c, res, cpu, pin_there);
 	free(opts);
 	return ret;
 }

@@ -312,6 +312,17 @@ static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, 
 	c->pin.server_cpu = scpu < 65536 ? (int)scpu : -1;
 	c->pin.client_cpu = -1;
 	snprintf(c->pin.text, sizeof(c->pin.text), "%s", scpu < 65536 ? "cpus" : "none");
+	/* --pin same or split on the client: this side on our first allowed CPU */
+	const char *sp = json_string_value(json_object_get(m, "server_pin"));
+
+	if (sp && scpu == 65536 && (!strcmp(sp, "same") || !strcmp(sp, "split"))) {
+		if (pin_parse("same", &c->pin, err, errlen))
+			return -EINVAL;
+		c->pin.client_cpu = -1;
+		snprintf(c->pin.text, sizeof(c->pin.text), "%s", sp);
+	} else if (sp) {
+		return errf(err, errlen, EINVAL, "--pin: '%.32s' is not a placement this server knows", sp);
+	}
 	if (sched_parse(sched, &c->sched, err, errlen))
 		return -EINVAL;
 	if (c->pin.server_cpu >= 0 && c->pin.server_cpu >= (int)sysconf(_SC_NPROCESSORS_CONF))

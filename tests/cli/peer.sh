@@ -4,8 +4,8 @@
 # --peer` in another, joined by a veth pair made here and removed after.
 # tcp, udp and zmq-tcp (when built with libzmq) ping-pong and stream arrive
 # intact (--verify); -t all skips what cannot cross hosts, a named one is
-# refused; a tbf-limited
-# link (20 mbit) is what a tcp stream of 4 KiB messages measures; a wrong
+# refused; --pin split pins the server side to a CPU chosen there; a
+# tbf-limited link (20 mbit) is what a tcp stream of 4 KiB messages measures; a wrong
 # token is refused (exit 2, one line); a client killed mid-cell leaves the
 # server serving, with the same descriptors and no process left; after a
 # SIGKILL of serve, `ipclab clean` leaves nothing. Traffic stays inside the
@@ -107,6 +107,21 @@ print("ok   -t all --peer: %s ran, %d skipped (pipe: %s)" % (",".join(ran), len(
 PY
 else
 	fail "-t all --peer: exit $?: $(head -c 300 "$dir/err")"
+fi
+
+# --pin split: the server side on the CPU the server chose (its first allowed)
+first=$(in_s python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t tcp --pin split -n 1000 -q -f json -o "$dir/pin.json" 2>"$dir/err"; then
+	python3 - "$dir/pin.json" "$first" <<'PY' || fail "--pin split --peer: server side's CPU"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["status"] == "ok" and r["pin"] == "split", r
+assert r["remote"]["server_pin_cpu"] == int(sys.argv[2]), r["remote"]
+assert r["remote"]["server_cpu"] == int(sys.argv[2]), r["remote"]
+print("ok   --pin split --peer: server side pinned there to CPU %d" % r["remote"]["server_pin_cpu"])
+PY
+else
+	fail "--pin split --peer: exit $?: $(head -c 300 "$dir/err")"
 fi
 
 # the link limited to 20 mbit: a 4 KiB tcp stream measures the link
