@@ -227,7 +227,7 @@ void peer_refusal(const struct transport *tp, char *why, size_t len)
 		return;
 	off = (size_t)snprintf(why, len, "--peer: transport %s cannot cross hosts (it lives in one kernel or one process); between hosts:",
 			       tp->name);
-	for (unsigned i = 0; transports[i] && off < len; i++)
+	for (size_t i = 0; i < n_transports && off < len; i++)
 		if (transports[i]->caps & TP_REMOTE)
 			off += (size_t)snprintf(why + off, len - off, "%s %s",
 						off && why[off - 1] != ':' ? "," : "",
