@@ -72,9 +72,9 @@ static const struct opt_desc db_options[] = {
 	  .help = "p2p: a direct sd-bus connection over a socketpair per client (no bus daemon); "
 		  "bus: through a private dbus-daemon started for the cell" },
 	{ .name = "max_message", .type = OPT_SIZE, .offset = offsetof(struct db_opts, max_message),
-	  .def = "32M", .min = 4096, .max = 128u << 20,
-	  .help = "via=bus: the daemon's max_message_size (its own default 32M; the D-Bus "
-		  "protocol's limit 128M); a payload takes up to this less 1 KiB, at most 64M" },
+	  .def = "4M", .min = 4096, .max = 128u << 20,
+	  .help = "via=bus: the daemon's max_message_size (dbus-daemon's own default is 32M, "
+		  "the D-Bus protocol's limit 128M); a payload takes up to this less 1 KiB, at most 64M" },
 	{ .name = NULL },
 };
 
@@ -117,6 +117,9 @@ struct db_ep {
 	sd_bus_slot *watch;		/* NameOwnerChanged of the peer's name */
 	char peer[64];			/* the peer's well-known name */
 	char peer_unique[64];		/* its owner's unique name ("" = none yet) */
+	/* messages read while a send waited to write: recv takes them first */
+	sd_bus_message **held;
+	size_t n_held, cap_held, first_held;
 };
 
 static inline bool db_stopping(const struct db_ep *d)
@@ -181,8 +184,8 @@ static int db_create_bus(struct tp_channel *ch, char *err, size_t errlen)
 	tp_setting(ch, "daemon", "dbus-daemon %s", b->version);
 	tp_setting(ch, "address", "%s", addr);
 	tp_setting(ch, "library", "sd-bus (libsystemd)");
-	tp_setting(ch, "auth", "EXTERNAL, this uid only");
-	tp_setting(ch, "names", DB_NAME ".S<id>, " DB_NAME ".C<id>");
+	tp_setting(ch, "auth", "EXTERNAL (this uid only)");
+	tp_setting(ch, "names", DB_NAME ".S<id> and .C<id>");
 	tp_setting(ch, "c2s", "method call " DB_IFACE ".Send (ay)");
 	tp_setting(ch, "s2c", "its method return, else signal " DB_IFACE ".Data (ay)");
 	tp_setting(ch, "max_message_bytes", "%llu", (unsigned long long)o->max_message);
@@ -211,6 +214,9 @@ static void db_ep_free(struct db_ep *d)
 		return;
 	sd_bus_message_unref(d->pending);
 	sd_bus_slot_unref(d->watch);
+	for (size_t i = d->first_held; i < d->n_held; i++)
+		sd_bus_message_unref(d->held[i]);
+	free(d->held);
 	if (d->bus) {
 		sd_bus_close(d->bus);
 		sd_bus_unref(d->bus);
@@ -407,19 +413,52 @@ fail:
 	return ret;
 }
 
+/* Keep m for recv, after those kept before it. */
+static int db_hold(struct db_ep *d, sd_bus_message *m)
+{
+	if (d->first_held && d->first_held == d->n_held)
+		d->first_held = d->n_held = 0;
+	if (d->n_held == d->cap_held) {
+		size_t cap = d->cap_held ? 2 * d->cap_held : 8;
+		sd_bus_message **h = realloc(d->held, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		d->held = h;
+		d->cap_held = cap;
+	}
+	d->held[d->n_held++] = m;
+	return 0;
+}
+
 /* sd-bus queued what the socket did not take: write it out before send
- * returns (interrupted by a stop signal). */
+ * returns. Not sd_bus_flush: it waits again when a signal interrupts
+ * it, and a stop request would never end the wait. sd_bus_process writes
+ * the queue, then may hand out a message that came in: kept for recv. */
 static ssize_t db_flush(struct db_ep *d)
 {
-	uint64_t q = 0;
-	int r;
+	for (;;) {
+		sd_bus_message *m = NULL;
+		uint64_t q = 0;
+		int r;
 
-	if (sd_bus_get_n_queued_write(d->bus, &q) < 0 || q == 0)
-		return 0;
-	r = sd_bus_flush(d->bus);
-	if (r == -EINTR || (r < 0 && db_stopping(d)))
-		return -EINTR;
-	return r < 0 ? r : 0;
+		if (sd_bus_get_n_queued_write(d->bus, &q) < 0 || q == 0)
+			return 0;
+		if (db_stopping(d))
+			return -EINTR;
+		r = sd_bus_process(d->bus, &m);
+		if (m && db_hold(d, m)) {
+			sd_bus_message_unref(m);
+			return -ENOMEM;
+		}
+		if (r < 0)
+			return r;
+		if (r > 0)
+			continue;
+		r = sd_bus_wait(d->bus, DB_SLICE_USEC);
+		if (r < 0 && r != -EINTR)
+			return r;
+	}
 }
 
 static inline ssize_t db_err(ssize_t r)
@@ -541,8 +580,12 @@ static ssize_t db_recv(struct tp_endpoint *ep, void *buf, size_t len)
 
 	for (;;) {
 		sd_bus_message *m = NULL;
-		int r = sd_bus_process(d->bus, &m);
+		int r = 1;
 
+		if (d->first_held < d->n_held)
+			m = d->held[d->first_held++];	/* what a send read first */
+		else
+			r = sd_bus_process(d->bus, &m);
 		if (r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
 			return 0;	/* the peer closed, or died */
 		if (r < 0)
