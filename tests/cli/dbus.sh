@@ -5,7 +5,7 @@
 # and streams intact, 1 and 3 clients, processes and threads) and stopped:
 # no daemon and no socket left after a normal run, after a client process
 # is SIGKILLed (the dead peer reported, exit 1), and after ipclab itself
-# is SIGKILLed and `ipclab clean` has run.
+# is SIGKILLed and `ipclab clean` has run; SIGINT and SIGTERM end a run cleanly.
 . "$(dirname "$0")/../lib/common.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -111,6 +111,27 @@ else
 	wait $pid
 fi
 check_clean "client killed"
+
+# SIGINT, SIGTERM: the run stops cleanly (130, 143) and stops its daemon
+for sig in INT TERM; do
+	"$IPCLAB" run -t dbus -O via=bus -p stream -O dir=s2c -d 60s -q >"$dir/out" 2>"$dir/err" &
+	pid=$!
+	if wait_for daemon_of $pid && wait_for endpoints_of $pid 2; then
+		kill -$sig $pid
+		wait $pid
+		rc=$?
+		if [ $rc = $((128 + $(kill -l $sig))) ]; then
+			echo "ok   SIG$sig: exit $rc"
+		else
+			fail "SIG$sig: exit $rc: $(head -3 "$dir/err")"
+		fi
+	else
+		fail "SIG$sig: no daemon or endpoints under ipclab $pid"
+		kill -9 $pid
+		wait $pid
+	fi
+	check_clean "SIG$sig"
+done
 
 # ipclab SIGKILLed: its daemon dies with it (PR_SET_PDEATHSIG), clean removes the rest
 for e in process thread; do

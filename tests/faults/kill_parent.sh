@@ -36,7 +36,7 @@ with_live=$(strict_leftovers)
 mapfile -t tps < <(if [ -n "${FAULT_TRANSPORTS:-}" ]; then tr ' ,' '\n\n' <<<"$FAULT_TRANSPORTS"; else process_transports; fi)
 for tp in "${tps[@]}"; do
 	for pat in $PATTERNS; do
-		if ! "$IPCLAB" run -t "$tp" -p "$pat" -n 200 -q -f csv >/dev/null 2>&1; then
+		if ! "$IPCLAB" run -t "$tp" -p "$pat" "${fault_opts[@]}" -n 200 -q -f csv >/dev/null 2>&1; then
 			unusable=$((unusable + 1))
 			continue
 		fi
@@ -44,7 +44,7 @@ for tp in "${tps[@]}"; do
 			tag="$$-parent-$tp-$pat-$k"
 			delay=$(rand_between 0 300)
 			before=$(strict_leftovers)
-			IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t "$tp" -p "$pat" -n 2M -q -f csv \
+			IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t "$tp" -p "$pat" "${fault_opts[@]}" -n 2M -q -f csv \
 				>/dev/null 2>&1 &
 			pid=$!
 			sleep "$(printf '0.%03d' "$delay")"

@@ -33,7 +33,7 @@ declare -A phase_n=()
 pair_usable() {
 	local key=$1/$2 err
 	if [ -z "${usable[$key]:-}" ]; then
-		if err=$("$IPCLAB" run -t "$1" -p "$2" -n 200 -q -f csv 2>&1 >"$dir/usable.csv") &&
+		if err=$("$IPCLAB" run -t "$1" -p "$2" "${fault_opts[@]}" -n 200 -q -f csv 2>&1 >"$dir/usable.csv") &&
 			cell_ran <"$dir/usable.csv"; then
 			usable[$key]=1
 		else
@@ -52,9 +52,9 @@ calibrate() {
 	local key=$1/$2 t0 t1 t2 per_k start n
 	[ -n "${calib[$key]:-}" ] && return
 	t0=$(now_ns)
-	"$IPCLAB" run -t "$1" -p "$2" -n 2000 -q -f csv >/dev/null 2>&1
+	"$IPCLAB" run -t "$1" -p "$2" "${fault_opts[@]}" -n 2000 -q -f csv >/dev/null 2>&1
 	t1=$(now_ns)
-	"$IPCLAB" run -t "$1" -p "$2" -n 10000 -q -f csv >/dev/null 2>&1
+	"$IPCLAB" run -t "$1" -p "$2" "${fault_opts[@]}" -n 10000 -q -f csv >/dev/null 2>&1
 	t2=$(now_ns)
 	# microseconds per thousand messages, and the start-up cost in ms
 	per_k=$(( ((t2 - t1) - (t1 - t0)) / 8000 ))
@@ -121,7 +121,7 @@ one_kill() {
 	runs=$((runs + 1))
 	phase_n[$phase]=$(( ${phase_n[$phase]:-0} + 1 ))
 	t0=$(now_ns)
-	IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t "$tp" -p "$pat" "${args[@]}" -q -f csv \
+	IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t "$tp" -p "$pat" "${fault_opts[@]}" "${args[@]}" -q -f csv \
 		>"$dir/out" 2>"$dir/err" &
 	pid=$!
 	# the server is forked first, then the client

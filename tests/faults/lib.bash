@@ -29,6 +29,10 @@ fault() {
 	fail "$1"
 }
 
+# FAULT_OPTS="-O key=value ...": options for every run of the kill tests
+# (FAULT_TRANSPORTS=dbus FAULT_OPTS="-O via=bus": through the bus daemon).
+read -r -a fault_opts <<<"${FAULT_OPTS:-}"
+
 # Nanoseconds, monotonic enough for 2-second bounds.
 now_ns() { date +%s%N; }
 
