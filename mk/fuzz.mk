@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: MIT
 # Fuzzing (fuzz/): libFuzzer harnesses for ipcring's attach path and its
-# records, and for the parsers.
+# records, for the parsers, and for the control connection of serve/--peer.
 #   make fuzz      builds them with clang, -fsanitize=fuzzer,address,undefined,
 #                  in build/libfuzzer/ (a second build of the libraries); needs
 #                  Debian's clang and libclang-rt-14-dev (installed as root)
 #   make fuzz-ci   runs each for FUZZ_SECONDS (60) over its corpus, the
-#                  three at once (FUZZ_PARALLEL=0: one after the other)
+#                  all at once (FUZZ_PARALLEL=0: one after the other)
 # `make check` needs neither: build/tests/fuzz-replay-NAME feeds every file
 # of fuzz/corpus/NAME (seeds and kept findings) to the same harness built
 # with the ordinary compiler, so findings stay regression tests.
 
-FUZZERS := ipcring_attach ipcring_records parse
+FUZZERS := ipcring_attach ipcring_records parse remote_proto
 FUZZ_B := build/libfuzzer
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
@@ -35,7 +35,8 @@ $(filter %ipcring_attach %ipcring_records,$(FUZZ_REPLAY)): $(B)/tests/fuzz-repla
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/tests/fuzz-replay-parse: $(B)/fuzz/parse.o $(B)/fuzz/replay-parse.o $(IPCLAB_LIB) $(IPCRING_A)
+$(B)/tests/fuzz-replay-parse $(B)/tests/fuzz-replay-remote_proto: $(B)/tests/fuzz-replay-%: \
+		$(B)/fuzz/%.o $(B)/fuzz/replay-%.o $(IPCLAB_LIB) $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
 
@@ -47,7 +48,7 @@ $(B)/fuzz/bin/ipcring_attach $(B)/fuzz/bin/ipcring_records: $(B)/fuzz/bin/%: $(B
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
-$(B)/fuzz/bin/parse: $(B)/fuzz/parse.o $(IPCLAB_LIB) $(IPCRING_A)
+$(B)/fuzz/bin/parse $(B)/fuzz/bin/remote_proto: $(B)/fuzz/bin/%: $(B)/fuzz/%.o $(IPCLAB_LIB) $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
 

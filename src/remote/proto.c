@@ -162,7 +162,7 @@ json_t *rp_side_json(const struct side_stats *st)
 		if (st->hist.buckets[i])
 			json_array_append_new(b, json_pack("[I,I]", (json_int_t)i,
 							   (json_int_t)st->hist.buckets[i]));
-	o = json_pack("{s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:I,s:I,s:b,s:b,s:b,"
+	o = json_pack("{s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:b,"
 		      "s:I,s:I,s:I,s:f,s:o}",
 		      "role", (int)st->role, "cpu", st->cpu, "msgs", (json_int_t)st->msgs,
 		      "bytes", (json_int_t)st->bytes, "win_start_ns", (json_int_t)st->win_start_ns,
@@ -171,7 +171,7 @@ json_t *rp_side_json(const struct side_stats *st)
 		      "invol_cs", (json_int_t)st->ru.invol_cs, "status", st->status, "err", st->err,
 		      "lost", (json_int_t)st->lost, "dups", (json_int_t)st->dups,
 		      "reorders", (json_int_t)st->reorders, "sample_every", (json_int_t)st->sample_every,
-		      "zerocopy", st->zerocopy, "serve_ready", st->serve_ready, "has_hist", st->has_hist,
+		      "zerocopy", st->zerocopy, "serve_ready", st->serve_ready, "serve_spin", st->serve_spin, "has_hist", st->has_hist,
 		      "hist_count", (json_int_t)st->hist.count,
 		      "hist_min", (json_int_t)(st->hist.count ? st->hist.min : 0),
 		      "hist_max", (json_int_t)(st->hist.count ? st->hist.max : 0), "hist_sum", st->hist.sum,
@@ -206,6 +206,8 @@ int rp_side_parse(const json_t *j, struct side_stats *st, char *err, size_t errl
 	if (!json_is_integer(jc) || json_integer_value(jc) < -1 || json_integer_value(jc) > 65535)
 		return errf(err, errlen, EPROTO, "control message: 'cpu' out of range");
 	cpu = (uint64_t)json_integer_value(jc);
+	if (v[3] && v[2] > v[3])	/* an end of 0: the window never closed */
+		return errf(err, errlen, EPROTO, "control message: side window ends before it starts");
 	st->cpu = (int)(int64_t)cpu;
 	st->msgs = v[0];
 	st->bytes = v[1];
@@ -221,6 +223,7 @@ int rp_side_parse(const json_t *j, struct side_stats *st, char *err, size_t errl
 	st->sample_every = (uint32_t)se;
 	st->zerocopy = json_is_true(json_object_get(j, "zerocopy"));
 	st->serve_ready = json_is_true(json_object_get(j, "serve_ready"));
+	st->serve_spin = json_is_true(json_object_get(j, "serve_spin"));
 	st->has_hist = json_is_true(json_object_get(j, "has_hist"));
 	json_t *js = json_object_get(j, "status");
 
@@ -237,6 +240,9 @@ int rp_side_parse(const json_t *j, struct side_stats *st, char *err, size_t errl
 		if (!json_is_integer(ji) || !json_is_integer(jn) || json_integer_value(ji) < 0 ||
 		    json_integer_value(ji) >= HIST_BUCKETS || json_integer_value(jn) < 0)
 			return errf(err, errlen, EPROTO, "control message: histogram bucket malformed");
+		/* counts at most hist_count (<= INT64_MAX) in all: no sum wraps */
+		if ((uint64_t)json_integer_value(jn) > v[11] - cnt)
+			return errf(err, errlen, EPROTO, "control message: histogram counts disagree");
 		st->hist.buckets[json_integer_value(ji)] += (uint64_t)json_integer_value(jn);
 		cnt += (uint64_t)json_integer_value(jn);
 	}
