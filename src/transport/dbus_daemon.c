@@ -142,6 +142,9 @@ dbd_child(pid_t parent, int in, int out, int errfd, int addrfd, char *const argv
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 ||
 	    (addrfd >= 0 && dup2(addrfd, 3) < 0))
 		_exit(127);
+	/* dup2 onto itself keeps close-on-exec: clear it on what exec keeps */
+	for (int fd = 0; fd <= (addrfd >= 0 ? 3 : 2); fd++)
+		fcntl(fd, F_SETFD, 0);
 	execv(argv[0], argv);
 	_exit(127);
 }
