@@ -26,8 +26,9 @@ struct cell;
 uint64_t cycle_deadline_ns(const struct cell *c);
 
 /* Completion time over the run, in constant memory: point i holds the
- * worst completion of `per` consecutive cycles and how many of them were
- * xruns; when the points run out, neighbours are merged and `per` doubles. */
+ * worst completion of `per` consecutive cycles (UINT64_MAX when none of
+ * them ran: all late starts) and how many of them were xruns; when the
+ * points run out, neighbours are merged and `per` doubles. */
 #define CYCLE_SERIES_MAX 1024
 struct cycle_series {
 	uint32_t n;			/* points filled */
@@ -37,7 +38,7 @@ struct cycle_series {
 	uint64_t max_ns[CYCLE_SERIES_MAX];
 };
 void cycle_series_init(struct cycle_series *s);
-/* One cycle: its completion time (UINT64_MAX for one never started). */
+/* One cycle: its completion time (UINT64_MAX for a late start, never run). */
 void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun);
 
 /* What one side of a cycle cell counted (in its shared record). The

@@ -103,7 +103,8 @@ void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun)
 			for (uint32_t i = 0; i < CYCLE_SERIES_MAX / 2; i++) {
 				uint64_t a = s->max_ns[2 * i], b = s->max_ns[2 * i + 1];
 
-				s->max_ns[i] = a > b ? a : b;
+				/* UINT64_MAX: no cycle of that point ran */
+				s->max_ns[i] = a == UINT64_MAX ? b : b == UINT64_MAX ? a : a > b ? a : b;
 				s->xruns[i] = s->xruns[2 * i] + s->xruns[2 * i + 1];
 			}
 			s->n = CYCLE_SERIES_MAX / 2;
@@ -111,13 +112,15 @@ void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun)
 			s->in_last = s->per;	/* the last merged point is full */
 		}
 		if (s->n == 0 || s->in_last == s->per) {
-			s->max_ns[s->n] = 0;
+			s->max_ns[s->n] = UINT64_MAX;
 			s->xruns[s->n] = 0;
 			s->n++;
 			s->in_last = 0;
 		}
 	}
-	if (completion_ns > s->max_ns[s->n - 1])
+	/* a late start (UINT64_MAX) counts as an xrun but has no completion */
+	if (completion_ns != UINT64_MAX &&
+	    (s->max_ns[s->n - 1] == UINT64_MAX || completion_ns > s->max_ns[s->n - 1]))
 		s->max_ns[s->n - 1] = completion_ns;
 	s->xruns[s->n - 1] += xrun;
 	s->in_last++;

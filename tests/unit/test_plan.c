@@ -162,6 +162,23 @@ static void test_cycle_series(void **state)
 	assert_int_equal(got, xr);
 	assert_int_equal(mx, 999999);
 	assert_int_equal((uint64_t)(s.n - 1) * s.per + s.in_last, n);
+
+	/* a late start is an xrun without a completion: it never hides the
+	 * worst cycle that ran beside it, and a point of late starts only
+	 * says so (UINT64_MAX) */
+	cycle_series_init(&s);
+	cycle_series_add(&s, 500, false);
+	cycle_series_add(&s, UINT64_MAX, true);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.max_ns[0], 500);
+	assert_true(s.max_ns[1] == UINT64_MAX);
+	assert_int_equal(s.xruns[1], 1);
+	for (uint64_t i = 2; i < 2 * CYCLE_SERIES_MAX; i++)
+		cycle_series_add(&s, i < CYCLE_SERIES_MAX ? UINT64_MAX : 700, true);
+	assert_int_equal(s.per, 2);
+	assert_int_equal(s.max_ns[0], 500);	/* 500 and a late start, folded */
+	assert_true(s.max_ns[1] == UINT64_MAX);	/* late starts only */
+	assert_int_equal(s.max_ns[s.n - 1], 700);
 }
 
 int main(void)
