@@ -90,6 +90,7 @@ struct side_stats {
 	uint32_t sample_every;		/* one-way latency: every Nth message */
 	bool zerocopy;			/* received in place (peek/release) */
 	bool serve_ready;		/* server: waited on every client at once (fan-in) */
+	bool serve_spin;		/* ... spinning over them first (the ready hook) */
 	bool has_hist;
 	struct hist hist;
 	struct cycle_side cyc;		/* the cycle pattern's figures */

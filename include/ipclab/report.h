@@ -76,6 +76,7 @@ struct result {
 	uint64_t lost, dups, reorders;
 	bool zerocopy;
 	bool serve_ready;		/* the server waited on all its clients at once */
+	bool serve_spin;		/* ... spinning over them before it slept */
 
 	/* --repeat N: every metric above holds the median of N repetitions;
 	 * repeat[] keeps min, max and spread of each. */

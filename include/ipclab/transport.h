@@ -98,6 +98,15 @@ struct transport {
 	ssize_t (*reserve)(struct tp_endpoint *ep, void **buf, size_t len);
 	ssize_t (*commit)(struct tp_endpoint *ep, size_t len);
 	int (*pollfd)(const struct tp_endpoint *ep);	/* -1 if none; optional */
+	/* Optional, with pollfd, for the server of several clients: can recv
+	 * on @ep return at once (a message, the end or an error is waiting)?
+	 * 1 or 0, without blocking and without a system call while nothing
+	 * waits. With @arm, a 0 also arms pollfd() so that it turns readable
+	 * when a message comes (for a ring: announce the sleep). A fan-in
+	 * server that uses it spins over every client with @arm false, then
+	 * arms them all and sleeps in epoll, as a ring server's own loop does;
+	 * pollfd() then needs to be readable only after an arm. */
+	int (*ready)(struct tp_endpoint *ep, bool arm);
 	void (*close)(struct tp_endpoint *ep);
 	/* In the parent, always, once, after partial create too. */
 	void (*destroy)(struct tp_channel *ch);

@@ -46,6 +46,8 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 			res->zerocopy = true;
 		if (st->serve_ready)
 			res->serve_ready = true;
+		if (st->serve_spin)
+			res->serve_spin = true;
 		if (st->has_hist)
 			hist_merge(&res->hist, &st->hist);
 	}

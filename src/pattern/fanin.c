@@ -3,7 +3,15 @@
  * once, with epoll over the transports' pollable descriptors, and serves
  * whichever is ready. Level-triggered epoll hands back a descriptor that is
  * still ready at the end of its ready list, so clients that keep sending
- * are served in rotation: none starves, none waits behind a slow one. */
+ * are served in rotation: none starves, none waits behind a slow one.
+ *
+ * Where the transport can tell, without a system call, whether a client
+ * has something waiting (its ready hook: shared-memory rings), the server
+ * first spins over every client for -O fanin_spin, and only when all stay
+ * empty arms them all and sleeps in epoll: that is how a ring server's own
+ * loop waits (ipcring's dispatcher), and while it spins the clients make
+ * no system call to wake it. Every client found ready is served in each
+ * round, so none starves here either. */
 #include <errno.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -11,6 +19,7 @@
 #include "fanin.h"
 
 #define FANIN_SLICE_MS 100	/* longest wait between stop checks */
+#define FANIN_SPIN_CHECK 64	/* spin rounds between clock (and stop) reads */
 
 bool pat_fanin_possible(const struct participant *p, int serve_mode)
 {
@@ -28,11 +37,16 @@ bool pat_fanin_possible(const struct participant *p, int serve_mode)
 	return true;
 }
 
-int pat_fanin_open(struct participant *p, struct pat_fanin *f)
+int pat_fanin_open(struct participant *p, struct pat_fanin *f, int serve_mode,
+		   uint64_t spin_ns)
 {
 	const struct transport *tp = p->cell->tp;
 
 	f->n = p->cell->clients;
+	f->spin = tp->ready && serve_mode == SERVE_AUTO;
+	f->spin_ns = spin_ns;
+	for (unsigned i = 0; i < f->n; i++)
+		f->live[i] = true;
 	f->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (f->epfd < 0)
 		return part_fail(p, errno, "epoll_create1: %s%s", strerror(errno),
@@ -50,10 +64,63 @@ int pat_fanin_open(struct participant *p, struct pat_fanin *f)
 	return 0;
 }
 
+/* The clients that have something waiting (arming the others' pollfds
+ * with @arm): their indices in ready[], the count returned. */
+static int fanin_scan(struct participant *p, struct pat_fanin *f, unsigned *ready, bool arm)
+{
+	int (*is_ready)(struct tp_endpoint *, bool) = p->cell->tp->ready;
+	int n = 0;
+
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->live[i] && is_ready(p->eps[i], arm))
+			ready[n++] = i;
+	return n;
+}
+
+/* Spin over every client, then arm them all and sleep in epoll. */
+static int fanin_wait_spin(struct participant *p, struct pat_fanin *f, unsigned *ready)
+{
+	struct epoll_event ev[MAX_CLIENTS];
+	uint64_t end = 0;
+	int n;
+
+	for (unsigned k = 1;; k++) {
+		n = fanin_scan(p, f, ready, false);
+		if (n)
+			return n;
+		if (k % FANIN_SPIN_CHECK == 0 || !f->spin_ns) {
+			uint64_t t = now_ns();
+
+			if (!end)
+				end = t + f->spin_ns;
+			if (t >= end)
+				break;
+			if (part_stopping(p))
+				return -EINTR;
+		}
+		cpu_relax();
+	}
+	for (;;) {
+		n = fanin_scan(p, f, ready, true);
+		if (n)
+			return n;
+		n = epoll_wait(f->epfd, ev, MAX_CLIENTS, FANIN_SLICE_MS);
+		if (n < 0 && errno != EINTR)
+			return part_fail(p, errno, "epoll_wait: %s", strerror(errno));
+		n = fanin_scan(p, f, ready, false);
+		if (n)
+			return n;
+		if (part_stopping(p))
+			return -EINTR;
+	}
+}
+
 int pat_fanin_wait(struct participant *p, struct pat_fanin *f, unsigned *ready)
 {
 	struct epoll_event ev[MAX_CLIENTS];
 
+	if (f->spin)
+		return fanin_wait_spin(p, f, ready);
 	for (;;) {
 		int n = epoll_wait(f->epfd, ev, MAX_CLIENTS, FANIN_SLICE_MS);
 
@@ -71,6 +138,8 @@ int pat_fanin_wait(struct participant *p, struct pat_fanin *f, unsigned *ready)
 
 void pat_fanin_drop(struct participant *p, struct pat_fanin *f, unsigned i)
 {
+	if (i < f->n)
+		f->live[i] = false;
 	epoll_ctl(f->epfd, EPOLL_CTL_DEL, p->cell->tp->pollfd(p->eps[i]), NULL);
 }
 
@@ -81,14 +150,16 @@ void pat_fanin_close(struct pat_fanin *f)
 	f->epfd = -1;
 }
 
-int pat_fanin_serve(struct participant *p, int recv_mode, pat_fanin_serve_fn serve)
+int pat_fanin_serve(struct participant *p, int recv_mode, int serve_mode, uint64_t spin_ns,
+		    pat_fanin_serve_fn serve)
 {
 	struct pat_fanin f;
-	int ret = pat_fanin_open(p, &f);
+	int ret = pat_fanin_open(p, &f, serve_mode, spin_ns);
 
 	if (ret)
 		return ret;
 	p->st->serve_ready = true;
+	p->st->serve_spin = f.spin;
 	p->st->zerocopy = pat_use_zerocopy(p, recv_mode);
 	ret = serve(p, &f, p->st->zerocopy);
 	pat_fanin_close(&f);

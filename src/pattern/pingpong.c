@@ -9,16 +9,15 @@
 
 struct pingpong_opts {
 	int recv_mode;
-	int serve;	/* SERVE_AUTO / SERVE_IN_TURN */
+	int serve;	/* SERVE_AUTO / SERVE_IN_TURN / SERVE_EPOLL */
+	uint64_t fanin_spin_ns;
 };
 
 static const struct opt_desc pingpong_options[] = {
 	{ .name = "recv", .type = OPT_CHOICE, .offset = offsetof(struct pingpong_opts, recv_mode),
 	  .def = "auto", .choices = "auto|copy|peek",
 	  .help = "receive by copy, or in place where the transport can (auto)" },
-	{ .name = "serve", .type = OPT_CHOICE, .offset = offsetof(struct pingpong_opts, serve),
-	  .def = "auto", .choices = "auto|in-turn",
-	  .help = "several clients: serve whichever is ready (auto, where the transport can wait on all) or each in turn" },
+	PAT_FANIN_OPTIONS(struct pingpong_opts, serve, fanin_spin_ns, "several clients"),
 	{ 0 },
 };
 
@@ -176,7 +175,7 @@ static int pingpong_server(struct participant *p)
 
 	if (!pat_fanin_possible(p, o->serve))
 		return pingpong_serve_in_turn(p);
-	return pat_fanin_serve(p, o->recv_mode, pingpong_serve_ready);
+	return pat_fanin_serve(p, o->recv_mode, o->serve, o->fanin_spin_ns, pingpong_serve_ready);
 }
 
 const struct pattern pat_pingpong = {

@@ -15,7 +15,8 @@
 struct stream_opts {
 	int dir;	/* 0: client -> server, 1: server -> client */
 	int recv_mode;	/* RECV_AUTO / RECV_COPY / RECV_PEEK */
-	int serve;	/* SERVE_AUTO / SERVE_IN_TURN (c2s, several clients) */
+	int serve;	/* SERVE_AUTO / SERVE_IN_TURN / SERVE_EPOLL (c2s, several clients) */
+	uint64_t fanin_spin_ns;
 };
 
 static const struct opt_desc stream_options[] = {
@@ -25,9 +26,7 @@ static const struct opt_desc stream_options[] = {
 	{ .name = "recv", .type = OPT_CHOICE, .offset = offsetof(struct stream_opts, recv_mode),
 	  .def = "auto", .choices = "auto|copy|peek",
 	  .help = "receive by copy, or in place where the transport can (auto)" },
-	{ .name = "serve", .type = OPT_CHOICE, .offset = offsetof(struct stream_opts, serve),
-	  .def = "auto", .choices = "auto|in-turn",
-	  .help = "c2s with several clients: receive from whichever is ready (auto, where the transport can wait on all) or from each in turn" },
+	PAT_FANIN_OPTIONS(struct stream_opts, serve, fanin_spin_ns, "c2s with several clients"),
 	{ 0 },
 };
 
@@ -289,7 +288,7 @@ static int stream_server(struct participant *p)
 		return stream_send_loop(p);
 	if (!pat_fanin_possible(p, o->serve))
 		return stream_recv_loop(p, o->recv_mode);
-	return pat_fanin_serve(p, o->recv_mode, stream_recv_ready);
+	return pat_fanin_serve(p, o->recv_mode, o->serve, o->fanin_spin_ns, stream_recv_ready);
 }
 
 static int stream_client(struct participant *p)

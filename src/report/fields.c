@@ -59,7 +59,7 @@ GET_NUM(lost, r->lost)
 GET_NUM(dups, r->dups)
 GET_NUM(reorders, r->reorders)
 GET_NUM(zerocopy, r->zerocopy)
-GET_STR(serve, r->serve_ready ? "ready" : "in-turn")
+GET_STR(serve, r->serve_spin ? "ready-spin" : r->serve_ready ? "ready" : "in-turn")
 GET_NUM(repeat, r->repeat_n ? r->repeat_n : 1)
 GET_NUM(noisy, r->noisy)
 
@@ -189,7 +189,7 @@ const struct field result_fields[] = {
 	MET_N("zerocopy", "zerocopy", F_BOOL, U_NONE, zerocopy, false,
 	      "received in place (peek/release) instead of copied"),
 	MET_S("serve", "serve", serve, false,
-	      "how the server waited on its clients: \"ready\" (on all at once) or \"in-turn\""),
+	      "how the server waited on its clients: \"ready-spin\" (spinning over all, then on all at once), \"ready\" (on all at once) or \"in-turn\""),
 	MET_N("noisy", "noisy", F_BOOL, U_NONE, noisy, false,
 	      "the headline metric (p50 RTT, or msgs/s) spread over 10 % across repetitions"),
 	CYC_N("deadline_ns", "deadline", F_U64, U_NS, deadline,

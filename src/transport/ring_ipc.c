@@ -11,10 +11,15 @@
  * Waits are the library's: spin for -O spin-ns, then sleep on the ring's
  * eventfd. Every blocking call is bounded by RIPC_SLICE_MS, after which the
  * cell's stop word gives -EINTR. With several clients each server endpoint
- * offers its request ring's eventfd (pollfd) to the pattern's epoll loop:
- * it is readable whenever a request is waiting, because an endpoint that
- * finds its ring empty announces sleep (the client then writes the
- * eventfd), and one that leaves requests behind marks the eventfd itself.
+ * offers its request ring's eventfd (pollfd) to the pattern's epoll loop,
+ * in one of two ways. With the ready hook (what the fan-in server uses),
+ * as a ring server's own loop waits: the server spins over every request
+ * ring, and only when all are empty announces sleep on each (the clients
+ * then write their eventfds) and sleeps in epoll; while it spins, clients
+ * make no system call. Without it (classic epoll, -O serve=epoll), the
+ * eventfd is kept readable whenever a request is waiting: an endpoint that
+ * finds its ring empty announces sleep, and one that leaves requests
+ * behind marks the eventfd itself.
  * -O batch=N publishes every Nth message, as the ring transport does. */
 #include <errno.h>
 #include <poll.h>
@@ -70,7 +75,9 @@ struct tp_endpoint {
 	struct ipcring *tx, *rx;
 	uint32_t batch, pending;
 	bool peeked;
-	bool fanin;			/* server of several clients: keep pollfd true */
+	bool fanin;			/* server of several clients: offer pollfd */
+	bool level;			/* keep pollfd readable while a request waits
+					 * (until the ready hook is used) */
 	bool marked;			/* this side wrote its own eventfd */
 	const _Atomic int *stop;
 };
@@ -248,7 +255,7 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		free(ep);
 		return r;
 	}
-	ep->fanin = role == TP_SERVER && rc->nclients > 1;
+	ep->fanin = ep->level = role == TP_SERVER && rc->nclients > 1;
 	if (ep->fanin)
 		ripc_arm(ep);
 	*out = ep;
@@ -339,7 +346,7 @@ static ssize_t ripc_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 	if (r == -EPIPE)
 		(void)ipcring_mark_peer_dead(ep->tx);
 	if (r <= 0) {
-		if (ep->fanin)
+		if (ep->level)
 			ripc_mark(ep);	/* the end stays readable */
 		return r;
 	}
@@ -351,7 +358,7 @@ static void ripc_release(struct tp_endpoint *ep)
 {
 	ep->peeked = false;
 	(void)ipcring_release(ep->rx);
-	if (ep->fanin)
+	if (ep->level)
 		ripc_arm(ep);
 }
 
@@ -363,6 +370,22 @@ static ssize_t ripc_recv(struct tp_endpoint *ep, void *buf, size_t len)
 static int ripc_pollfd(const struct tp_endpoint *ep)
 {
 	return ep->fanin ? ipcring_conn_fd(ep->conn) : -1;
+}
+
+/* The fan-in server's readiness check: a non-blocking peek (the record,
+ * if any, stays for recv), and with @arm the ring's own sleep announcement
+ * (which drains the eventfd; the client writes it at its next flush).
+ * From the first call on, the eventfd is no longer kept level: it is
+ * readable only after an arm. */
+static int ripc_ready(struct tp_endpoint *ep, bool arm)
+{
+	const void *msg;
+	size_t n;
+
+	ep->level = false;
+	if (ep->peeked || ipcring_peek(ep->rx, &msg, &n, 0) != -EAGAIN)
+		return 1;	/* a request, the end, or an error for recv to report */
+	return arm ? ipcring_prepare_wait(ep->rx) != 0 : 0;
 }
 
 static void ripc_close(struct tp_endpoint *ep)
@@ -392,6 +415,7 @@ const struct transport tp_ring_ipc = {
 	.reserve = ripc_reserve,
 	.commit = ripc_commit,
 	.pollfd = ripc_pollfd,
+	.ready = ripc_ready,
 	.close = ripc_close,
 	.destroy = ripc_destroy,
 };

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Fan-in: a server with several clients waits on all of them at once where
-# the transport has a pollable descriptor (serve "ready"), each in turn
-# where it has none or with -O serve=in-turn (serve "in-turn"), and one
+# the transport has a pollable descriptor (serve "ready"; "ready-spin"
+# where it can also tell readiness without sleeping, ring-ipc: it spins
+# over every client first, -O serve=epoll keeps the plain wait), each in
+# turn where it has none or with -O serve=in-turn (serve "in-turn"), and one
 # client is always served in turn. Either way every client's every message
 # is served and checked (--verify), in process and thread mode, by count and
 # by duration; a killed client is still reported by name.
@@ -42,6 +44,21 @@ if "$IPCLAB" list | grep -q '^  ring '; then
 	run_json -t ring -p pingpong --clients 3 -n 2000
 	expect in-turn 6000 "ring (no pollable descriptor) falls back to in turn"
 fi
+if "$IPCLAB" list | grep -q '^  ring-ipc '; then
+	# a readiness check without sleeping: spin over every client, then epoll
+	for e in process thread; do
+		run_json -t ring-ipc -p pingpong,stream --clients 4 -n 2000 -e $e --verify
+		expect ready-spin 8000 "ring-ipc, 4 clients, $e: not served ready-spin with every message"
+	done
+	run_json -t ring-ipc -p pingpong,stream --clients 3 -n 2000 -O fanin_spin=0 --verify
+	expect ready-spin 6000 "ring-ipc, fanin_spin=0 (arm and sleep at once)"
+	run_json -t ring-ipc -p pingpong,stream --clients 3 -n 2000 -O serve=epoll --verify
+	expect ready 6000 "ring-ipc, -O serve=epoll: the plain epoll wait"
+	run_json -t ring-ipc -p pingpong --clients 3 -d 200ms
+	expect ready-spin - "ring-ipc by duration"
+fi
+run_json -t pipe -p pingpong -O serve=epoll --clients 3 -n 2000
+expect ready 6000 "-O serve=epoll on a transport without a readiness check is the same as auto"
 run_json -t pipe -p stream -O dir=s2c --clients 3 -n 2000
 expect in-turn 6000 "s2c stream: the server only sends"
 
