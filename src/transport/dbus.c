@@ -135,7 +135,7 @@ static inline const struct db_opts *db_opts(const struct tp_channel *ch)
 static int db_create_p2p(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, n * S_PER_CLIENT, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, n * S_PER_CLIENT, 0, 0, err, errlen);
 	int sv[2];
 
 	if (!c)
@@ -144,8 +144,8 @@ static int db_create_p2p(struct tp_channel *ch, char *err, size_t errlen)
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 			return errf(err, errlen, errno, "dbus: socketpair: %s%s", strerror(errno),
 				    errno == EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
-		tp_chan_set(c, id * S_PER_CLIENT + S_SERVER, sv[0], TPF_SERVER, id);
-		tp_chan_set(c, id * S_PER_CLIENT + S_CLIENT, sv[1], TPF_CLIENT, id);
+		fd_table_set(c, id * S_PER_CLIENT + S_SERVER, sv[0], FD_SERVER, id);
+		fd_table_set(c, id * S_PER_CLIENT + S_CLIENT, sv[1], FD_CLIENT, id);
 	}
 	tp_setting(ch, "via", "p2p (socketpair, no daemon)");
 	tp_setting(ch, "library", "sd-bus (libsystemd)");
@@ -160,7 +160,7 @@ static int db_create_p2p(struct tp_channel *ch, char *err, size_t errlen)
 static int db_create_bus(struct tp_channel *ch, char *err, size_t errlen)
 {
 	const struct db_opts *o = db_opts(ch);
-	struct tp_chan *c = tp_chan_new(ch, 0, 0, sizeof(struct dbd), err, errlen);
+	struct fd_table *c = fd_table_new(ch, 0, 0, sizeof(struct dbd), err, errlen);
 	struct dbd *b;
 	const char *dir = ch->cfg->dir ? ch->cfg->dir : cleanup_private_dir();
 	char addr[64];
@@ -201,11 +201,11 @@ static int db_create(struct tp_channel *ch, char *err, size_t errlen)
 
 static void db_destroy(struct tp_channel *ch)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 
 	if (c && db_opts(ch)->via == DB_BUS)
 		dbd_stop(c->extra);
-	tp_chan_destroy(ch);
+	fd_table_destroy(ch);
 }
 
 static void db_ep_free(struct db_ep *d)
@@ -337,7 +337,7 @@ static int db_find_peer(struct db_ep *d, const char *who, unsigned id, char *err
 static int db_open_bus(struct tp_channel *ch, struct db_ep *d, const char *who, unsigned id,
 		       char *err, size_t errlen)
 {
-	const struct dbd *b = ((struct tp_chan *)ch->priv)->extra;
+	const struct dbd *b = ((struct fd_table *)ch->priv)->extra;
 	bool server = d->role == TP_SERVER;
 	char own[64];
 	int r;

@@ -40,7 +40,7 @@ static int fifo_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = 2 * tp_clients(ch);
 	const char *dir = ch->cfg->dir ? ch->cfg->dir : cleanup_private_dir();
-	struct tp_chan *c = tp_chan_new(ch, 0, n, n * sizeof(struct fifo_path), err, errlen);
+	struct fd_table *c = fd_table_new(ch, 0, n, n * sizeof(struct fifo_path), err, errlen);
 	struct fifo_path *p;
 	char name[96];
 
@@ -81,7 +81,7 @@ static int fifo_open_one(const char *path, int flags, const char *who, char *err
 static int fifo_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		     struct tp_endpoint **out, char *err, size_t errlen)
 {
-	const struct tp_chan *c = ch->priv;
+	const struct fd_table *c = ch->priv;
 	const struct fifo_path *p = (const struct fifo_path *)c->extra + 2 * id;
 	bool srv = role == TP_SERVER;
 	const char *who = srv ? "server" : "client";
@@ -116,5 +116,5 @@ const struct transport tp_fifo = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

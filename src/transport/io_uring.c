@@ -150,7 +150,7 @@ static int iou_probe(const struct tp_config *cfg, char *why, size_t len)
 	return 0;
 }
 
-static int iou_make(struct tp_channel *ch, struct tp_chan *c, unsigned id, int *size,
+static int iou_make(struct tp_channel *ch, struct fd_table *c, unsigned id, int *size,
 		    char *err, size_t errlen)
 {
 	const struct iou_opts *o = ch->cfg->opts;
@@ -161,16 +161,16 @@ static int iou_make(struct tp_channel *ch, struct tp_chan *c, unsigned id, int *
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
 			return errf(err, errlen, errno, "io-uring: socketpair: %s%s",
 				    strerror(errno), errno == EMFILE ? "; raise it: ulimit -n" : "");
-		tp_chan_set(c, base, p[0], TPF_SERVER, id);
-		tp_chan_set(c, base + 1, p[1], TPF_CLIENT, id);
+		fd_table_set(c, base, p[0], FD_SERVER, id);
+		fd_table_set(c, base + 1, p[1], FD_CLIENT, id);
 		return 0;
 	}
 	for (unsigned dir = 0; dir < 2; dir++) {
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return errf(err, errlen, errno, "io-uring: pipe2: %s%s", strerror(errno),
 				    errno == EMFILE ? "; raise it: ulimit -n" : "");
-		tp_chan_set(c, base + 2 * dir, p[0], dir ? TPF_CLIENT : TPF_SERVER, id);
-		tp_chan_set(c, base + 2 * dir + 1, p[1], dir ? TPF_SERVER : TPF_CLIENT, id);
+		fd_table_set(c, base + 2 * dir, p[0], dir ? FD_CLIENT : FD_SERVER, id);
+		fd_table_set(c, base + 2 * dir + 1, p[1], dir ? FD_SERVER : FD_CLIENT, id);
 		ret = tp_pipe_size("io-uring", p[1], o ? o->pipe_size : 0, size, err, errlen);
 		if (ret)
 			return ret;
@@ -182,7 +182,7 @@ static int iou_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	const struct iou_opts *o = ch->cfg->opts;
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, n * P_PER_CLIENT, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, n * P_PER_CLIENT, 0, 0, err, errlen);
 	struct io_uring ring;
 	struct io_uring_params p;
 	int size = 0, ret;
@@ -254,7 +254,7 @@ static int iou_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		r = base + P_C2S_R, w = base + P_S2C_W;
 	else
 		r = base + P_S2C_R, w = base + P_C2S_W;
-	ret = tp_ep_from_chan(ch, role, id, r, w, o && o->via ? TPE_SHUTDOWN : 0, out, err,
+	ret = tp_ep_from_chan(ch, role, id, r, w, o && o->via ? TP_EP_SHUTDOWN : 0, out, err,
 			      errlen);
 	if (ret)
 		return ret;
@@ -488,7 +488,7 @@ static void iou_close(struct tp_endpoint *ep)
 
 #define IOU_OPS                                                                      \
 	.probe = iou_probe, .create = iou_create, .open = iou_open, .send = iou_send,  \
-	.recv = iou_recv, .close = iou_close, .destroy = tp_chan_destroy
+	.recv = iou_recv, .close = iou_close, .destroy = fd_table_destroy
 
 #else /* !HAVE_URING */
 

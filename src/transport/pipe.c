@@ -25,7 +25,7 @@ static const struct opt_desc pipe_options[] = {
  * server->client read/write. */
 enum { P_C2S_R, P_C2S_W, P_S2C_R, P_S2C_W, P_PER_CLIENT };
 
-static int pipe_make(struct tp_channel *ch, struct tp_chan *c, unsigned id, int *size,
+static int pipe_make(struct tp_channel *ch, struct fd_table *c, unsigned id, int *size,
 		     char *err, size_t errlen)
 {
 	const struct pipe_opts *o = ch->cfg->opts;
@@ -37,8 +37,8 @@ static int pipe_make(struct tp_channel *ch, struct tp_chan *c, unsigned id, int 
 			return errf(err, errlen, errno, "pipe: pipe2: %s%s", strerror(errno),
 				    errno == EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
 		/* client->server: the server reads; server->client: the client reads */
-		tp_chan_set(c, base + 2 * dir, p[0], dir ? TPF_CLIENT : TPF_SERVER, id);
-		tp_chan_set(c, base + 2 * dir + 1, p[1], dir ? TPF_SERVER : TPF_CLIENT, id);
+		fd_table_set(c, base + 2 * dir, p[0], dir ? FD_CLIENT : FD_SERVER, id);
+		fd_table_set(c, base + 2 * dir + 1, p[1], dir ? FD_SERVER : FD_CLIENT, id);
 		ret = tp_pipe_size("pipe", p[1], o ? o->pipe_size : 0, size, err, errlen);
 		if (ret)
 			return ret;
@@ -49,7 +49,7 @@ static int pipe_make(struct tp_channel *ch, struct tp_chan *c, unsigned id, int 
 static int pipe_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, n * P_PER_CLIENT, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, n * P_PER_CLIENT, 0, 0, err, errlen);
 	int size = 0, ret;
 
 	if (!c)
@@ -86,5 +86,5 @@ const struct transport tp_pipe = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

@@ -66,7 +66,7 @@ static int pmq_open_error(int e, const struct mq_attr *a, unsigned nq, char *err
 	return errf(err, errlen, e, "posix-mq: mq_open: %s", strerror(e));
 }
 
-static int pmq_make(struct tp_channel *ch, struct tp_chan *c, unsigned idx, struct mq_attr *a,
+static int pmq_make(struct tp_channel *ch, struct fd_table *c, unsigned idx, struct mq_attr *a,
 		    char *err, size_t errlen)
 {
 	char name[NAME_MAX];
@@ -87,8 +87,8 @@ static int pmq_make(struct tp_channel *ch, struct tp_chan *c, unsigned idx, stru
 	}
 	/* both descriptors are open here and inherited: the name can go now */
 	cleanup_run_one(h);
-	/* an mqd_t is a descriptor on Linux: tp_chan_destroy close()s it */
-	tp_chan_set(c, idx, (int)q, TPF_BOTH, idx / Q_PER_CLIENT);
+	/* an mqd_t is a descriptor on Linux: fd_table_destroy close()s it */
+	fd_table_set(c, idx, (int)q, FD_BOTH, idx / Q_PER_CLIENT);
 	if (mq_getattr(q, &got) < 0)
 		return errf(err, errlen, errno, "posix-mq: mq_getattr: %s", strerror(errno));
 	if (got.mq_maxmsg != a->mq_maxmsg || got.mq_msgsize != a->mq_msgsize)
@@ -106,7 +106,7 @@ static int pmq_create(struct tp_channel *ch, char *err, size_t errlen)
 	size_t max = pmq_max_msg(NULL);
 	unsigned n = tp_clients(ch) * Q_PER_CLIENT;
 	struct mq_attr a = { .mq_maxmsg = o ? (long)o->maxmsg : 10, .mq_msgsize = (long)size };
-	struct tp_chan *c;
+	struct fd_table *c;
 	int ret;
 
 	/* enforced for root too, so that a result does not depend on who ran it */
@@ -114,7 +114,7 @@ static int pmq_create(struct tp_channel *ch, char *err, size_t errlen)
 		return errf(err, errlen, EMSGSIZE,
 			    "posix-mq: message size %zu exceeds " MQ_MSGSIZE_MAX " (%zu); raise it: sysctl fs.mqueue.msgsize_max=%zu",
 			    size, max, size);
-	c = tp_chan_new(ch, n, 0, 0, err, errlen);
+	c = fd_table_new(ch, n, 0, 0, err, errlen);
 	if (!c)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
@@ -202,5 +202,5 @@ const struct transport tp_posix_mq = {
 	.recv = pmq_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = pmq_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

@@ -13,13 +13,13 @@
 #include "ipclab/cleanup.h"
 #include "tp_common.h"
 
-struct tp_chan *tp_chan_new(struct tp_channel *ch, unsigned nfd, unsigned ncl,
+struct fd_table *fd_table_new(struct tp_channel *ch, unsigned nfd, unsigned ncl,
 			    size_t extra_size, char *err, size_t errlen)
 {
-	size_t fd_off = (sizeof(struct tp_chan) + 15) & ~(size_t)15;
+	size_t fd_off = (sizeof(struct fd_table) + 15) & ~(size_t)15;
 	size_t cl_off = fd_off + nfd * sizeof(struct tp_fd);
 	size_t ex_off = (cl_off + ncl * sizeof(int) + 15) & ~(size_t)15;
-	struct tp_chan *c = calloc(1, ex_off + extra_size);
+	struct fd_table *c = calloc(1, ex_off + extra_size);
 
 	if (!c) {
 		errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
@@ -38,16 +38,16 @@ struct tp_chan *tp_chan_new(struct tp_channel *ch, unsigned nfd, unsigned ncl,
 	return c;
 }
 
-void tp_chan_set(struct tp_chan *c, unsigned idx, int fd, enum tp_owner owner, unsigned id)
+void fd_table_set(struct fd_table *c, unsigned idx, int fd, enum fd_owner owner, unsigned id)
 {
 	c->fd[idx].fd = fd;
 	c->fd[idx].owner = (unsigned char)owner;
 	c->fd[idx].id = id;
 }
 
-void tp_chan_destroy(struct tp_channel *ch)
+void fd_table_destroy(struct tp_channel *ch)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 
 	if (!c)
 		return;
@@ -64,7 +64,7 @@ void tp_chan_destroy(struct tp_channel *ch)
 
 static bool tp_fd_used_by(const struct tp_fd *f, enum tp_role role, unsigned id)
 {
-	if (f->owner == TPF_BOTH)
+	if (f->owner == FD_BOTH)
 		return role == TP_SERVER || f->id == id;
 	if (f->owner != (unsigned char)role)
 		return false;
@@ -72,9 +72,9 @@ static bool tp_fd_used_by(const struct tp_fd *f, enum tp_role role, unsigned id)
 	return role == TP_SERVER || f->id == id;
 }
 
-void tp_chan_drop_others(struct tp_channel *ch, enum tp_role role, unsigned id)
+void fd_table_drop_others(struct tp_channel *ch, enum tp_role role, unsigned id)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 
 	/* Only in process mode: threads share one descriptor table. */
 	if (ch->cfg->threads || !c)
@@ -103,7 +103,7 @@ int tp_ep_from_chan(struct tp_channel *ch, enum tp_role role, unsigned id, unsig
 		    unsigned widx, unsigned flags, struct tp_endpoint **out, char *err,
 		    size_t errlen)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 	struct tp_endpoint *ep;
 	int ret = tp_check_id(ch, id, err, errlen);
 
@@ -112,7 +112,7 @@ int tp_ep_from_chan(struct tp_channel *ch, enum tp_role role, unsigned id, unsig
 	if (ridx >= c->nfd || widx >= c->nfd || c->fd[ridx].fd < 0 || c->fd[widx].fd < 0)
 		return errf(err, errlen, EBADF, "%s: %s endpoint %u opened twice or after close",
 			    ch->tp->name, role == TP_SERVER ? "server" : "client", id);
-	tp_chan_drop_others(ch, role, id);
+	fd_table_drop_others(ch, role, id);
 	ep = tp_ep_alloc(ch, flags);
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
@@ -144,7 +144,7 @@ static void tp_ep_close_one(struct tp_endpoint *ep, struct tp_fd *slot, int fd)
 		return;
 	}
 	/* a queue used by both sides stays open for the peer thread */
-	if (ep->threads && slot->owner == TPF_BOTH)
+	if (ep->threads && slot->owner == FD_BOTH)
 		return;
 	if (slot->fd >= 0) {
 		slot->fd = -1;
@@ -207,9 +207,9 @@ void tp_fd_close(struct tp_endpoint *ep)
 {
 	if (!ep)
 		return;
-	if (ep->flags & TPE_SHUTDOWN)
+	if (ep->flags & TP_EP_SHUTDOWN)
 		shutdown(ep->wfd, SHUT_WR);
-	if (ep->flags & TPE_MARKER)
+	if (ep->flags & TP_EP_MARKER)
 		tp_marker(ep->wfd, tp_sock_marker);
 	tp_ep_free(ep);
 }
@@ -361,7 +361,7 @@ int tp_conn_client(struct tp_channel *ch, unsigned id, const struct sockaddr *sa
 
 	if (ret)
 		return ret;
-	tp_chan_drop_others(ch, TP_CLIENT, id);
+	fd_table_drop_others(ch, TP_CLIENT, id);
 	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errf(err, errlen, errno, "%s: socket: %s", tp, strerror(errno));
@@ -371,7 +371,7 @@ int tp_conn_client(struct tp_channel *ch, unsigned id, const struct sockaddr *sa
 	if (!ret && (ret = tp_hello_send(fd, id)) < 0)
 		errf(err, errlen, -ret, "%s: client %u: hello: %s", tp, id, strerror(-ret));
 	if (!ret)
-		ret = tp_ep_own(ch, fd, fd, TPE_SHUTDOWN, out, err, errlen);
+		ret = tp_ep_own(ch, fd, fd, TP_EP_SHUTDOWN, out, err, errlen);
 	if (ret)
 		close(fd);
 	return ret;
@@ -385,7 +385,7 @@ int tp_conn_server(struct tp_channel *ch, unsigned id, int lfd, tp_sock_setup_fn
 
 	if (ret)
 		return ret;
-	tp_chan_drop_others(ch, TP_SERVER, id);
+	fd_table_drop_others(ch, TP_SERVER, id);
 	/* blocks until client id connects; a signal interrupts it */
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
@@ -395,7 +395,7 @@ int tp_conn_server(struct tp_channel *ch, unsigned id, int lfd, tp_sock_setup_fn
 	if (!ret)
 		ret = setup(ch, fd, err, errlen);
 	if (!ret)
-		ret = tp_ep_own(ch, fd, fd, TPE_SHUTDOWN, out, err, errlen);
+		ret = tp_ep_own(ch, fd, fd, TP_EP_SHUTDOWN, out, err, errlen);
 	if (ret)
 		close(fd);
 	return ret;

@@ -48,7 +48,7 @@ static int splice_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	const struct splice_opts *o = ch->cfg->opts;
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, n * P_PER_CLIENT, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, n * P_PER_CLIENT, 0, 0, err, errlen);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	int p[2], size = 0, ret;
 
@@ -59,8 +59,8 @@ static int splice_create(struct tp_channel *ch, char *err, size_t errlen)
 
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return errf(err, errlen, errno, "splice: pipe2: %s", strerror(errno));
-		tp_chan_set(c, base, p[0], dir ? TPF_CLIENT : TPF_SERVER, id);
-		tp_chan_set(c, base + 1, p[1], dir ? TPF_SERVER : TPF_CLIENT, id);
+		fd_table_set(c, base, p[0], dir ? FD_CLIENT : FD_SERVER, id);
+		fd_table_set(c, base + 1, p[1], dir ? FD_SERVER : FD_CLIENT, id);
 		ret = tp_pipe_size("splice", p[1], o ? o->pipe_size : 0, &size, err, errlen);
 		if (ret)
 			return ret;
@@ -180,5 +180,5 @@ const struct transport tp_splice = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = splice_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

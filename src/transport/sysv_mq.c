@@ -83,14 +83,14 @@ static int sysv_create(struct tp_channel *ch, char *err, size_t errlen)
 	size_t max = sysv_max_msg(NULL);
 	unsigned n = tp_clients(ch);
 	unsigned long qbytes = 0;
-	struct tp_chan *c;
+	struct fd_table *c;
 	int *qid, ret;
 
 	if (size > max)
 		return errf(err, errlen, EMSGSIZE,
 			    "sysv-mq: message size %zu exceeds " SYSV_MSGMAX " (%zu); raise it: sysctl kernel.msgmax=%zu",
 			    size, max, size);
-	c = tp_chan_new(ch, 0, n, n * sizeof(int), err, errlen);
+	c = fd_table_new(ch, 0, n, n * sizeof(int), err, errlen);
 	if (!c)
 		return -ENOMEM;
 	qid = c->extra;
@@ -116,7 +116,7 @@ static int sysv_create(struct tp_channel *ch, char *err, size_t errlen)
 static int sysv_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		     struct tp_endpoint **out, char *err, size_t errlen)
 {
-	const struct tp_chan *c = ch->priv;
+	const struct fd_table *c = ch->priv;
 	struct sysv_ep *se = calloc(1, sizeof(*se));
 	size_t cap = ch->cfg->msg_size > MSG_HDR_SIZE ? ch->cfg->msg_size : MSG_HDR_SIZE;
 	int ret = tp_check_id(ch, id, err, errlen);
@@ -202,5 +202,5 @@ const struct transport tp_sysv_mq = {
 	.send = sysv_send,
 	.recv = sysv_recv,
 	.close = sysv_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

@@ -158,7 +158,7 @@ static int tcp_accept_own(struct tcp_make *m, unsigned id, const struct sockaddr
 /* Client id's connected pair: its socket connects (without blocking, so
  * that a listener queue full of foreign connections cannot stall it), the
  * listener accepts exactly that connection. */
-static int tcp_pair(struct tcp_make *m, struct tp_chan *c, unsigned id)
+static int tcp_pair(struct tcp_make *m, struct fd_table *c, unsigned id)
 {
 	struct sockaddr_in me;
 	socklen_t l = sizeof(me);
@@ -167,7 +167,7 @@ static int tcp_pair(struct tcp_make *m, struct tp_chan *c, unsigned id)
 	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (cfd < 0)
 		return errf(m->err, m->errlen, errno, "tcp: socket: %s", strerror(errno));
-	tp_chan_set(c, 2 * id + 1, cfd, TPF_CLIENT, id);
+	fd_table_set(c, 2 * id + 1, cfd, FD_CLIENT, id);
 	ret = tcp_setup(m->ch, cfd, m->err, m->errlen);
 	if (ret)
 		return ret;
@@ -180,7 +180,7 @@ static int tcp_pair(struct tcp_make *m, struct tp_chan *c, unsigned id)
 	sfd = tcp_accept_own(m, id, &me);
 	if (sfd < 0)
 		return sfd;
-	tp_chan_set(c, 2 * id, sfd, TPF_SERVER, id);
+	fd_table_set(c, 2 * id, sfd, FD_SERVER, id);
 	/* accepted means the handshake is done: the client is connected */
 	fl = fcntl(cfd, F_GETFL);
 	if (fl < 0 || fcntl(cfd, F_SETFL, fl & ~O_NONBLOCK) < 0)
@@ -215,14 +215,14 @@ static int tcp_create(struct tp_channel *ch, char *err, size_t errlen)
 	unsigned n = tp_clients(ch);
 	struct tcp_make m = { .ch = ch, .lfd = -1, .err = err, .errlen = errlen };
 	struct tp_remote r = { 0 };
-	struct tp_chan *c;
+	struct fd_table *c;
 	int ret, fd;
 
 	if (o && (ret = tp_remote_parse("tcp", o->listen, o->connect, o->secret, &r, err, errlen)))
 		return ret;
 	if (r.mode != TPR_LOCAL)
 		return tcp_create_remote(ch, &r, err, errlen);
-	c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
+	c = fd_table_new(ch, 2 * n, 0, 0, err, errlen);
 	if (!c)
 		return -ENOMEM;
 	/* the settings a connection starts with, read on a fresh socket set up
@@ -249,16 +249,16 @@ static int tcp_create(struct tp_channel *ch, char *err, size_t errlen)
 
 /* ---- between hosts -------------------------------------------------------- */
 
-/* The channel of a remote cell: the tp_chan's descriptors, then (extra)
+/* The channel of a remote cell: the fd_table's descriptors, then (extra)
  * the remote settings; the server's listener sits past the clients' slots. */
 static struct tp_remote *tcp_remote_of(struct tp_channel *ch)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 
 	return c && c->nfd == 2 * tp_clients(ch) + 1 ? c->extra : NULL;
 }
 
-static int tcp_remote_listen(struct tp_channel *ch, struct tp_chan *c, struct tp_remote *r,
+static int tcp_remote_listen(struct tp_channel *ch, struct fd_table *c, struct tp_remote *r,
 			     char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
@@ -269,7 +269,7 @@ static int tcp_remote_listen(struct tp_channel *ch, struct tp_chan *c, struct tp
 
 	if (fd < 0)
 		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
-	tp_chan_set(c, 2 * n, fd, TPF_SERVER, 0);
+	fd_table_set(c, 2 * n, fd, FD_SERVER, 0);
 	sa.sin_port = 0;	/* the kernel picks; the control connection tells the client */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, (int)n + 16) < 0 ||
@@ -280,7 +280,7 @@ static int tcp_remote_listen(struct tp_channel *ch, struct tp_chan *c, struct tp
 	return 0;
 }
 
-static int tcp_remote_dial(struct tp_channel *ch, struct tp_chan *c, const struct tp_remote *r,
+static int tcp_remote_dial(struct tp_channel *ch, struct fd_table *c, const struct tp_remote *r,
 			   unsigned id, char *err, size_t errlen)
 {
 	struct tp_rhello h;
@@ -289,7 +289,7 @@ static int tcp_remote_dial(struct tp_channel *ch, struct tp_chan *c, const struc
 
 	if (fd < 0)
 		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
-	tp_chan_set(c, 2 * id + 1, fd, TPF_CLIENT, id);
+	fd_table_set(c, 2 * id + 1, fd, FD_CLIENT, id);
 	ret = tcp_setup(ch, fd, err, errlen);
 	if (ret)
 		return ret;
@@ -308,7 +308,7 @@ static int tcp_create_remote(struct tp_channel *ch, const struct tp_remote *r, c
 			     size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, 2 * n + 1, 0, sizeof(*r), err, errlen);
+	struct fd_table *c = fd_table_new(ch, 2 * n + 1, 0, sizeof(*r), err, errlen);
 	int ret, fd;
 
 	if (!c)
@@ -330,7 +330,7 @@ static int tcp_create_remote(struct tp_channel *ch, const struct tp_remote *r, c
 
 /* One accepted connection: its hello names a client id of this cell, or
  * it is closed and counted as foreign. */
-static int tcp_remote_take(struct tp_channel *ch, struct tp_chan *c, const struct tp_remote *r,
+static int tcp_remote_take(struct tp_channel *ch, struct fd_table *c, const struct tp_remote *r,
 			   int fd, unsigned *got, char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = 2 };
@@ -347,7 +347,7 @@ static int tcp_remote_take(struct tp_channel *ch, struct tp_chan *c, const struc
 		close(fd);
 		return 1;	/* foreign */
 	}
-	tp_chan_set(c, 2 * (unsigned)id, fd, TPF_SERVER, (unsigned)id);
+	fd_table_set(c, 2 * (unsigned)id, fd, FD_SERVER, (unsigned)id);
 	(*got)++;
 	return tcp_setup(ch, fd, err, errlen);
 }
@@ -356,7 +356,7 @@ static int tcp_remote_take(struct tp_channel *ch, struct tp_chan *c, const struc
  * order), then close the listener. A stop signal ends the wait. */
 static int tcp_remote_accept_all(struct tp_channel *ch, char *err, size_t errlen)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 	const struct tp_remote *r = c->extra;
 	unsigned n = tp_clients(ch), got = 0, foreign = 0;
 	uint64_t deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC;
@@ -395,11 +395,11 @@ static int tcp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	int ret;
 
 	if (r && r->mode == TPR_SERVER && role == TP_SERVER &&
-	    ((struct tp_chan *)ch->priv)->fd[2 * tp_clients(ch)].fd >= 0 &&
+	    ((struct fd_table *)ch->priv)->fd[2 * tp_clients(ch)].fd >= 0 &&
 	    (ret = tcp_remote_accept_all(ch, err, errlen)))
 		return ret;
 
-	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
+	return tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_SHUTDOWN, out, err, errlen);
 }
 
 const struct transport tp_tcp = {
@@ -414,5 +414,5 @@ const struct transport tp_tcp = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

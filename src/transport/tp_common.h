@@ -17,34 +17,34 @@
 /* Who uses a descriptor the channel created: in process mode an endpoint
  * closes every descriptor it does not use, so that only the peer (and the
  * parent, see docs/transports.md) keeps the other end. */
-enum tp_owner {
-	TPF_SERVER = TP_SERVER,
-	TPF_CLIENT = TP_CLIENT,
-	TPF_BOTH,		/* both sides of one client id (a queue) */
+enum fd_owner {
+	FD_SERVER = TP_SERVER,
+	FD_CLIENT = TP_CLIENT,
+	FD_BOTH,		/* both sides of one client id (a queue) */
 };
 
 struct tp_fd {
 	int fd;
-	unsigned char owner;	/* enum tp_owner */
+	unsigned char owner;	/* enum fd_owner */
 	unsigned id;		/* client id */
 };
 
 /* ch->priv of these transports: descriptors, cleanup handles and a
- * transport's own extra area, in one allocation freed by tp_chan_destroy. */
-struct tp_chan {
+ * transport's own extra area, in one allocation freed by fd_table_destroy. */
+struct fd_table {
 	unsigned nfd, ncl;
 	struct tp_fd *fd;	/* nfd entries, fd -1 when closed */
 	int *cl;		/* ncl cleanup handles, -1 when unused */
 	void *extra;		/* extra_size bytes, zeroed */
 };
 
-struct tp_chan *tp_chan_new(struct tp_channel *ch, unsigned nfd, unsigned ncl,
+struct fd_table *fd_table_new(struct tp_channel *ch, unsigned nfd, unsigned ncl,
 			    size_t extra_size, char *err, size_t errlen);
 /* The destroy op: close every descriptor, run every cleanup handle. */
-void tp_chan_destroy(struct tp_channel *ch);
-void tp_chan_set(struct tp_chan *c, unsigned idx, int fd, enum tp_owner owner, unsigned id);
+void fd_table_destroy(struct tp_channel *ch);
+void fd_table_set(struct fd_table *c, unsigned idx, int fd, enum fd_owner owner, unsigned id);
 /* Process mode: close the channel's descriptors this role and id do not use. */
-void tp_chan_drop_others(struct tp_channel *ch, enum tp_role role, unsigned id);
+void fd_table_drop_others(struct tp_channel *ch, enum tp_role role, unsigned id);
 
 static inline unsigned tp_clients(const struct tp_channel *ch)
 {
@@ -62,8 +62,8 @@ static inline int tp_check_id(const struct tp_channel *ch, unsigned id, char *er
 
 /* Endpoint flags. */
 enum {
-	TPE_SHUTDOWN = 1u << 0,	/* close: shutdown(SHUT_WR) so the peer reads EOF */
-	TPE_MARKER = 1u << 1,	/* close: send a zero-length message = EOF */
+	TP_EP_SHUTDOWN = 1u << 0,	/* close: shutdown(SHUT_WR) so the peer reads EOF */
+	TP_EP_MARKER = 1u << 1,	/* close: send a zero-length message = EOF */
 };
 
 /* The endpoint of every descriptor-based transport here. */
@@ -71,7 +71,7 @@ struct tp_endpoint {
 	int rfd, wfd;			/* receive / send descriptor (a socket: both) */
 	struct tp_fd *rslot, *wslot;	/* the channel's entries, NULL = ours alone */
 	bool threads;
-	unsigned flags;			/* TPE_* */
+	unsigned flags;			/* TP_EP_* */
 	size_t max;			/* largest message the channel was made for */
 	void *extra;			/* a transport's own state, freed by its close */
 	const _Atomic int *stop;	/* the cell's stop word (tp_config) */

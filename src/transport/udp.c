@@ -85,7 +85,7 @@ static unsigned udp_drain(int fd)
 	return n;
 }
 
-static int udp_pair(struct tp_channel *ch, struct tp_chan *c, unsigned id, unsigned *foreign,
+static int udp_pair(struct tp_channel *ch, struct fd_table *c, unsigned id, unsigned *foreign,
 		    char *err, size_t errlen)
 {
 	struct sockaddr_in sa[2] = { { 0 } };
@@ -95,7 +95,7 @@ static int udp_pair(struct tp_channel *ch, struct tp_chan *c, unsigned id, unsig
 		fd[i] = udp_socket(ch, &sa[i], err, errlen);
 		if (fd[i] < 0)
 			return fd[i];
-		tp_chan_set(c, 2 * id + i, fd[i], i ? TPF_CLIENT : TPF_SERVER, id);
+		fd_table_set(c, 2 * id + i, fd[i], i ? FD_CLIENT : FD_SERVER, id);
 	}
 	/* connected: each socket takes datagrams from its peer only */
 	for (int i = 0; i < 2; i++)
@@ -112,13 +112,13 @@ static int udp_pair(struct tp_channel *ch, struct tp_chan *c, unsigned id, unsig
 
 static struct tp_remote *udp_remote_of(struct tp_channel *ch)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 
 	return c && c->nfd == 2 * tp_clients(ch) + 1 ? c->extra : NULL;
 }
 
 /* The server's sockets on consecutive ports, one per client id. */
-static int udp_remote_bind(struct tp_channel *ch, struct tp_chan *c, const struct tp_remote *r,
+static int udp_remote_bind(struct tp_channel *ch, struct fd_table *c, const struct tp_remote *r,
 			   char *err, size_t errlen)
 {
 	const struct udp_opts *o = ch->cfg->opts;
@@ -140,7 +140,7 @@ static int udp_remote_bind(struct tp_channel *ch, struct tp_chan *c, const struc
 			fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 			if (fd < 0)
 				return errf(err, errlen, errno, "udp: socket: %s", strerror(errno));
-			tp_chan_set(c, 2 * id, fd, TPF_SERVER, id);
+			fd_table_set(c, 2 * id, fd, FD_SERVER, id);
 			if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 				if (id && errno == EADDRINUSE)
 					break;	/* the next port is taken: another base */
@@ -161,7 +161,7 @@ static int udp_remote_bind(struct tp_channel *ch, struct tp_chan *c, const struc
 }
 
 /* Client id: its hello goes to port PORT+id until the server's answer. */
-static int udp_remote_dial(struct tp_channel *ch, struct tp_chan *c, const struct tp_remote *r,
+static int udp_remote_dial(struct tp_channel *ch, struct fd_table *c, const struct tp_remote *r,
 			   unsigned id, char *err, size_t errlen)
 {
 	const struct udp_opts *o = ch->cfg->opts;
@@ -172,7 +172,7 @@ static int udp_remote_dial(struct tp_channel *ch, struct tp_chan *c, const struc
 
 	if (fd < 0)
 		return errf(err, errlen, errno, "udp: socket: %s", strerror(errno));
-	tp_chan_set(c, 2 * id + 1, fd, TPF_CLIENT, id);
+	fd_table_set(c, 2 * id + 1, fd, FD_CLIENT, id);
 	if (o && (ret = tp_sock_bufs("udp", fd, o->sndbuf, o->rcvbuf, err, errlen)))
 		return ret;
 	sa.sin_port = htons((uint16_t)(ntohs(sa.sin_port) + id));
@@ -197,7 +197,7 @@ static int udp_remote_dial(struct tp_channel *ch, struct tp_chan *c, const struc
  * came from, answer it. Other datagrams are foreign: dropped. */
 static int udp_remote_accept(struct tp_channel *ch, unsigned id, char *err, size_t errlen)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 	const struct tp_remote *r = c->extra;
 	int fd = c->fd[2 * id].fd, ret;
 	uint64_t deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC;
@@ -232,7 +232,7 @@ static int udp_create_remote(struct tp_channel *ch, const struct tp_remote *r, c
 			     size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, 2 * n + 1, 0, sizeof(*r), err, errlen);
+	struct fd_table *c = fd_table_new(ch, 2 * n + 1, 0, sizeof(*r), err, errlen);
 	int ret = 0;
 
 	if (!c)
@@ -252,7 +252,7 @@ static int udp_create(struct tp_channel *ch, char *err, size_t errlen)
 	const struct udp_opts *o = ch->cfg->opts;
 	unsigned n = tp_clients(ch);
 	struct tp_remote r = { 0 };
-	struct tp_chan *c;
+	struct fd_table *c;
 	unsigned foreign = 0;
 	int ret = 0;
 
@@ -265,7 +265,7 @@ static int udp_create(struct tp_channel *ch, char *err, size_t errlen)
 			    ch->cfg->msg_size, UDP_MAX_MSG);
 	if (r.mode != TPR_LOCAL)
 		return udp_create_remote(ch, &r, err, errlen);
-	c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
+	c = fd_table_new(ch, 2 * n, 0, 0, err, errlen);
 	if (!c)
 		return -ENOMEM;
 	for (unsigned id = 0; !ret && id < n; id++)
@@ -292,7 +292,7 @@ static int udp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		free(peer);
 		return ret;
 	}
-	ret = tp_ep_from_chan(ch, role, id, idx, idx, TPE_MARKER, out, err, errlen);
+	ret = tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_MARKER, out, err, errlen);
 	if (ret) {
 		free(peer);
 		return ret;
@@ -358,5 +358,5 @@ const struct transport tp_udp = {
 	.recv = udp_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = udp_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

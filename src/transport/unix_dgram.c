@@ -51,7 +51,7 @@ static int udgram_create_type(struct tp_channel *ch, int type, char *err, size_t
 	const struct udgram_opts *o = ch->cfg->opts;
 	const char *name = ch->tp->name;
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, 2 * n, 0, 0, err, errlen);
 	uint64_t qlen;
 	int sv[2], snd = 0, ret;
 
@@ -60,8 +60,8 @@ static int udgram_create_type(struct tp_channel *ch, int type, char *err, size_t
 	for (unsigned id = 0; id < n; id++) {
 		if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv) < 0)
 			return errf(err, errlen, errno, "%s: socketpair: %s", name, strerror(errno));
-		tp_chan_set(c, 2 * id, sv[0], TPF_SERVER, id);
-		tp_chan_set(c, 2 * id + 1, sv[1], TPF_CLIENT, id);
+		fd_table_set(c, 2 * id, sv[0], FD_SERVER, id);
+		fd_table_set(c, 2 * id + 1, sv[1], FD_CLIENT, id);
 		for (int i = 0; i < 2; i++) {
 			ret = tp_sock_bufs(name, sv[i], o ? o->sndbuf : 0, 0, err, errlen);
 			if (ret)
@@ -97,7 +97,7 @@ static int udgram_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 {
 	unsigned idx = 2 * id + (role == TP_CLIENT);
 
-	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_MARKER, out, err, errlen);
+	return tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_MARKER, out, err, errlen);
 }
 
 static int useqp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
@@ -105,7 +105,7 @@ static int useqp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 {
 	unsigned idx = 2 * id + (role == TP_CLIENT);
 
-	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
+	return tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_SHUTDOWN, out, err, errlen);
 }
 
 static size_t udgram_max_msg(const void *opts)
@@ -135,7 +135,7 @@ const struct transport tp_unix_dgram = {
 	.recv = tp_dgram_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };
 
 const struct transport tp_unix_seqpacket = {
@@ -151,5 +151,5 @@ const struct transport tp_unix_seqpacket = {
 	.recv = tp_dgram_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

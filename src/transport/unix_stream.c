@@ -29,7 +29,7 @@ static int ustream_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	const struct ustream_opts *o = ch->cfg->opts;
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, 2 * n, 0, 0, err, errlen);
 	int sv[2], ret;
 
 	if (!c)
@@ -38,8 +38,8 @@ static int ustream_create(struct tp_channel *ch, char *err, size_t errlen)
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 			return errf(err, errlen, errno, "unix-stream: socketpair: %s",
 				    strerror(errno));
-		tp_chan_set(c, 2 * id, sv[0], TPF_SERVER, id);
-		tp_chan_set(c, 2 * id + 1, sv[1], TPF_CLIENT, id);
+		fd_table_set(c, 2 * id, sv[0], FD_SERVER, id);
+		fd_table_set(c, 2 * id + 1, sv[1], FD_CLIENT, id);
 		for (int i = 0; i < 2 && o; i++) {
 			ret = tp_sock_bufs("unix-stream", sv[i], o->sndbuf, o->rcvbuf, err, errlen);
 			if (ret)
@@ -55,7 +55,7 @@ static int ustream_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 {
 	unsigned idx = 2 * id + (role == TP_CLIENT);
 
-	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
+	return tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_SHUTDOWN, out, err, errlen);
 }
 
 const struct transport tp_unix_stream = {
@@ -70,5 +70,5 @@ const struct transport tp_unix_stream = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

@@ -38,7 +38,7 @@ static int upath_setup(struct tp_channel *ch, int fd, char *err, size_t errlen)
 	return o ? tp_sock_bufs(ch->tp->name, fd, o->sndbuf, o->rcvbuf, err, errlen) : 0;
 }
 
-static int upath_listen(struct tp_channel *ch, struct tp_chan *c, unsigned id,
+static int upath_listen(struct tp_channel *ch, struct fd_table *c, unsigned id,
 			const char *base, char *err, size_t errlen)
 {
 	struct sockaddr_un *sa = (struct sockaddr_un *)c->extra + id;
@@ -53,7 +53,7 @@ static int upath_listen(struct tp_channel *ch, struct tp_chan *c, unsigned id,
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errf(err, errlen, errno, "unix-stream-path: socket: %s", strerror(errno));
-	tp_chan_set(c, id, fd, TPF_SERVER, id);
+	fd_table_set(c, id, fd, FD_SERVER, id);
 	c->cl[id] = cleanup_add(CL_PATH, sa->sun_path);
 	if (c->cl[id] < 0)
 		return errf(err, errlen, ENOMEM, "unix-stream-path: cleanup table full");
@@ -77,7 +77,7 @@ static int upath_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
 	const char *dir = ch->cfg->dir ? ch->cfg->dir : cleanup_private_dir();
-	struct tp_chan *c = tp_chan_new(ch, n, n, n * sizeof(struct sockaddr_un), err, errlen);
+	struct fd_table *c = fd_table_new(ch, n, n, n * sizeof(struct sockaddr_un), err, errlen);
 	char name[64], base[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
 	int ret, fd;
 
@@ -107,7 +107,7 @@ static int upath_create(struct tp_channel *ch, char *err, size_t errlen)
 static int upath_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		      struct tp_endpoint **out, char *err, size_t errlen)
 {
-	struct tp_chan *c = ch->priv;
+	struct fd_table *c = ch->priv;
 	const struct sockaddr_un *sa = (const struct sockaddr_un *)c->extra + id;
 	int ret = tp_check_id(ch, id, err, errlen);
 
@@ -131,5 +131,5 @@ const struct transport tp_unix_stream_path = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };

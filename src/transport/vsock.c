@@ -192,7 +192,7 @@ static int vs_accept_own(struct vs_make *m, unsigned id, unsigned from)
 	}
 }
 
-static int vs_pair(struct vs_make *m, struct tp_chan *c, unsigned id)
+static int vs_pair(struct vs_make *m, struct fd_table *c, unsigned id)
 {
 	struct sockaddr_vm me;
 	socklen_t l = sizeof(me);
@@ -202,7 +202,7 @@ static int vs_pair(struct vs_make *m, struct tp_chan *c, unsigned id)
 	if (cfd < 0)
 		return errf(m->err, m->errlen, errno, "vsock: socket: %s%s", strerror(errno),
 			    errno == EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
-	tp_chan_set(c, 2 * id + 1, cfd, TPF_CLIENT, id);
+	fd_table_set(c, 2 * id + 1, cfd, FD_CLIENT, id);
 	ret = vs_setup(m->ch, cfd, m->err, m->errlen);
 	if (ret)
 		return ret;
@@ -216,7 +216,7 @@ static int vs_pair(struct vs_make *m, struct tp_chan *c, unsigned id)
 	sfd = vs_accept_own(m, id, me.svm_port);
 	if (sfd < 0)
 		return sfd;
-	tp_chan_set(c, 2 * id, sfd, TPF_SERVER, id);
+	fd_table_set(c, 2 * id, sfd, FD_SERVER, id);
 	return vs_setup(m->ch, sfd, m->err, m->errlen);
 }
 
@@ -234,7 +234,7 @@ static int vs_close_listener(struct vs_make *m)
 static int vs_create(struct tp_channel *ch, char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct tp_chan *c = tp_chan_new(ch, 2 * n, 0, 0, err, errlen);
+	struct fd_table *c = fd_table_new(ch, 2 * n, 0, 0, err, errlen);
 	struct vs_make m = { .ch = ch, .lfd = -1, .err = err, .errlen = errlen };
 	int ret = 0;
 
@@ -263,7 +263,7 @@ static int vs_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 {
 	unsigned idx = 2 * id + (role == TP_CLIENT);
 
-	return tp_ep_from_chan(ch, role, id, idx, idx, TPE_SHUTDOWN, out, err, errlen);
+	return tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_SHUTDOWN, out, err, errlen);
 }
 
 const struct transport tp_vsock = {
@@ -279,5 +279,5 @@ const struct transport tp_vsock = {
 	.recv = tp_stream_recv,
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
-	.destroy = tp_chan_destroy,
+	.destroy = fd_table_destroy,
 };
