@@ -71,6 +71,12 @@ for s in 000 001 002 003 004; do
 	grep -q "== seed-$s" "$dir/suite" || fail "suite: no section seed-$s"
 done
 [ "$(grep -c ' rate 20/s' "$dir/suite")" -ge 2 ] || fail "suite: seed-003 has no paced cells"
+# seed 000's cycle table: a 3-stage chain per mechanism and policy
+n=$(sed -n '/== seed-000-cycle/,/== seed-001/p' "$dir/suite" | grep -c ' cycle .* clients 3 ')
+[ "$n" -ge 6 ] || fail "suite: seed-000-cycle plans $n cycle cells of 3 stages, expected 6 or 12"
+grep -q "== seed-003" "$dir/suite" && sed -n '/== seed-003/,/== seed-004/p' "$dir/suite" | grep -q '^  ring-ipc ' &&
+	sed -n '/== seed-003/,/== seed-004/p' "$dir/suite" | grep -q '^  libqb-ipc ' ||
+	echo "note: seed-003 without ring-ipc or libqb-ipc (not built here)"
 
 expect_usage_error "think and think-ns together" run -t null --think 1 --think-ns 1us -n 10
 expect_usage_error "bad range" run -t null -s 8k..1k -n 10
