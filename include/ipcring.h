@@ -473,6 +473,9 @@ int ipcring_server_set_ops(struct ipcring_server *srv,
  * on every request ring and sleeps in epoll until a request, a connection
  * or a hangup comes, or @timeout_ms passes. Returns the number of records
  * served (0 on timeout), or -errno.
+ * Set-up: the server keeps one channel made ahead (two rings, its ends
+ * attached; six descriptors), handed to the next client at once and made
+ * again after 1 ms of idleness (here, or in ipcring_server_accept()).
  */
 IPCRING_MUST_CHECK
 int ipcring_server_dispatch(struct ipcring_server *srv, int timeout_ms);

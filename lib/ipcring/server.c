@@ -6,6 +6,14 @@
  * reason), and the one-thread dispatcher that serves many connections from
  * one epoll loop: rotation with a per-connection quantum, a bounded spin
  * over every ring, then sleep in epoll with every request ring armed.
+ *
+ * Set-up time: most of a connection's set-up is the server making its two
+ * rings (memfds, and page allocation when its ends map and prefault them).
+ * So the server keeps one channel made ahead, its own ends attached: a
+ * new client gets it at once. The next is made once the server has been
+ * idle for SRV_SPARE_IDLE_MS: not at once, or the new client's first
+ * request would wait for it. Connections that come faster than that (a
+ * burst) make their own rings in the handshake, as without one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +36,7 @@
 #define SRV_EVENTS		64
 #define SRV_ACCEPT_BURST	16
 #define SRV_CHECK_NS		1000000u	/* look at the sockets at least every 1 ms */
+#define SRV_SPARE_IDLE_MS	1		/* idle this long: make a channel ahead */
 
 struct ipcring_server {
 	int lfd;
@@ -53,6 +62,11 @@ struct ipcring_server {
 	uint64_t last_check_ns;
 	struct ipcring_conn *cur;	/* in a hook */
 	bool drop_cur;
+	struct {			/* a channel made ahead (rx NULL: none) */
+		struct ipcring *rx, *tx;
+		int fds[HS_NFDS];
+		pid_t pid;		/* made by this process (not a forked copy) */
+	} spare;
 };
 
 static bool id_in(const uint32_t *v, unsigned int n, uint32_t x)
@@ -121,17 +135,74 @@ static void srv_refuse(int sock, int err, const char *reason)
 	(void)srv_send_reply(sock, &rep, NULL, 0);
 }
 
-/* Make the two rings, send them, attach this side's ends. */
+/* Make a channel ahead, this side's ends attached (best effort: without
+ * one, the next handshake makes its rings itself). */
+static void srv_spare_make(struct ipcring_server *s)
+{
+	int fds[HS_NFDS] = { -1, -1, -1, -1 }, ret;
+	struct ipcring *rx = NULL, *tx = NULL;
+
+	if (s->spare.rx)
+		return;
+	ret = ipcring_create(&s->ring, &fds[0], &fds[1]);
+	if (!ret)
+		ret = ipcring_create(&s->ring, &fds[2], &fds[3]);
+	if (!ret)
+		ret = ipcring_attach(&rx, fds[0], IPCRING_CONSUMER, fds[1]);
+	if (!ret)
+		ret = ipcring_attach(&tx, fds[2], IPCRING_PRODUCER, fds[3]);
+	if (ret) {
+		(void)ipcring_close(rx);
+		(void)ipcring_close(tx);
+		for (int i = 0; i < HS_NFDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		return;
+	}
+	s->spare.rx = rx;
+	s->spare.tx = tx;
+	memcpy(s->spare.fds, fds, sizeof(fds));
+	s->spare.pid = getpid();
+}
+
+/* Free the channel made ahead. A forked copy of the server only closes its
+ * descriptors: closing the rings would end them for the process that made
+ * them too. */
+static void srv_spare_free(struct ipcring_server *s)
+{
+	if (!s->spare.rx)
+		return;
+	if (s->spare.pid == getpid()) {
+		(void)ipcring_close(s->spare.rx);
+		(void)ipcring_close(s->spare.tx);
+	}
+	for (int i = 0; i < HS_NFDS; i++)
+		close(s->spare.fds[i]);
+	s->spare.rx = s->spare.tx = NULL;
+}
+
+/* Take the channel made ahead, or make the two rings and attach this
+ * side's ends; then send them. */
 static int srv_channel(struct ipcring_server *s, struct ipcring_conn *c)
 {
 	struct hs_reply rep;
 	int fds[HS_NFDS] = { -1, -1, -1, -1 }, ret;
 
-	ret = ipcring_create(&s->ring, &fds[0], &fds[1]);
-	if (!ret)
-		ret = ipcring_create(&s->ring, &fds[2], &fds[3]);
-	if (!ret)
-		ret = ipc_conn_attach(c, fds[0], fds[1], fds[2], fds[3], true);
+	if (s->spare.rx && s->spare.pid == getpid()) {
+		c->rx = s->spare.rx;
+		c->tx = s->spare.tx;
+		memcpy(fds, s->spare.fds, sizeof(fds));
+		s->spare.rx = s->spare.tx = NULL;
+		ret = ipcring_set_peer(c->tx, c->sock, IPCRING_PEER_SOCKET);
+		if (!ret)
+			ret = ipcring_set_peer(c->rx, c->sock, IPCRING_PEER_SOCKET);
+	} else {
+		ret = ipcring_create(&s->ring, &fds[0], &fds[1]);
+		if (!ret)
+			ret = ipcring_create(&s->ring, &fds[2], &fds[3]);
+		if (!ret)
+			ret = ipc_conn_attach(c, fds[0], fds[1], fds[2], fds[3], true);
+	}
 	if (!ret) {
 		memset(&rep, 0, sizeof(rep));
 		rep.magic = HS_REPLY_MAGIC;
@@ -239,6 +310,21 @@ int ipcring_server_accept(struct ipcring_server *s, struct ipcring_conn **conn,
 		ret = srv_accept_one(s, &c);
 		if (ret != -EAGAIN)
 			break;
+		if (!s->spare.rx && timeout_ms) {
+			int t = timeout_ms < 0 || timeout_ms > SRV_SPARE_IDLE_MS ?
+				SRV_SPARE_IDLE_MS : timeout_ms;
+
+			ret = ipc_wait_fd(s->lfd, POLLIN, t);
+			if (ret != -ETIMEDOUT || t == timeout_ms) {
+				if (ret)
+					return ret;
+				continue;
+			}
+			srv_spare_make(s);	/* idle: make the next channel now */
+			if (timeout_ms > 0)
+				timeout_ms -= t;
+			continue;
+		}
 		ret = ipc_wait_fd(s->lfd, POLLIN, timeout_ms);
 		if (ret)
 			return ret;
@@ -728,6 +814,22 @@ int ipcring_server_dispatch(struct ipcring_server *s, int timeout_ms)
 	 * timeout 0, only look once, leaving the fd armed for the caller) */
 	if (srv_arm(s))
 		return srv_round(s);
+	if (!s->spare.rx && timeout_ms) {
+		/* a short sleep first; if it stays idle, make a channel ahead */
+		int t = timeout_ms < 0 || timeout_ms > SRV_SPARE_IDLE_MS ?
+			SRV_SPARE_IDLE_MS : timeout_ms;
+
+		ret = srv_events(s, t);
+		if (ret < 0)
+			return ret;
+		if (ret > 0 || t == timeout_ms)
+			return srv_round(s);
+		if (timeout_ms > 0)
+			timeout_ms -= t;
+		srv_spare_make(s);
+		if (srv_arm(s))
+			return srv_round(s);
+	}
 	ret = srv_events(s, timeout_ms);
 	if (ret < 0)
 		return ret;
@@ -780,6 +882,7 @@ int ipcring_server_close(struct ipcring_server *s)
 	for (unsigned int i = 0; s->conns && i < s->nslots; i++)
 		if (s->conns[i])
 			ipc_conn_free(s->conns[i]);
+	srv_spare_free(s);
 	if (s->owner == getpid() && !s->addr.abstract && s->addr.sa.sun_path[0] &&
 	    stat(s->addr.sa.sun_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
 		unlink(s->addr.sa.sun_path);
