@@ -14,10 +14,16 @@
  * shared page), so a SIGKILLed peer is reported as -EPIPE within a poll
  * period (100 ms) instead of a hang.
  *
- * -O batch=N commits with IPCRING_MORE and publishes every Nth message. A
- * batch is never left unpublished while its sender waits: the library
- * flushes before it blocks on a full ring, this transport flushes before
- * an endpoint receives, and close() flushes the end of a stream. */
+ * -O batch=N publishes every Nth message. The sender then reserves its
+ * messages in runs of up to N (at most IPCRING_BATCH_MAX) with
+ * ipcring_reserve_batch(), hands out one place per reserve and commits the
+ * run with one ipcring_commit_batch() (IPCRING_MORE until the Nth): the
+ * ring's bookkeeping is paid once per run, not per message. Where a run
+ * does not fit, a message is reserved alone, as with batch=1 (and the
+ * library flushes before it blocks on a full ring). A batch is never left
+ * unpublished while its sender waits: this transport commits the run so
+ * far and flushes before an endpoint receives, and close() does so at the
+ * end of a stream. */
 #include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -86,6 +92,9 @@ struct ring_chan {
 struct tp_endpoint {
 	struct ipcring *tx, *rx;
 	uint32_t batch, pending;	/* messages committed with MORE, unpublished */
+	unsigned run_n, run_i;		/* reserved run: places, handed out so far */
+	bool run_open;			/* run_i's place is handed out, not committed */
+	struct ipcring_rec run[IPCRING_BATCH_MAX];
 	bool peeked;
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
@@ -243,8 +252,26 @@ static int ring_attach_ends(struct tp_channel *ch, struct tp_endpoint *ep, enum 
 	return r ? r : ring_check_info(ch, ep->rx, err, errlen);
 }
 
+/* Commit the messages of the reserved run that were committed to us
+ * (dropping the places not handed out); publish unless @more. */
+static int ring_run_end(struct tp_endpoint *ep, unsigned int flags)
+{
+	unsigned n = ep->run_i;
+	int r;
+
+	if (!ep->run_n)
+		return 0;
+	ep->run_n = ep->run_i = 0;
+	r = ipcring_commit_batch(ep->tx, ep->run, n, flags);
+	if (!(flags & IPCRING_MORE))
+		ep->pending = 0;
+	return r;
+}
+
 static void ring_free_ep(struct tp_endpoint *ep)
 {
+	if (ep->tx)
+		(void)ring_run_end(ep, 0);
 	if (ep->pidfd >= 0)
 		close(ep->pidfd);
 	(void)ipcring_close(ep->tx);
@@ -340,10 +367,39 @@ static int ring_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
 	}
 }
 
+/* -O batch: the next place of the reserved run, reserving a run of the
+ * messages left to the batch's publication when none is open; 0, or
+ * -EAGAIN when no run fits now (then the caller reserves one alone). */
+static int ring_run_next(struct tp_endpoint *ep, size_t len, void **buf)
+{
+	if (ep->run_i == ep->run_n || ep->run[ep->run_i].len != len) {
+		unsigned n = ep->batch - ep->pending;
+
+		if (ring_run_end(ep, IPCRING_MORE))
+			return -EAGAIN;
+		if (n > IPCRING_BATCH_MAX)
+			n = IPCRING_BATCH_MAX;
+		if (n < 2)
+			return -EAGAIN;
+		for (unsigned i = 0; i < n; i++)
+			ep->run[i].len = len;
+		if (ipcring_reserve_batch(ep->tx, ep->run, n, 0))
+			return -EAGAIN;
+		ep->run_n = n;
+	}
+	*buf = ep->run[ep->run_i].buf;
+	ep->run_open = true;
+	return 0;
+}
+
 /* Zero-copy send: the pattern writes the message where the ring keeps it. */
 static ssize_t ring_reserve(struct tp_endpoint *ep, void **buf, size_t len)
 {
-	int r = ipcring_reserve(ep->tx, len, buf, 0);
+	int r;
+
+	if (ep->batch > 1 && ring_run_next(ep, len, buf) == 0)
+		return (ssize_t)len;
+	r = ipcring_reserve(ep->tx, len, buf, 0);
 
 	if (__builtin_expect(r == -EAGAIN, 0))
 		r = ring_reserve_wait(ep, len, buf);
@@ -354,6 +410,16 @@ static ssize_t ring_commit(struct tp_endpoint *ep, size_t len)
 {
 	int r;
 
+	if (ep->run_open) {
+		ep->run_open = false;
+		ep->run[ep->run_i++].len = len;
+		r = 0;
+		if (++ep->pending >= ep->batch)
+			r = ring_run_end(ep, 0);
+		else if (ep->run_i == ep->run_n)
+			r = ring_run_end(ep, IPCRING_MORE);
+		return r ? r : (ssize_t)len;
+	}
 	if (++ep->pending < ep->batch) {
 		r = ipcring_commit(ep->tx, len, IPCRING_MORE);
 	} else {
@@ -396,6 +462,8 @@ static ssize_t ring_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 
 	if (ep->pending) {
 		/* about to wait for the peer: what we sent must be visible first */
+		if (ep->run_n)
+			(void)ring_run_end(ep, 0);
 		ep->pending = 0;
 		(void)ipcring_flush(ep->tx);
 	}
