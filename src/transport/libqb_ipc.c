@@ -534,6 +534,46 @@ static void qi_srv_stop(struct qi_chan *qc)
 	qi_serving = NULL;
 }
 
+/* qb_loop_create needs QI_LOOP_FDS descriptors (its epoll and its signal
+ * pipe) but returns a loop whether it got them or not, and such a loop
+ * crashes qb_loop_destroy (and any use): so look that they are free first,
+ * by taking them (dups, closed again at once). Endpoint threads that open
+ * descriptors in the instant between can still take them. */
+#define QI_LOOP_FDS 3
+
+static int qi_fd_room(const char *what, char *err, size_t errlen)
+{
+	int fds[QI_LOOP_FDS], n = 0, e = 0;
+
+	while (n < QI_LOOP_FDS) {
+		fds[n] = fcntl(2, F_DUPFD_CLOEXEC, 3);
+		if (fds[n] < 0 && errno == EBADF)
+			fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			e = errno;
+			break;
+		}
+		n++;
+	}
+	while (n > 0)
+		close(fds[--n]);
+	if (!e)
+		return 0;
+	if (e == EMFILE || e == ENFILE)
+		return errf(err, errlen, e, "libqb-ipc: %s: fewer than %d descriptors free for "
+			    "qb_loop_create (its epoll and signal pipe); raise the open-file limit: "
+			    "ulimit -n", what, QI_LOOP_FDS);
+	return errf(err, errlen, e, "libqb-ipc: %s: checking free descriptors: %s", what,
+		    strerror(e));
+}
+
+/* A libqb call that failed for want of a descriptor: the fix. */
+static const char *qi_fd_hint(int e)
+{
+	return e == EMFILE || e == ENFILE ? " (out of file descriptors: raise the open-file "
+					    "limit, ulimit -n)" : "";
+}
+
 static int qi_srv_start(struct tp_channel *ch, struct qi_chan *qc, char *err, size_t errlen)
 {
 	struct qb_ipcs_service_handlers sh = {
@@ -578,19 +618,33 @@ static int qi_srv_start(struct tp_channel *ch, struct qi_chan *qc, char *err, si
 		s->slot[i].srv = s;
 		s->slot[i].id = i;
 	}
-	s->loop = qb_loop_create();
 	s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!s->loop || s->tick_fd < 0 || timerfd_settime(s->tick_fd, 0, &slice, NULL) ||
-	    qb_loop_poll_add(s->loop, QB_LOOP_HIGH, s->tick_fd, POLLIN, s, qi_tick)) {
+	if (s->tick_fd < 0 || timerfd_settime(s->tick_fd, 0, &slice, NULL)) {
+		r = errno;
+		qi_srv_stop(qc);
+		return errf(err, errlen, r, "libqb-ipc: server: timerfd: %s%s", strerror(r),
+			    qi_fd_hint(r));
+	}
+	r = qi_fd_room("server", err, errlen);
+	if (r) {
+		qi_srv_stop(qc);
+		return r;
+	}
+	errno = 0;
+	s->loop = qb_loop_create();
+	if (!s->loop || qb_loop_poll_add(s->loop, QB_LOOP_HIGH, s->tick_fd, POLLIN, s, qi_tick)) {
 		r = errno ? errno : ENOMEM;
 		qi_srv_stop(qc);
-		return errf(err, errlen, r, "libqb-ipc: qb_loop_create / its timerfd: %s", strerror(r));
+		return errf(err, errlen, r, "libqb-ipc: server: qb_loop_create: %s%s", strerror(r),
+			    qi_fd_hint(r));
 	}
+	errno = 0;
 	s->svc = qb_ipcs_create(qc->service, 0, QB_IPC_SHM, &sh);
 	if (!s->svc) {
 		r = errno ? errno : ENOMEM;
 		qi_srv_stop(qc);
-		return errf(err, errlen, r, "libqb-ipc: qb_loop_create/qb_ipcs_create: %s", strerror(r));
+		return errf(err, errlen, r, "libqb-ipc: server: qb_ipcs_create: %s%s", strerror(r),
+			    qi_fd_hint(r));
 	}
 	qb_ipcs_service_context_set(s->svc, s);
 	qb_ipcs_poll_handlers_set(s->svc, &ph);
@@ -600,8 +654,8 @@ static int qi_srv_start(struct tp_channel *ch, struct qi_chan *qc, char *err, si
 	if (r < 0) {
 		s->svc = NULL;		/* qb_ipcs_run let go of it */
 		qi_srv_stop(qc);
-		return errf(err, errlen, -r, "libqb-ipc: qb_ipcs_run(%s): %s", qc->service,
-			    strerror(-r));
+		return errf(err, errlen, -r, "libqb-ipc: server: qb_ipcs_run(%s): %s%s",
+			    qc->service, strerror(-r), qi_fd_hint(-r));
 	}
 	return 0;
 }
@@ -823,7 +877,13 @@ static int qi_cli_open(struct tp_channel *ch, struct qi_chan *qc, unsigned id,
 	if (!ep->c)
 		return errf(err, errlen, e, "libqb-ipc: client %u: qb_ipcc_connect(%s): %s%s", id,
 			    qc->service, strerror(e),
-			    e == ECONNREFUSED ? " (the server side never listened: did it start?)" : "");
+			    e == ECONNREFUSED ? " (the server side never listened: did it start?)" :
+			    /* the server's own failures in the set-up come back here too */
+			    e == EMFILE || e == ENFILE ? " (out of file descriptors, here or in the "
+			    "server: raise the open-file limit, ulimit -n)" :
+			    e == ENOSPC ? " (/dev/shm, where libqb makes each connection's rings, "
+			    "is full: free space there, or raise its size: mount -o remount,size=... "
+			    "/dev/shm)" : "");
 	got = qb_ipcc_get_buffer_size(ep->c);
 	if (got < 0 || (size_t)got < qc->buffer)
 		return errf(err, errlen, ENOBUFS, "libqb-ipc: client %u: libqb granted %d bytes per "
