@@ -349,8 +349,12 @@ int ipcring_prepare_wait(struct ipcring *ring);
  * peer its policy does not allow; the client reads the server's and refuses
  * a server whose uid it does not trust (a squatter that bound the name
  * first). Either refusal is -EACCES with a reason; another protocol version
- * is -EPROTO with a reason. Reasons are NUL-terminated strings of at most
- * IPCRING_REASON_MAX bytes, for the caller to show.
+ * is -EPROTO with a reason. A server that cannot make the channel refuses
+ * with that error (-EMFILE out of descriptors, -ENOMEM) and a reason; it
+ * keeps one descriptor in reserve so that even a full descriptor table can
+ * take a waiting client to refuse it (-EMFILE). A client that cannot take
+ * the channel's descriptors itself gets -EMFILE. Reasons are NUL-terminated
+ * strings of at most IPCRING_REASON_MAX bytes, for the caller to show.
  * ====================================================================== */
 
 #define IPCRING_PROTO_VERSION	1u

@@ -79,6 +79,13 @@ static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, int timeout_ms)
 	if (ret)
 		return ret;
 	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && errno == ECONNRESET) {
+		/* a server that closed with our hello unread resets the socket,
+		 * and the reset is read before the refusal it sent: again */
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0 && errno == EAGAIN)
+			return -ECONNRESET;
+	}
 	if (n < 0)
 		return -errno;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -96,8 +103,11 @@ static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, int timeout_ms)
 	}
 	if (n == 0)
 		return -ECONNRESET;
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n != (ssize_t)sizeof(*rep) ||
-	    rep->magic != HS_REPLY_MAGIC)
+	if (n == (ssize_t)sizeof(*rep) && rep->magic == HS_REPLY_MAGIC && rep->status == 0 &&
+	    !(mh.msg_flags & MSG_TRUNC) && (mh.msg_flags & MSG_CTRUNC) && nfds < HS_NFDS)
+		ret = -EMFILE;	/* the kernel could not install them all here */
+	else if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n != (ssize_t)sizeof(*rep) ||
+		 rep->magic != HS_REPLY_MAGIC)
 		ret = -EBADMSG;
 	else if (rep->status == 0 && nfds != HS_NFDS)
 		ret = -EBADMSG;
@@ -132,17 +142,29 @@ static int cl_handshake(struct ipcring_conn *c, const char *name,
 			   "uid: someone else may hold the name", name, c->peer.uid, c->peer.pid);
 		return -EACCES;
 	}
+	memset(&rep, 0, sizeof(rep));
 	if (send(c->sock, &hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
 		ret = -errno;
-		ipc_reason(reason, len, "sending the hello to %s: %s", name, strerror(-ret));
-		return ret;
+		/* refused before the hello (out of descriptors): the reason
+		 * may be waiting */
+		if ((ret != -EPIPE && ret != -ECONNRESET) ||
+		    cl_recv_reply(c->sock, &rep, fds, 0) || !rep.status) {
+			for (int i = 0; i < HS_NFDS; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
+			ipc_reason(reason, len, "sending the hello to %s: %s", name, strerror(-ret));
+			return ret;
+		}
+		ret = 0;	/* the refusal, below */
+	} else {
+		ret = cl_recv_reply(c->sock, &rep, fds, timeout_ms);
 	}
-	memset(&rep, 0, sizeof(rep));
-	ret = cl_recv_reply(c->sock, &rep, fds, timeout_ms);
 	if (ret) {
 		ipc_reason(reason, len, "%s: %s", name, ret == -EBADMSG ?
 			   "the server's reply is not an ipcring reply" :
 			   ret == -ECONNRESET ? "the server closed the connection" :
+			   ret == -EMFILE ? "receiving the channel's descriptors: out of file "
+					    "descriptors in this process" :
 			   strerror(-ret));
 		return ret;
 	}

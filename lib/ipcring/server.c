@@ -41,6 +41,7 @@
 struct ipcring_server {
 	int lfd;
 	int epfd;			/* made on first use (dispatch, server_fd) */
+	int reserve_fd;			/* let go to refuse a client when out of fds */
 	struct ipc_addr addr;
 	dev_t dev;
 	ino_t ino;
@@ -263,10 +264,44 @@ static int srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool 
 	c->tag = h.tag;
 	c->id = ++s->next_id;
 	ret = srv_channel(s, c);
-	if (ret)
+	if (ret) {
+		/* the client is told why (out of descriptors, of memory) */
 		ipc_reason(reason, len, "making the channel for pid %d: %s", c->peer.pid,
 			   strerror(-ret));
+		srv_refuse(c->sock, ret, reason);
+	}
 	return ret;
+}
+
+static void srv_refused(struct ipcring_server *s, const struct ipcring_cred *p, int err,
+			const char *reason);
+
+/* accept4 failed for want of a descriptor (@err): let the reserved one go,
+ * take the waiting connection and refuse it with the reason, so that the
+ * client learns why and the listening socket does not stay readable. */
+static void srv_refuse_nofd(struct ipcring_server *s, int err)
+{
+	char reason[IPCRING_REASON_MAX], hello[sizeof(struct hs_hello)];
+	struct ipcring_cred peer;
+	int fd;
+
+	if (s->reserve_fd < 0)
+		return;
+	close(s->reserve_fd);
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd >= 0) {
+		memset(&peer, 0, sizeof(peer));
+		(void)ipc_peer_cred(fd, &peer);
+		/* the hello read first: a socket closed with unread data
+		 * resets its peer before the peer reads the refusal */
+		(void)recv(fd, hello, sizeof(hello), MSG_DONTWAIT);
+		ipc_reason(reason, sizeof(reason), "the server is out of file descriptors "
+			   "(accept: %s)", strerror(-err));
+		srv_refuse(fd, err, reason);
+		close(fd);
+		srv_refused(s, &peer, err, reason);
+	}
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 /* accept4 one pending connection (non-blocking) into a new handle. */
@@ -276,8 +311,12 @@ static int srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out)
 	int fd, ret;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (fd < 0) {
+		ret = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		if (ret == -EMFILE || ret == -ENFILE)
+			srv_refuse_nofd(s, ret);
+		return ret;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -329,8 +368,10 @@ int ipcring_server_accept(struct ipcring_server *s, struct ipcring_conn **conn,
 		if (ret)
 			return ret;
 	}
-	if (ret)
+	if (ret) {
+		ipc_reason(reason, len, "accept: %s", strerror(-ret));
 		return ret;
+	}
 	ret = ipc_wait_fd(c->sock, POLLIN, (int)s->handshake_ms);
 	if (ret == -ETIMEDOUT)
 		ipc_reason(reason, len, "pid %d sent no hello within %u ms", c->peer.pid,
@@ -458,6 +499,9 @@ int ipcring_listen(struct ipcring_server **out, const char *name,
 		return -ENOMEM;
 	s->lfd = s->epfd = -1;
 	s->owner = getpid();
+	/* best effort: without it, a client refused for want of descriptors
+	 * waits for its timeout instead of learning why */
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ret = srv_opts(s, o);
 	if (ret)
 		ipc_reason(reason, len, "bad server options");
@@ -466,7 +510,8 @@ int ipcring_listen(struct ipcring_server **out, const char *name,
 		close(mfd);
 		close(efd);
 	} else if (!reason || !reason[0]) {
-		ipc_reason(reason, len, "bad ring options: %s", strerror(-ret));
+		ipc_reason(reason, len, ret == -EINVAL ? "bad ring options: %s" :
+			   "making a ring to check the options: %s", strerror(-ret));
 	}
 	if (!ret)
 		ret = ipc_resolve(name, &s->addr, true, reason, len);
@@ -890,6 +935,8 @@ int ipcring_server_close(struct ipcring_server *s)
 		close(s->lfd);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	free(s->conns);
 	free(s->open);
 	free(s->uids);

@@ -188,8 +188,10 @@ static int ripc_accept(struct tp_channel *ch, unsigned id, const _Atomic int *st
 		if (r == -EACCES || r == -EPROTO || r == -ECONNRESET)
 			continue;	/* refused (it was told why) or gone: not ours */
 		if (r)
-			return errf(err, errlen, -r, "ring-ipc: server: accept for client %u: %s",
-				    id, why[0] ? why : strerror(-r));
+			return errf(err, errlen, -r, "ring-ipc: server: accept for client %u: %s%s",
+				    id, why[0] ? why : strerror(-r), r == -EMFILE || r == -ENFILE ?
+				    " (out of file descriptors: raise the open-file limit, ulimit -n)" :
+				    "");
 		if (ipcring_conn_tag(c, &tag) || tag >= rc->nclients || rc->early[tag]) {
 			(void)ipcring_conn_close(c);	/* not one of this cell's clients */
 			continue;
@@ -246,7 +248,10 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		}
 		r = ipcring_connect(&ep->conn, rc->name, &co, why, sizeof(why));
 		if (r)
-			errf(err, errlen, -r, "ring-ipc: client %u: %s", id, why);
+			/* -EMFILE: this process's, or the server's in its refusal */
+			errf(err, errlen, -r, "ring-ipc: client %u: %s%s", id, why,
+			     r == -EMFILE || r == -ENFILE ? " (out of file descriptors: raise the "
+			     "open-file limit, ulimit -n)" : "");
 	}
 	if (!r)
 		r = ipcring_conn_rings(ep->conn, &ep->tx, &ep->rx);

@@ -6,13 +6,16 @@
  * refusals with their reasons (another protocol version, a hello that is
  * not one, a full server, a name nobody listens on, a directory others can
  * enter); a stale socket file replaced, a live one kept; a dead server
- * gives the client -EPIPE; nothing is left behind.
+ * gives the client -EPIPE; a server out of descriptors (at accept, at the
+ * channel) refuses with -EMFILE and says so; nothing is left behind.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -310,12 +313,66 @@ static void test_accept(void)
 	T_EQ(ipcring_conn_close(cc), 0);
 }
 
+/* A server child out of descriptors: first none at all (accept4 fails:
+ * the reserved one takes the connection to refuse it), then one (the
+ * accept, but not the channel). The client learns -EMFILE and why, each
+ * time; the server's accept returns -EMFILE too. */
+static void test_no_fds(void)
+{
+	char name[64], why[IPCRING_REASON_MAX];
+	struct ipcring_server *s;
+	struct ipcring_conn *sc, *cc;
+	struct rlimit rl;
+	pid_t pid;
+	int st;
+
+	snprintf(name, sizeof(name), "@ipcring-test-nofd-%d", (int)getpid());
+	T_EQ(ipcring_listen(&s, name, NULL, why, sizeof(why)), 0);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		int top = 0, fd;
+
+		for (fd = 0; fd < 1024; fd++)
+			if (fcntl(fd, F_GETFD) >= 0)
+				top = fd;
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < (rlim_t)top + 2)
+			_exit(10);
+		rl.rlim_cur = (rlim_t)top + 1;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(10);
+		while (dup(0) >= 0)	/* the holes below the limit filled */
+			;
+		if (ipcring_server_accept(s, &sc, why, sizeof(why), 5000) != -EMFILE ||
+		    !strstr(why, "accept"))
+			_exit(11);
+		rl.rlim_cur = (rlim_t)top + 2;	/* room for the accept alone */
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(12);
+		if (ipcring_server_accept(s, &sc, why, sizeof(why), 5000) != -EMFILE ||
+		    !strstr(why, "making the channel"))
+			_exit(13);
+		_exit(0);
+	}
+	T_EQ(ipcring_server_close(s), 0);	/* the child keeps its copy */
+	T_EQ(ipcring_connect(&cc, name, NULL, why, sizeof(why)), -EMFILE);
+	printf("refusal (no descriptors at accept): %s\n", why);
+	T_ASSERT(strstr(why, "out of file descriptors"));
+	T_EQ(ipcring_connect(&cc, name, NULL, why, sizeof(why)), -EMFILE);
+	printf("refusal (no descriptors for the channel): %s\n", why);
+	T_ASSERT(strstr(why, "making the channel") && strstr(why, "Too many open files"));
+	T_EQ(waitpid(pid, &st, 0), pid);
+	T_ASSERT(WIFEXITED(st));
+	T_EQ(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	test_names();
 	test_refusals();
 	test_accept();
+	test_no_fds();
 	printf("connect: ok\n");
 	return 0;
 }
