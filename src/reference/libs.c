@@ -3,7 +3,8 @@
  * qb_rb_chunk_read to receive, as qbrb.h documents them; -O capacity and
  * wait as the cell) and libipcring's pair of rings (reserve, commit, peek,
  * release; -O capacity, align, spin-ns, batch and the transport's wait
- * mode as the cell). No closed word, no end-of-stream marker, no stop
+ * mode as the cell; with batch, runs of reservations committed at once,
+ * as the transport makes them). No closed word, no end-of-stream marker, no stop
  * flag, no peer watch: only the calls that move a message, the waits
  * ending now and then so that a thread can be cancelled. */
 #include <errno.h>
@@ -190,7 +191,58 @@ struct ref_ring {
 	struct ipcring *tx[2], *rx[2]; /* [role], attached by the side itself */
 	uint32_t batch, pending[2];
 	bool zerocopy;
+	/* -O batch: runs of places, as the transport reserves them */
+	struct ipcring_rec run[2][IPCRING_BATCH_MAX];
+	unsigned run_n[2], run_i[2];
 };
+
+/* Commit the run's messages written so far; publish unless IPCRING_MORE. */
+static int ring_run_end(struct ref_ring *g, int role, unsigned int flags)
+{
+	unsigned n = g->run_i[role];
+
+	if (!g->run_n[role])
+		return 0;
+	g->run_n[role] = g->run_i[role] = 0;
+	if (!(flags & IPCRING_MORE))
+		g->pending[role] = 0;
+	return ipcring_commit_batch(g->tx[role], g->run[role], n, flags);
+}
+
+/* One message into the reserved run (reserving one when none is open):
+ * 0, an error, or -EAGAIN when no run fits (then it is sent alone). */
+static int ring_run_send(struct ref_ring *g, int role, size_t len)
+{
+	struct ipcring_rec *run = g->run[role];
+	unsigned i = g->run_i[role];
+	unsigned char *p;
+
+	if (i == g->run_n[role] || run[i].len != len) {
+		unsigned k = g->batch - g->pending[role];
+
+		if (ring_run_end(g, role, IPCRING_MORE))
+			return -EAGAIN;
+		if (k > IPCRING_BATCH_MAX)
+			k = IPCRING_BATCH_MAX;
+		if (k < 2)
+			return -EAGAIN;
+		for (unsigned j = 0; j < k; j++)
+			run[j].len = len;
+		if (ipcring_reserve_batch(g->tx[role], run, k, 0))
+			return -EAGAIN;
+		g->run_n[role] = k;
+		i = 0;
+	}
+	p = run[i].buf;
+	for (size_t b = 0; b < len; b += 64)
+		p[b] = (unsigned char)g->pending[role];
+	g->run_i[role] = i + 1;
+	if (++g->pending[role] >= g->batch)
+		return ring_run_end(g, role, 0);
+	if (g->run_i[role] == g->run_n[role])
+		return ring_run_end(g, role, IPCRING_MORE);
+	return 0;
+}
 
 static int ring_side_open(struct ref_chan *ch, int role, const char **what)
 {
@@ -206,6 +258,8 @@ static void ring_side_close(struct ref_chan *ch, int role)
 {
 	struct ref_ring *g = ch->priv;
 
+	if (g->tx[role])
+		(void)ring_run_end(g, role, 0);
 	(void)ipcring_close(g->tx[role]);
 	(void)ipcring_close(g->rx[role]);
 	g->tx[role] = g->rx[role] = NULL;
@@ -217,9 +271,18 @@ static int ring_send(struct ref_chan *ch, int role, const void *buf, size_t n, c
 {
 	struct ref_ring *g = ch->priv;
 	void *p;
-	int r = ipcring_reserve(g->tx[role], n, &p, 0);
+	int r;
 
 	(void)buf;
+	if (g->batch > 1) {
+		r = ring_run_send(g, role, n);
+		if (r != -EAGAIN) {
+			if (r)
+				*what = "ipcring_commit_batch";
+			return r;
+		}
+	}
+	r = ipcring_reserve(g->tx[role], n, &p, 0);
 	while (r == -EAGAIN || r == -ETIMEDOUT) {
 		pthread_testcancel();
 		r = ipcring_reserve(g->tx[role], n, &p, REF_SLICE_MS);
@@ -244,6 +307,7 @@ static int ring_recv(struct ref_chan *ch, int role, void *buf, size_t n, const c
 	int r;
 
 	if (g->pending[role]) { /* what was batched, out before waiting */
+		(void)ring_run_end(g, role, 0);
 		g->pending[role] = 0;
 		(void)ipcring_flush(g->tx[role]);
 	}
