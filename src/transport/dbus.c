@@ -237,8 +237,13 @@ static int db_start(struct db_ep *d, const char *who, unsigned id, char *err, si
 			return 0;
 		r = sd_bus_process(d->bus, NULL);
 		if (r < 0)
-			return errf(err, errlen, -r, "dbus: %s %u: the D-Bus handshake: %s", who, id,
-				    strerror(-r));
+			/* -ENOBUFS: the bus daemon refused (LimitsExceeded); it
+			 * runs under this process's open-file limit, the usual
+			 * one it reaches */
+			return errf(err, errlen, -r, "dbus: %s %u: the D-Bus handshake: %s%s", who,
+				    id, strerror(-r), r == -ENOBUFS ? " (a limit of the bus daemon, "
+				    "most often its open-file limit, which is this run's: raise it, "
+				    "ulimit -n)" : "");
 		if (r > 0)
 			continue;
 		if (db_stopping(d))
