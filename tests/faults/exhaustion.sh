@@ -8,6 +8,8 @@
 # msgsize_max), the SysV limits (msgmni, semmni, msgmnb) and a full
 # /dev/shm. The kernel limits are lowered only inside this test's private
 # IPC and mount namespaces (root); elsewhere those parts are skipped.
+# FAULT_TRANSPORTS narrows the transports; FAULT_OPTS goes with each of
+# their runs (FAULT_TRANSPORTS=dbus FAULT_OPTS="-O via=bus").
 . "$(dirname "$0")/lib.bash"
 
 dir=$(mktemp -d)
@@ -75,7 +77,7 @@ for tp in "${tps[@]}"; do
 	for n in 6 16; do
 		limit_case "ulimit -n $n: $tp --clients $clients" 1 "$nofile_re" \
 			bash -c 'ulimit -n "$1"; shift; exec "$@"' _ $n \
-			"$IPCLAB" "${run_args[@]}" -t "$tp" --clients $clients
+			"$IPCLAB" "${run_args[@]}" -t "$tp" --clients $clients "${fault_opts[@]}"
 	done
 done
 
@@ -123,7 +125,7 @@ fi
 if [ "$IPCLAB_TEST_NS" = 1 ] && mount -t tmpfs -o size=64k,mode=1777 ipclab-small /dev/shm; then
 	for tp in "${tps[@]}"; do
 		limit_case "64 KiB /dev/shm: $tp" 1 'No space left on device|/dev/shm' \
-			"$IPCLAB" "${run_args[@]}" -t "$tp"
+			"$IPCLAB" "${run_args[@]}" -t "$tp" "${fault_opts[@]}"
 	done
 	umount /dev/shm
 else

@@ -127,10 +127,13 @@ kill_tagged() {
 	done
 }
 
-# Transports `ipclab list` shows that run with process endpoints, one a line.
+# Transports `ipclab list` shows that run with process endpoints, one a line;
+# FAULT_TRANSPORTS="a b" (or a,b) keeps only those.
 process_transports() {
-	"$IPCLAB" list | awk '/^transports:/ {t = 1; next} /^patterns:/ {t = 0}
-		t && /^  [^ -]/ && $2 !~ /thread-only/ {print $1}'
+	"$IPCLAB" list | awk -v only="${FAULT_TRANSPORTS:-}" '
+		BEGIN { n = split(only, w, /[ ,]+/); for (i = 1; i <= n; i++) if (w[i] != "") keep[w[i]] = 1 }
+		/^transports:/ {t = 1; next} /^patterns:/ {t = 0}
+		t && /^  [^ -]/ && $2 !~ /thread-only/ && (only == "" || $1 in keep) {print $1}'
 }
 
 # Transports whose caps include $1 (e.g. spins).
