@@ -26,7 +26,7 @@ struct pattern {
 	/* Optional: endpoints on channels of their own (one per hop of a
 	 * graph, each with one client id) instead of one channel the server
 	 * shares with every client: how many the cell needs, and how a side
-	 * opens (0 or part_fail()'s result) and closes its endpoints on them. */
+	 * opens (0 or pat_fail()'s result) and closes its endpoints on them. */
 	unsigned (*channels)(const struct cell *c);
 	int (*open)(struct participant *self);
 	void (*close)(struct participant *self);
@@ -38,25 +38,25 @@ extern const size_t n_patterns;
 const struct pattern *pattern_find(const char *name);
 
 /* Runner services for patterns (src/core/side.c). */
-bool part_stopping(const struct participant *p);
-void part_window_begin(struct participant *p);
-void part_window_end(struct participant *p);
-static inline void part_progress(struct participant *p, uint64_t n)
+bool pat_stopping(const struct participant *p);
+void pat_window_begin(struct participant *p);
+void pat_window_end(struct participant *p);
+static inline void pat_progress(struct participant *p, uint64_t n)
 {
 	atomic_store_explicit(&p->st->progress, n, memory_order_relaxed);
 }
 /* Fail this side with a message (returns -err). */
-int part_fail(struct participant *p, int err, const char *fmt, ...)
+int pat_fail(struct participant *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Check a received message's header: sequence and length (and payload with
- * verify). 0, or part_fail()'s result with expected vs got. */
-int part_check_msg(struct participant *p, const void *buf, ssize_t got, uint32_t want_seq);
+ * verify). 0, or pat_fail()'s result with expected vs got. */
+int pat_check_msg(struct participant *p, const void *buf, ssize_t got, uint32_t want_seq);
 
 /* The common case inline (right length and sequence, no --verify); the
  * out-of-line check names what is wrong. The header's first two words are
  * read through memcpy: a transport's buffer need not be aligned. */
-static inline int part_check_fast(struct participant *p, const void *buf, ssize_t got,
+static inline int pat_check_fast(struct participant *p, const void *buf, ssize_t got,
 				  uint32_t want_seq)
 {
 	uint32_t w[2];
@@ -66,7 +66,7 @@ static inline int part_check_fast(struct participant *p, const void *buf, ssize_
 		if (w[0] == want_seq && (w[1] & 0x7fffffffu) == (uint32_t)got)
 			return 0;
 	}
-	return part_check_msg(p, buf, got, want_seq);
+	return pat_check_msg(p, buf, got, want_seq);
 }
 
 #endif

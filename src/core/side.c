@@ -42,12 +42,12 @@ static struct run_ctl *ctl_of(const struct participant *p)
 	return p->ctl;
 }
 
-bool part_stopping(const struct participant *p)
+bool pat_stopping(const struct participant *p)
 {
 	return atomic_load_explicit(&ctl_of(p)->stop, memory_order_relaxed);
 }
 
-void part_window_begin(struct participant *p)
+void pat_window_begin(struct participant *p)
 {
 	struct run_ctl *ctl = ctl_of(p);
 
@@ -60,7 +60,7 @@ void part_window_begin(struct participant *p)
 	atomic_store(&p->st->state, SIDE_IN_WINDOW);
 }
 
-void part_window_end(struct participant *p)
+void pat_window_end(struct participant *p)
 {
 	struct rusage_snap ru1;
 	struct run_ctl *ctl = ctl_of(p);
@@ -76,7 +76,7 @@ void part_window_end(struct participant *p)
 		sys_snap_take(&ctl->sys1);
 }
 
-int part_fail(struct participant *p, int err, const char *fmt, ...)
+int pat_fail(struct participant *p, int err, const char *fmt, ...)
 {
 	va_list ap;
 	int n = snprintf(p->st->err, sizeof(p->st->err), "%s %u: ",
@@ -93,26 +93,26 @@ int part_fail(struct participant *p, int err, const char *fmt, ...)
 	return -err;
 }
 
-int part_check_msg(struct participant *p, const void *buf, ssize_t got, uint32_t want_seq)
+int pat_check_msg(struct participant *p, const void *buf, ssize_t got, uint32_t want_seq)
 {
 	const struct msg_hdr *h = buf;
 	size_t want_len = p->cell->size;
 	size_t bad;
 
 	if (got < 0)
-		return part_fail(p, (int)-got, "receive failed after %llu messages: %s",
+		return pat_fail(p, (int)-got, "receive failed after %llu messages: %s",
 				 (unsigned long long)atomic_load(&p->st->progress), strerror((int)-got));
 	if (got == 0)
-		return part_fail(p, EPIPE, "peer closed after %llu messages (expected more)",
+		return pat_fail(p, EPIPE, "peer closed after %llu messages (expected more)",
 				 (unsigned long long)atomic_load(&p->st->progress));
 	if ((size_t)got != want_len || (h->len & MSG_LEN_MASK) != want_len)
-		return part_fail(p, EBADMSG, "message %u: length %zd (header says %u), expected %zu",
+		return pat_fail(p, EBADMSG, "message %u: length %zd (header says %u), expected %zu",
 				 want_seq, got, h->len & MSG_LEN_MASK, want_len);
 	if (h->seq != want_seq)
-		return part_fail(p, EBADMSG, "sequence %u received, expected %u (%s)", h->seq,
+		return pat_fail(p, EBADMSG, "sequence %u received, expected %u (%s)", h->seq,
 				 want_seq, h->seq < want_seq ? "duplicate or reorder" : "message lost");
 	if (p->cell->verify && (bad = msg_check_payload(buf, want_len, want_seq)))
-		return part_fail(p, EBADMSG, "message %u: payload corrupt at byte %zu", want_seq,
+		return pat_fail(p, EBADMSG, "message %u: payload corrupt at byte %zu", want_seq,
 				 bad - 1);
 	return 0;
 }
@@ -130,7 +130,7 @@ static int side_open(struct participant *p)
 	if (p->role == TP_CLIENT) {
 		ret = tp->open(p->ch, TP_CLIENT, p->id, &p->ep, err, sizeof(err));
 		if (ret)
-			return part_fail(p, -ret, "%s", err);
+			return pat_fail(p, -ret, "%s", err);
 		return 0;
 	}
 	for (unsigned i = 0; i < p->cell->clients; i++) {
@@ -138,7 +138,7 @@ static int side_open(struct participant *p)
 		if (ret) {
 			while (i-- > 0)
 				tp->close(p->eps[i]);
-			return part_fail(p, -ret, "%s", err);
+			return pat_fail(p, -ret, "%s", err);
 		}
 	}
 	p->ep = p->eps[0];
@@ -192,13 +192,13 @@ int runner_side_run(struct side_arg *a)
 	p.st->tid = (int)syscall(SYS_gettid);
 	ret = placement_apply(a->cell, a->role, a->id, err, sizeof(err));
 	if (ret) {
-		part_fail(&p, -ret, "%s", err);
+		pat_fail(&p, -ret, "%s", err);
 		goto out;
 	}
 	p.st->cpu = sched_getcpu();
 	p.buf = aligned_alloc(64, (a->cell->size + 63) & ~(size_t)63);
 	if (!p.buf) {
-		ret = part_fail(&p, ENOMEM, "no memory for a %llu-byte buffer",
+		ret = pat_fail(&p, ENOMEM, "no memory for a %llu-byte buffer",
 				(unsigned long long)a->cell->size);
 		goto out;
 	}
@@ -211,11 +211,11 @@ int runner_side_run(struct side_arg *a)
 	runner_wake_all(&a->ctl->ready);
 	if (side_wait_gate(a->ctl))
 		ret = a->role == TP_SERVER ? pat->server(&p) : pat->client(&p);
-	part_window_end(&p);
+	pat_window_end(&p);
 	side_close(&p);
 out:
 	if (ret && !p.st->status)
-		part_fail(&p, ret < 0 ? -ret : EIO, "failed: %s", strerror(ret < 0 ? -ret : EIO));
+		pat_fail(&p, ret < 0 ? -ret : EIO, "failed: %s", strerror(ret < 0 ? -ret : EIO));
 	free(p.buf);
 	atomic_store(&p.st->state, SIDE_DONE);
 	atomic_fetch_add(&a->ctl->done, 1);

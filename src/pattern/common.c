@@ -7,11 +7,11 @@
 
 static int send_failed(struct participant *p, uint32_t seq, ssize_t n, size_t len)
 {
-	if (n == -EINTR && part_stopping(p))
+	if (n == -EINTR && pat_stopping(p))
 		return -EINTR;
 	if (n < 0)
-		return part_fail(p, (int)-n, "send of message %u failed: %s", seq, strerror((int)-n));
-	return part_fail(p, EIO, "send of message %u moved %zd of %zu bytes", seq, n, len);
+		return pat_fail(p, (int)-n, "send of message %u failed: %s", seq, strerror((int)-n));
+	return pat_fail(p, EIO, "send of message %u moved %zd of %zu bytes", seq, n, len);
 }
 
 static inline void build(void *buf, size_t len, uint32_t seq, uint32_t flags, uint64_t ts_ns,
@@ -63,10 +63,10 @@ int pat_recv(struct participant *p, struct tp_endpoint *ep, uint32_t want_seq,
 		n = tp->peek(ep, &msg, p->cell->size);
 	else
 		n = tp->recv(ep, p->buf, p->cell->size);
-	if (n == -EINTR && part_stopping(p))
+	if (n == -EINTR && pat_stopping(p))
 		return -EINTR;
 	*hdr = msg;
-	return part_check_fast(p, msg, n, want_seq);
+	return pat_check_fast(p, msg, n, want_seq);
 }
 
 void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy)
@@ -128,6 +128,6 @@ void pat_wait_until(const struct participant *p, uint64_t t_ns)
 {
 	struct timespec ts = ns_to_timespec(t_ns);
 
-	while (now_ns() < t_ns && !part_stopping(p))
+	while (now_ns() < t_ns && !pat_stopping(p))
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }

@@ -19,7 +19,7 @@ int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32
 
 /* Receive message want_seq on ep and check it. On success *hdr points at
  * the received header (in p->buf, or in place when zero-copy), valid until
- * pat_recv_done(). Returns 0 or a part_fail() error. */
+ * pat_recv_done(). Returns 0 or a pat_fail() error. */
 int pat_recv(struct participant *p, struct tp_endpoint *ep, uint32_t want_seq,
 	     const struct msg_hdr **hdr, bool zerocopy);
 void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy);

@@ -153,9 +153,9 @@ static int open_one(struct participant *p, unsigned ch, enum tp_role role,
 	int ret;
 
 	if (ch >= p->nch)
-		return part_fail(p, EINVAL, "no channel %u (%u made)", ch, p->nch);
+		return pat_fail(p, EINVAL, "no channel %u (%u made)", ch, p->nch);
 	ret = p->cell->tp->open(&p->chs[ch], role, 0, ep, err, sizeof(err));
-	return ret ? part_fail(p, -ret, "%s", err) : 0;
+	return ret ? pat_fail(p, -ret, "%s", err) : 0;
 }
 
 /* The driver opens its server ends first, then its client end; a stage its
@@ -230,11 +230,11 @@ static bool sleep_until(const struct participant *p, uint64_t t)
 	struct timespec ts = ns_to_timespec(t);
 
 	while (now_ns() < t) {
-		if (part_stopping(p))
+		if (pat_stopping(p))
 			return false;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
-	return !part_stopping(p);
+	return !pat_stopping(p);
 }
 
 /* One pass of buffer m through the graph; 0, or an error. */
@@ -282,7 +282,7 @@ static int cycle_driver(struct participant *p)
 	 * are otherwise deferred by up to its slack (50 us by default) */
 	if (prctl(PR_SET_TIMERSLACK, ((const struct cycle_opts *)c->pat_opts)->timer_slack_ns, 0, 0,
 		  0) < 0)
-		return part_fail(p, errno, "prctl(PR_SET_TIMERSLACK): %s", strerror(errno));
+		return pat_fail(p, errno, "prctl(PR_SET_TIMERSLACK): %s", strerror(errno));
 	cycle_series_init(&cs->series);
 	hist_init(&cs->b);
 	/* the first period starts one period from now: every side is past the
@@ -294,7 +294,7 @@ static int cycle_driver(struct participant *p)
 		uint64_t now = now_ns(), done;
 
 		if (k == c->warmup)
-			part_window_begin(p);
+			pat_window_begin(p);
 		if (in_window && now > due + deadline) {
 			/* its deadline passed before it could start */
 			cs->cycles++;
@@ -303,7 +303,7 @@ static int cycle_driver(struct participant *p)
 			cycle_series_add(&cs->series, UINT64_MAX, true);
 			atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
 			atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
-			part_progress(p, k + 1);
+			pat_progress(p, k + 1);
 			continue;
 		}
 		if (now < due) {
@@ -328,13 +328,13 @@ static int cycle_driver(struct participant *p)
 			atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
 			atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
 		}
-		part_progress(p, k + 1);
-		if (part_stopping(p))
+		pat_progress(p, k + 1);
+		if (pat_stopping(p))
 			return -EINTR;
 	}
 	p->st->msgs = cs->cycles;
 	p->st->bytes = cs->cycles * c->size * cycle_channels(c);
-	part_window_end(p);
+	pat_window_end(p);
 	/* the end marker: every stage forwards it and leaves */
 	return run_graph(p, m, MSG_F_END);
 }
@@ -355,7 +355,7 @@ static int cycle_stage(struct participant *p)
 		uint32_t end;
 
 		if (m == c->warmup)
-			part_window_begin(p);
+			pat_window_begin(p);
 		ret = pat_recv(p, p->ep, m, &h, false);
 		if (ret)
 			return ret;
@@ -376,13 +376,13 @@ static int cycle_stage(struct participant *p)
 			hist_add(&cs->b, t_out - t_in);
 			got++;
 		}
-		part_progress(p, m + 1);
-		if (part_stopping(p))
+		pat_progress(p, m + 1);
+		if (pat_stopping(p))
 			return -EINTR;
 	}
 	p->st->msgs = got;
 	p->st->bytes = got * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 

@@ -49,7 +49,7 @@ int pat_fanin_open(struct participant *p, struct pat_fanin *f, int serve_mode,
 		f->live[i] = true;
 	f->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (f->epfd < 0)
-		return part_fail(p, errno, "epoll_create1: %s%s", strerror(errno),
+		return pat_fail(p, errno, "epoll_create1: %s%s", strerror(errno),
 				 errno == EMFILE ? " (raise ulimit -n)" : "");
 	for (unsigned i = 0; i < f->n; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
@@ -58,7 +58,7 @@ int pat_fanin_open(struct participant *p, struct pat_fanin *f, int serve_mode,
 			int e = errno;
 
 			pat_fanin_close(f);
-			return part_fail(p, e, "epoll_ctl on client %u's endpoint: %s", i, strerror(e));
+			return pat_fail(p, e, "epoll_ctl on client %u's endpoint: %s", i, strerror(e));
 		}
 	}
 	return 0;
@@ -95,7 +95,7 @@ static int fanin_wait_spin(struct participant *p, struct pat_fanin *f, unsigned 
 				end = t + f->spin_ns;
 			if (t >= end)
 				break;
-			if (part_stopping(p))
+			if (pat_stopping(p))
 				return -EINTR;
 		}
 		cpu_relax();
@@ -106,11 +106,11 @@ static int fanin_wait_spin(struct participant *p, struct pat_fanin *f, unsigned 
 			return n;
 		n = epoll_wait(f->epfd, ev, MAX_CLIENTS, FANIN_SLICE_MS);
 		if (n < 0 && errno != EINTR)
-			return part_fail(p, errno, "epoll_wait: %s", strerror(errno));
+			return pat_fail(p, errno, "epoll_wait: %s", strerror(errno));
 		n = fanin_scan(p, f, ready, false);
 		if (n)
 			return n;
-		if (part_stopping(p))
+		if (pat_stopping(p))
 			return -EINTR;
 	}
 }
@@ -130,8 +130,8 @@ int pat_fanin_wait(struct participant *p, struct pat_fanin *f, unsigned *ready)
 			return n;
 		}
 		if (n < 0 && errno != EINTR)
-			return part_fail(p, errno, "epoll_wait: %s", strerror(errno));
-		if (part_stopping(p))
+			return pat_fail(p, errno, "epoll_wait: %s", strerror(errno));
+		if (pat_stopping(p))
 			return -EINTR;
 	}
 }

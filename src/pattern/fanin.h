@@ -39,11 +39,11 @@ struct pat_fanin {
 
 /* Can this server wait on all its clients at once? */
 bool pat_fanin_possible(const struct participant *p, int serve_mode);
-/* 0, or a part_fail() error. */
+/* 0, or a pat_fail() error. */
 int pat_fanin_open(struct participant *p, struct pat_fanin *f, int serve_mode,
 		   uint64_t spin_ns);
 /* Block until some clients are ready: their indices in ready[] (at most
- * MAX_CLIENTS), the count returned; -EINTR on a stop; a part_fail() error. */
+ * MAX_CLIENTS), the count returned; -EINTR on a stop; a pat_fail() error. */
 int pat_fanin_wait(struct participant *p, struct pat_fanin *f, unsigned *ready);
 /* Client i has ended: wait on it no more. */
 void pat_fanin_drop(struct participant *p, struct pat_fanin *f, unsigned i);

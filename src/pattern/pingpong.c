@@ -37,7 +37,7 @@ static int pingpong_client(struct participant *p)
 		uint64_t t0, t1;
 
 		if (seq == c->warmup) {
-			part_window_begin(p);
+			pat_window_begin(p);
 			if (c->duration_ns)
 				deadline = p->st->win_start_ns + c->duration_ns;
 		}
@@ -59,16 +59,16 @@ static int pingpong_client(struct participant *p)
 		t1 = now_ns();
 		if (seq >= c->warmup)
 			hist_add(&p->st->hist, t1 - t0);
-		part_progress(p, seq + 1);
+		pat_progress(p, seq + 1);
 		if (flags & MSG_F_END)
 			break;
 		pat_think(p);
-		if (part_stopping(p))
+		if (pat_stopping(p))
 			return -EINTR;
 	}
 	p->st->msgs = seq + 1 > c->warmup ? seq + 1 - c->warmup : 0;
 	p->st->bytes = 2 * p->st->msgs * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 
@@ -95,7 +95,7 @@ static int pingpong_serve_ready(struct participant *p, struct pat_fanin *f, bool
 			if (done[i])
 				continue;
 			if (!in_window && served >= warm) {
-				part_window_begin(p);
+				pat_window_begin(p);
 				in_window = true;
 			}
 			ret = pat_recv(p, p->eps[i], (uint32_t)seq[i], &h, zc);
@@ -115,14 +115,14 @@ static int pingpong_serve_ready(struct participant *p, struct pat_fanin *f, bool
 				pat_fanin_drop(p, f, i);
 			}
 		}
-		part_progress(p, served);
+		pat_progress(p, served);
 		pat_think(p);
 	}
 	if (!in_window)
-		part_window_begin(p);
+		pat_window_begin(p);
 	p->st->msgs = served > warm ? served - warm : 0;
 	p->st->bytes = 2 * p->st->msgs * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 
@@ -142,7 +142,7 @@ static int pingpong_serve_in_turn(struct participant *p)
 	p->st->zerocopy = zc;
 	for (seq = 0; left; seq++) {
 		if (seq == c->warmup)
-			part_window_begin(p);
+			pat_window_begin(p);
 		for (unsigned i = 0; i < c->clients; i++) {
 			if (done[i])
 				continue;
@@ -160,12 +160,12 @@ static int pingpong_serve_in_turn(struct participant *p)
 				left--;
 			}
 		}
-		part_progress(p, seq + 1);
+		pat_progress(p, seq + 1);
 		pat_think(p);
 	}
 	p->st->msgs = seq > c->warmup ? (seq - c->warmup) * c->clients : 0;
 	p->st->bytes = 2 * p->st->msgs * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 

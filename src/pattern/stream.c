@@ -101,7 +101,7 @@ static int stream_send_loop(struct participant *p)
 		if (seq == c->warmup) {
 			p->st->sample_every = c->rate > 0 ? 1 : choose_sampling(now_ns() - t0, c->warmup);
 			mask = p->st->sample_every - 1;
-			part_window_begin(p);
+			pat_window_begin(p);
 			if (c->duration_ns)
 				deadline = p->st->win_start_ns + c->duration_ns;
 		}
@@ -122,18 +122,18 @@ static int stream_send_loop(struct participant *p)
 			for (unsigned i = 0; i < n; i++)
 				(void)!c->tp->send(eps[i], p->buf, c->size);
 		}
-		part_progress(p, seq + 1);
+		pat_progress(p, seq + 1);
 		pat_think(p);
 		if (end)
 			break;
 		/* a blocked send returns -EINTR on a stop; polling the flag
 		 * is for transports that never block, and need not be often */
-		if ((seq & 255) == 0 && part_stopping(p))
+		if ((seq & 255) == 0 && pat_stopping(p))
 			return -EINTR;
 	}
 	p->st->msgs = (seq + 1 - c->warmup) * n;
 	p->st->bytes = p->st->msgs * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 
@@ -147,12 +147,12 @@ static int lossy_recv(struct participant *p, struct tp_endpoint *ep, uint64_t *w
 	const struct msg_hdr *h = p->buf;
 	ssize_t got = p->cell->tp->recv(ep, p->buf, p->cell->size);
 
-	if (got == -EINTR && part_stopping(p))
+	if (got == -EINTR && pat_stopping(p))
 		return -EINTR;
 	if (got == 0)
 		return RX_CLOSED;	/* the sender closed; its last messages may be lost */
 	if (got < 0)
-		return part_check_msg(p, h, got, (uint32_t)*want);
+		return pat_check_msg(p, h, got, (uint32_t)*want);
 	if (h->seq < *want) {
 		p->st->reorders++;
 		return RX_SKIP;
@@ -160,7 +160,7 @@ static int lossy_recv(struct participant *p, struct tp_endpoint *ep, uint64_t *w
 	if (h->seq > *want)
 		p->st->lost += h->seq - *want;
 	*want = h->seq;
-	int ret = part_check_msg(p, h, got, h->seq);
+	int ret = pat_check_msg(p, h, got, h->seq);
 
 	return ret ? ret : RX_USE;
 }
@@ -197,7 +197,7 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 			if (done[i])
 				continue;
 			if (!in_window && want[i] >= c->warmup) {
-				part_window_begin(p);
+				pat_window_begin(p);
 				in_window = true;
 			}
 			ret = stream_recv_one(p, eps[i], &want[i], &h, zc, lossy);
@@ -217,14 +217,14 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 			if (want[i]++ >= c->warmup)
 				got++;
 		}
-		part_progress(p, round + 1);
+		pat_progress(p, round + 1);
 		pat_think(p);
 	}
 	if (!in_window)
-		part_window_begin(p);
+		pat_window_begin(p);
 	p->st->msgs = got;
 	p->st->bytes = got * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 
@@ -251,7 +251,7 @@ static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc
 			if (done[i])
 				continue;
 			if (!in_window && want[i] >= c->warmup) {
-				part_window_begin(p);
+				pat_window_begin(p);
 				in_window = true;
 			}
 			ret = pat_recv(p, p->eps[i], (uint32_t)want[i], &h, zc);
@@ -269,14 +269,14 @@ static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc
 				got++;
 			moved++;
 		}
-		part_progress(p, moved);
+		pat_progress(p, moved);
 		pat_think(p);
 	}
 	if (!in_window)
-		part_window_begin(p);
+		pat_window_begin(p);
 	p->st->msgs = got;
 	p->st->bytes = got * c->size;
-	part_window_end(p);
+	pat_window_end(p);
 	return 0;
 }
 
