@@ -168,7 +168,10 @@ struct field {
 	bool table;		/* shown in the human table */
 	const char *doc;	/* one line for docs/output.md */
 	bool optional;		/* left out of JSON where it does not apply (another pattern's) */
+	signed char better;	/* a metric: +1 higher is better, -1 lower is, 0 neither */
 };
+/* The field with this key, or NULL. */
+const struct field *field_find(const char *key);
 extern const struct field result_fields[];
 extern const size_t n_result_fields;
 

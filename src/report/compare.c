@@ -14,18 +14,39 @@
 #include <unistd.h>
 
 #include "ipclab/util.h"
+#include "ipclab/report.h"
 #include "compare.h"
 
-const struct cmp_metric cmp_metrics[CMP_NMETRICS] = {
-	{ "msgs_per_s", "msgs/s", true, CU_PER_S },
-	{ "bytes_per_s", "bytes/s", true, CU_BYTES_PER_S },
-	{ "lat_p50_ns", "p50", false, CU_NS },
-	{ "lat_p99_ns", "p99", false, CU_NS },
-	{ "lat_max_ns", "max", false, CU_NS },
-	{ "cpu_ns_per_msg", "CPU/msg", false, CU_NS },
-	{ "cpu_pct_total", "CPU%", false, CU_PCT },
-	{ "sys_ctx_switches_per_s", "cs/s", false, CU_PER_S },
+/* The metrics compare looks at, in this order. Their label, unit and
+ * better direction are the field table's; bytes/s keeps its own label, as
+ * compare prints bytes in their own unit (the table's column is MB/s). */
+static const char *const cmp_keys[CMP_NMETRICS] = {
+	"msgs_per_s", "bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_max_ns", "cpu_ns_per_msg",
+	"cpu_pct_total", "sys_ctx_switches_per_s",
 };
+
+const struct cmp_metric *cmp_metric(unsigned m)
+{
+	static struct cmp_metric tab[CMP_NMETRICS];
+	static bool made;
+
+	if (!made) {
+		for (unsigned i = 0; i < CMP_NMETRICS; i++) {
+			const struct field *fd = field_find(cmp_keys[i]);
+
+			tab[i] = (struct cmp_metric){ .key = cmp_keys[i], .label = fd ? fd->label : cmp_keys[i],
+						      .higher_better = fd && fd->better > 0 };
+			switch (fd ? fd->unit : U_NONE) {
+			case U_BYTES_PER_S: tab[i].unit = CU_BYTES_PER_S; tab[i].label = "bytes/s"; break;
+			case U_NS: tab[i].unit = CU_NS; break;
+			case U_PCT: tab[i].unit = CU_PCT; break;
+			default: tab[i].unit = CU_PER_S; break;
+			}
+		}
+		made = true;
+	}
+	return m < CMP_NMETRICS ? &tab[m] : &tab[0];
+}
 
 int cmp_parse_metrics(const char *list, unsigned *mask, char *err, size_t errlen)
 {
@@ -38,7 +59,7 @@ int cmp_parse_metrics(const char *list, unsigned *mask, char *err, size_t errlen
 		unsigned i;
 
 		for (i = 0; i < CMP_NMETRICS; i++)
-			if (!strcmp(cmp_metrics[i].key, key) || !strcmp(cmp_metrics[i].label, key))
+			if (!strcmp(cmp_metric(i)->key, key) || !strcmp(cmp_metric(i)->label, key))
 				break;
 		if (i == CMP_NMETRICS)
 			return errf(err, errlen, EINVAL, "--metrics %s: unknown metric '%s'; expected some of msgs_per_s, bytes_per_s, lat_p50_ns, lat_p99_ns, lat_max_ns, cpu_ns_per_msg, cpu_pct_total, sys_ctx_switches_per_s",
@@ -71,7 +92,7 @@ static enum cmp_spread spread_of(const struct cmp_row *row, const char *key, dou
 
 static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts *o)
 {
-	const struct cmp_metric *cm = &cmp_metrics[m];
+	const struct cmp_metric *cm = cmp_metric(m);
 	struct cmp_value *v = &row->v[m];
 
 	v->before = rcell_metric(row->before, cm->key);

@@ -18,7 +18,9 @@ struct cmp_metric {
 	enum cmp_unit unit;
 };
 #define CMP_NMETRICS 8
-extern const struct cmp_metric cmp_metrics[CMP_NMETRICS];
+/* Metric m of the comparison: its key, and its label, unit and better
+ * direction as the field table (fields.c) has them. */
+const struct cmp_metric *cmp_metric(unsigned m);
 
 enum cmp_spread {
 	CMP_NO_SPREAD,		/* neither file has --repeat data for it */
@@ -63,7 +65,7 @@ struct cmp_row {
 
 struct cmp_opts {
 	double fail_above_pct;	/* NAN: never fail */
-	unsigned metric_mask;	/* bit i: cmp_metrics[i] is compared */
+	unsigned metric_mask;	/* bit i: cmp_metric(i) is compared */
 };
 
 struct cmp_result {

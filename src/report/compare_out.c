@@ -20,7 +20,7 @@ static void value_text(unsigned m, double v, char *buf, size_t len)
 		snprintf(buf, len, "-");
 		return;
 	}
-	switch (cmp_metrics[m].unit) {
+	switch (cmp_metric(m)->unit) {
 	case CU_BYTES_PER_S:
 		snprintf(buf, len, "%s/s", fmt_bytes(tmp, sizeof(tmp), v));
 		break;
@@ -38,7 +38,7 @@ static void value_text(unsigned m, double v, char *buf, size_t len)
 
 static bool is_better(unsigned m, const struct cmp_value *v)
 {
-	return cmp_metrics[m].higher_better ? v->after > v->before : v->after < v->before;
+	return cmp_metric(m)->higher_better ? v->after > v->before : v->after < v->before;
 }
 
 static void verdict_text(unsigned m, const struct cmp_value *v, const struct cmp_opts *o,
@@ -121,7 +121,7 @@ static void text_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *
 		if (!(o->metric_mask & (1u << m)))
 			continue;
 		cells_of(m, &row->v[m], o, &c);
-		fprintf(f, "  %-8s %10s %10s %8s %8s  %s\n", cmp_metrics[m].label, c.before,
+		fprintf(f, "  %-8s %10s %10s %8s %8s  %s\n", cmp_metric(m)->label, c.before,
 			c.after, c.ratio, c.change, c.verdict);
 	}
 }
@@ -200,7 +200,7 @@ static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o,
 		cells_of(m, &row->v[m], o, &c);
 		fputs("| ", f);
 		md_cell(f, first ? row->label : "");
-		fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", cmp_metrics[m].label, c.before,
+		fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", cmp_metric(m)->label, c.before,
 			c.after, c.ratio, c.change, c.verdict);
 		first = false;
 	}
@@ -264,7 +264,7 @@ static json_t *row_json(const struct cmp_row *row, const struct cmp_opts *o)
 
 	for (unsigned m = 0; metrics && row->comparable && m < CMP_NMETRICS; m++)
 		if (o->metric_mask & (1u << m))
-			json_object_set_new(metrics, cmp_metrics[m].key, value_json(m, &row->v[m]));
+			json_object_set_new(metrics, cmp_metric(m)->key, value_json(m, &row->v[m]));
 	if (!row->comparable)
 		not_compared(row, why, sizeof(why));
 	obj = json_pack("{s:s, s:o, s:b, s:o}", "label", row->label, "config",

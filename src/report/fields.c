@@ -102,6 +102,10 @@ GET_LAT(lat_max, r->lat_max_ns)
 #define MET_N(k, l, kd, u, g, tbl, d) \
 	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .table = tbl, .doc = d }
 
+/* a metric with a better direction (ipclab compare's verdicts) */
+#define MET_NB(k, l, kd, u, g, tbl, d, b) \
+	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .table = tbl, .doc = d, \
+	  .better = b }
 #define CYC_N(k, l, kd, u, g, d) \
 	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .optional = true, .doc = d }
 
@@ -153,31 +157,31 @@ const struct field result_fields[] = {
 	MET_N("elapsed_ns", "elapsed", F_U64, U_NS, elapsed, false, "length of the measured window"),
 	MET_N("msgs", "msgs", F_U64, U_COUNT, msgs, false, "messages moved in the window (all clients)"),
 	MET_N("bytes", "bytes", F_U64, U_BYTES, bytes, false, "bytes moved in the window (all clients)"),
-	MET_N("msgs_per_s", "msgs/s", F_DBL, U_PER_S, msgs_per_s, true,
-	      "messages per second over the measured window (all clients)"),
-	MET_N("bytes_per_s", "MB/s", F_DBL, U_BYTES_PER_S, bytes_per_s, true,
-	      "message bytes per second, headers included (table: MB/s = 10^6 bytes/s)"),
+	MET_NB("msgs_per_s", "msgs/s", F_DBL, U_PER_S, msgs_per_s, true,
+	      "messages per second over the measured window (all clients)", +1),
+	MET_NB("bytes_per_s", "MB/s", F_DBL, U_BYTES_PER_S, bytes_per_s, true,
+	      "message bytes per second, headers included (table: MB/s = 10^6 bytes/s)", +1),
 	MET_S("lat_kind", "lat", lat_kind, true,
 	      "\"rtt\" (round trip: send to reply), \"one_way\" (send to receive) or \"cycle\" (-p cycle: a period's completion, intended start to the graph's end)"),
 	MET_N("lat_min_ns", "min", F_U64, U_NS, lat_min, false, "smallest latency (exact)"),
 	MET_N("lat_mean_ns", "mean", F_DBL, U_NS, lat_mean, false, "mean latency (exact)"),
-	MET_N("lat_p50_ns", "p50", F_U64, U_NS, lat_p50, true, "median latency"),
+	MET_NB("lat_p50_ns", "p50", F_U64, U_NS, lat_p50, true, "median latency", -1),
 	MET_N("lat_p90_ns", "p90", F_U64, U_NS, lat_p90, false, "90th percentile latency"),
-	MET_N("lat_p99_ns", "p99", F_U64, U_NS, lat_p99, true, "99th percentile latency"),
+	MET_NB("lat_p99_ns", "p99", F_U64, U_NS, lat_p99, true, "99th percentile latency", -1),
 	MET_N("lat_p99_9_ns", "p99.9", F_U64, U_NS, lat_p99_9, false, "99.9th percentile latency"),
 	MET_N("lat_p99_99_ns", "p99.99", F_U64, U_NS, lat_p99_99, false,
 	      "99.99th percentile latency"),
-	MET_N("lat_max_ns", "max", F_U64, U_NS, lat_max, true, "largest latency (exact)"),
+	MET_NB("lat_max_ns", "max", F_U64, U_NS, lat_max, true, "largest latency (exact)", -1),
 	MET_N("lat_samples", "samples", F_U64, U_COUNT, lat_samples, false,
 	      "latencies in the histogram (0: the lat_* values are null)"),
 	MET_N("sample_every", "every", F_U64, U_COUNT, sample_every, false,
 	      "one-way: every Nth message carried a send timestamp"),
-	MET_N("cpu_pct_total", "CPU%", F_DBL, U_PCT, cpu_pct_total, true,
-	      "user+sys time of all sides, % of one CPU (200 = two CPUs busy)"),
-	MET_N("cpu_ns_per_msg", "CPU/msg", F_DBL, U_NS, cpu_ns_per_msg, false,
-	      "user+sys time of all sides per message"),
-	MET_N("sys_ctx_switches_per_s", "cs/s", F_DBL, U_PER_S, sys_cs, true,
-	      "system-wide context switches per second (/proc/stat, vmstat's cs)"),
+	MET_NB("cpu_pct_total", "CPU%", F_DBL, U_PCT, cpu_pct_total, true,
+	      "user+sys time of all sides, % of one CPU (200 = two CPUs busy)", -1),
+	MET_NB("cpu_ns_per_msg", "CPU/msg", F_DBL, U_NS, cpu_ns_per_msg, false,
+	      "user+sys time of all sides per message", -1),
+	MET_NB("sys_ctx_switches_per_s", "cs/s", F_DBL, U_PER_S, sys_cs, true,
+	      "system-wide context switches per second (/proc/stat, vmstat's cs)", -1),
 	MET_N("sys_intr_per_s", "intr/s", F_DBL, U_PER_S, sys_intr, false,
 	      "system-wide interrupts per second (/proc/stat)"),
 	MET_N("sys_busy_pct", "sys busy", F_DBL, U_PCT, sys_busy, false,
@@ -216,6 +220,14 @@ const struct field result_fields[] = {
 	      "-p cycle: the driver's timer lateness, largest"),
 };
 const size_t n_result_fields = ARRAY_SIZE(result_fields);
+
+const struct field *field_find(const char *key)
+{
+	for (size_t i = 0; i < n_result_fields; i++)
+		if (!strcmp(result_fields[i].key, key))
+			return &result_fields[i];
+	return NULL;
+}
 
 const char *const csv_extra_keys[] = { "cpu_busy_pct", "settings", "tp_options", "pat_options" };
 const size_t n_csv_extra_keys = ARRAY_SIZE(csv_extra_keys);
