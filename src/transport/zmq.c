@@ -4,8 +4,9 @@
  * message carries no routing frame (a ROUTER would add one per message).
  *
  * Nothing of libzmq exists in the parent while endpoints are forked (a
- * context is not fork-safe): create only picks the addresses and a per-run
- * secret; each endpoint makes its own context (one I/O thread) and socket.
+ * context is not fork-safe): create (zmq_chan.c) only picks the addresses
+ * and a per-run secret; each endpoint makes its own context (one I/O
+ * thread) and socket.
  * zmq-inproc is threads only: its endpoints share one context made in
  * create. The server binds, the client connects and sends a hello (the
  * secret and its id) that the server checks before anything is measured:
@@ -30,17 +31,12 @@
  * message is the EOF marker (as posix-mq). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "absent.h"
@@ -48,19 +44,13 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
+#include "zmq_chan.h"
 
 #ifdef HAVE_ZMQ
 #include <zmq.h>
 #endif
 
 #define ZQ_INSTALL "install libzmq3-dev (make deps)"
-
-enum zq_kind { ZQ_IPC, ZQ_TCP, ZQ_INPROC };
-
-struct zq_opts {
-	uint64_t hwm;
-	char listen[OPT_STR_MAX], connect[OPT_STR_MAX], secret[OPT_STR_MAX];	/* zmq-tcp */
-};
 
 #define ZQ_OPT_HWM                                                                             \
 	{ .name = "hwm", .type = OPT_UINT, .offset = offsetof(struct zq_opts, hwm),           \
@@ -85,32 +75,10 @@ static const struct opt_desc zq_tcp_options[] = {
 
 #ifdef HAVE_ZMQ
 
-#define ZQ_SLICE_MS 100		/* a blocking call's longest wait between checks */
 #define ZQ_HELLO_SLICES 100	/* the server waits this many slices for the hello */
 #define ZQ_PORT_SLICES 10000	/* the client waits this many 1 ms naps for the port */
-#define ZQ_LINGER_MS 2000	/* close: time for queued messages to leave */
 #define ZQ_DRAIN_MAX (1u << 20)	/* close: messages of a peer still sending, dropped */
-#define ZQ_ADDR_MAX 128	/* "ipc://" and a sun_path */
 #define ZQ_MON_ADDR "inproc://ipclab-zmq-monitor"
-#define ZQ_RESERVE_TRIES 64	/* between hosts: tries for a block of free ports */
-
-struct zq_hello {
-	uint8_t secret[16];
-	uint32_t id;
-};
-
-/* ch->priv */
-struct zq_chan {
-	enum zq_kind kind;
-	unsigned n;
-	void *ctx;			/* zmq-inproc only: shared by its endpoints */
-	struct zq_hello hello;		/* id 0; each client sends its own id */
-	_Atomic uint32_t *ports;	/* zmq-tcp: a shared page, one port per id */
-	int *cl;			/* zmq-ipc: cleanup handle per id */
-	char (*addr)[ZQ_ADDR_MAX];	/* per id; zmq-tcp: filled by the client */
-	struct tp_remote remote;	/* zmq-tcp between hosts, else mode TPR_LOCAL */
-	int *resv;			/* its server: the reserved ports' sockets */
-};
 
 struct tp_endpoint {
 	void *ctx;		/* own context, or NULL (zmq-inproc) */
@@ -125,327 +93,12 @@ static inline bool zq_stopping(const struct tp_endpoint *ep)
 	return stop_requested(ep->stop);
 }
 
-static enum zq_kind zq_kind_of(const struct transport *tp)
-{
-	return strcmp(tp->name, "zmq-tcp") == 0 ? ZQ_TCP :
-	       strcmp(tp->name, "zmq-inproc") == 0 ? ZQ_INPROC : ZQ_IPC;
-}
-
 static int zq_probe(const struct tp_config *cfg, char *why, size_t len)
 {
 	if (!zmq_has("ipc"))
 		return errf(why, len, ENOTSUP, "this libzmq has no ipc:// transport; %s",
 			    ZQ_INSTALL);
 	return 0;
-}
-
-/* A signal (a stop request) interrupts zmq_ctx_term: it must be called
- * again, or the context's threads are left running. */
-static void zq_ctx_term(void *ctx)
-{
-	while (zmq_ctx_term(ctx) < 0 && zmq_errno() == EINTR)
-		;
-}
-
-static int zq_err(char *err, size_t errlen, const char *tp, const char *what)
-{
-	int e = zmq_errno();
-
-	if (e == EMFILE || e == ENFILE)
-		return errf(err, errlen, e, "%s: %s: %s (each endpoint's context holds several descriptors); raise it: ulimit -n",
-			    tp, what, zmq_strerror(e));
-	return errf(err, errlen, e, "%s: %s: %s", tp, what, zmq_strerror(e));
-}
-
-/* libzmq aborts (an assertion) when it cannot get a descriptor for a
- * context's threads: make sure this many are free before each context or
- * socket, so that the limit is an error naming the fix instead. */
-#define ZQ_FDS_NEEDED 16
-
-static int zq_fd_room(const char *tp, char *err, size_t errlen)
-{
-	int fds[ZQ_FDS_NEEDED], n = 0, e = 0;
-
-	while (n < ZQ_FDS_NEEDED) {
-		fds[n] = fcntl(2, F_DUPFD_CLOEXEC, 3);
-		if (fds[n] < 0 && errno == EBADF)
-			fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fds[n] < 0) {
-			e = errno;
-			break;
-		}
-		n++;
-	}
-	while (n > 0)
-		close(fds[--n]);
-	if (!e)
-		return 0;
-	if (e == EMFILE || e == ENFILE)
-		return errf(err, errlen, e,
-			    "%s: fewer than %d descriptors free (a ZeroMQ context needs several, and libzmq aborts without them); raise it: ulimit -n",
-			    tp, ZQ_FDS_NEEDED);
-	return errf(err, errlen, e, "%s: checking free descriptors: %s", tp, strerror(e));
-}
-
-/* The options every socket of the cell gets. */
-static int zq_setup(void *s, const struct tp_channel *ch, char *err, size_t errlen)
-{
-	const struct zq_opts *o = ch->cfg->opts;
-	int hwm = o ? (int)o->hwm : 1000, slice = ZQ_SLICE_MS, linger = ZQ_LINGER_MS;
-
-	if (zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm)) ||
-	    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(hwm)) ||
-	    zmq_setsockopt(s, ZMQ_SNDTIMEO, &slice, sizeof(slice)) ||
-	    zmq_setsockopt(s, ZMQ_RCVTIMEO, &slice, sizeof(slice)) ||
-	    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger)))
-		return zq_err(err, errlen, ch->tp->name, "zmq_setsockopt");
-	return 0;
-}
-
-static int zq_get_int(void *s, int opt)
-{
-	int v = -1;
-	size_t l = sizeof(v);
-
-	return zmq_getsockopt(s, opt, &v, &l) == 0 ? v : -1;
-}
-
-/* Read back what a socket set up as the endpoints' really has. */
-static int zq_report(struct tp_channel *ch, char *err, size_t errlen)
-{
-	struct zq_chan *c = ch->priv;
-	void *ctx, *s;
-	int maj, min, pat, ret = zq_fd_room(ch->tp->name, err, errlen);
-
-	if (ret)
-		return ret;
-	ctx = c->ctx ? c->ctx : zmq_ctx_new();
-	if (!ctx)
-		return zq_err(err, errlen, ch->tp->name, "zmq_ctx_new");
-	s = zmq_socket(ctx, ZMQ_PAIR);
-	if (!s)
-		ret = zq_err(err, errlen, ch->tp->name, "zmq_socket");
-	if (!ret)
-		ret = zq_setup(s, ch, err, errlen);
-	if (!ret) {
-		zmq_version(&maj, &min, &pat);
-		tp_setting(ch, "zmq_version", "%d.%d.%d", maj, min, pat);
-		tp_setting(ch, "zmq_socket", "PAIR per client");
-		tp_setting(ch, "sndhwm_msgs", "%d", zq_get_int(s, ZMQ_SNDHWM));
-		tp_setting(ch, "rcvhwm_msgs", "%d", zq_get_int(s, ZMQ_RCVHWM));
-		tp_setting(ch, "io_threads", "%d", zmq_ctx_get(ctx, ZMQ_IO_THREADS));
-		tp_setting(ch, "linger_ms", "%d", zq_get_int(s, ZMQ_LINGER));
-		/* ZMQ_IN/OUT_BATCH_SIZE are draft options: not readable in
-		 * Debian's libzmq, whose engine batches 8192 bytes a syscall */
-		tp_setting(ch, "batch_bytes", "8192 (built in)");
-		if (c->kind != ZQ_INPROC) {
-			tp_setting(ch, "sndbuf_bytes", "%d",
-				   zq_get_int(s, ZMQ_SNDBUF));
-			tp_setting(ch, "rcvbuf_bytes", "%d",
-				   zq_get_int(s, ZMQ_RCVBUF));
-		}
-		if (c->kind == ZQ_TCP)
-			tp_setting(ch, "auth", c->remote.mode == TPR_LOCAL ?
-				   "none (hello with a per-run secret)" :
-				   "none (hello with the cell's secret from the control connection)");
-	}
-	if (s)
-		zmq_close(s);
-	if (!c->ctx)
-		zq_ctx_term(ctx);
-	return ret;
-}
-
-static int zq_addr_ipc(struct tp_channel *ch, struct zq_chan *c, unsigned id, char *err,
-		       size_t errlen)
-{
-	char name[64], path[PATH_MAX];
-	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-
-	cleanup_unique_name(name, sizeof(name), "zmq");
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s.%u", ch->cfg->dir, name, id) > max)
-		return errf(err, errlen, ENAMETOOLONG,
-			    "%s: socket path %s is longer than a socket path may be (%zu); set TMPDIR to a shorter directory",
-			    ch->tp->name, path, max);
-	/* registered before the server's bind makes it */
-	c->cl[id] = cleanup_add(CL_PATH, path);
-	if (c->cl[id] < 0)
-		return errf(err, errlen, ENOMEM, "%s: cleanup table full", ch->tp->name);
-	snprintf(c->addr[id], ZQ_ADDR_MAX, "ipc://%.*s", (int)max, path);
-	return 0;
-}
-
-/* ---- zmq-tcp between hosts -------------------------------------------------- */
-
-static void zq_unreserve(struct zq_chan *c)
-{
-	for (unsigned i = 0; c->resv && i < c->n; i++)
-		if (c->resv[i] >= 0) {
-			close(c->resv[i]);
-			c->resv[i] = -1;
-		}
-}
-
-static int zq_reserve_one(struct zq_chan *c, unsigned id, uint16_t port)
-{
-	struct sockaddr_in sa = c->remote.addr;
-	socklen_t l = sizeof(sa);
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	c->resv[id] = fd;
-	sa.sin_port = htons(port);
-	/* bound, never listening, SO_REUSEADDR as libzmq's listener: the
-	 * kernel hands the port to nobody else, the server's bind may share it */
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &l) < 0)
-		return -errno;
-	return ntohs(sa.sin_port);
-}
-
-/* The server's ports: a block of consecutive ones, one per client id, so
- * that the control connection hands out one number. */
-static int zq_reserve(struct tp_channel *ch, struct zq_chan *c, char *err, size_t errlen)
-{
-	char host[INET_ADDRSTRLEN];
-	int first = -1, r = 0;
-
-	c->resv = malloc(c->n * sizeof(*c->resv));
-	if (!c->resv)
-		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
-	for (unsigned i = 0; i < c->n; i++)
-		c->resv[i] = -1;
-	inet_ntop(AF_INET, &c->remote.addr.sin_addr, host, sizeof(host));
-	for (unsigned t = 0; t < ZQ_RESERVE_TRIES; t++) {
-		unsigned id;
-
-		zq_unreserve(c);
-		first = zq_reserve_one(c, 0, 0);
-		if (first < 0)
-			return errf(err, errlen, -first, "%s: bind %s: %s", ch->tp->name, host,
-				    strerror(-first));
-		for (id = 1, r = 0; id < c->n && r >= 0; id++)
-			r = first + id > 65535 ? -EADDRINUSE :
-			    zq_reserve_one(c, id, (uint16_t)(first + id));
-		if (r >= 0)
-			break;
-		if (r != -EADDRINUSE)
-			return errf(err, errlen, -r, "%s: bind %s: %s", ch->tp->name, host,
-				    strerror(-r));
-	}
-	if (r < 0)
-		return errf(err, errlen, EADDRINUSE, "%s: no %u consecutive free ports on %s in %d tries",
-			    ch->tp->name, c->n, host, ZQ_RESERVE_TRIES);
-	for (unsigned id = 0; id < c->n; id++)
-		atomic_store_explicit(&c->ports[id], (uint32_t)first + id, memory_order_relaxed);
-	tp_setting(ch, "listen_port", "%d", first);
-	tp_setting(ch, "listen_ports", "%d-%d (client id i: %d+i)", first, first + (int)c->n - 1,
-		   first);
-	return 0;
-}
-
-/* -O listen/connect/secret: which side of a remote cell this is. */
-static int zq_remote_create(struct tp_channel *ch, struct zq_chan *c, char *err, size_t errlen)
-{
-	const struct zq_opts *o = ch->cfg->opts;
-	int ret;
-
-	if (!o)
-		return 0;
-	ret = tp_remote_parse(ch->tp->name, o->listen, o->connect, o->secret, &c->remote, err,
-			      errlen);
-	if (ret || c->remote.mode == TPR_LOCAL)
-		return ret;
-	if (c->remote.mode == TPR_SERVER)
-		return zq_reserve(ch, c, err, errlen);
-	if (ntohs(c->remote.addr.sin_port) + c->n - 1 > 65535)
-		return errf(err, errlen, EINVAL, "%s: -O connect: port %u + %u clients is past 65535",
-			    ch->tp->name, ntohs(c->remote.addr.sin_port), c->n);
-	for (unsigned id = 0; id < c->n; id++)
-		atomic_store_explicit(&c->ports[id], ntohs(c->remote.addr.sin_port) + id,
-				      memory_order_relaxed);
-	return 0;
-}
-
-/* The address of the server's host in tcp:// form: 127.0.0.1 on one host. */
-static void zq_host(const struct zq_chan *c, char *buf, size_t len)
-{
-	if (c->remote.mode == TPR_LOCAL)
-		snprintf(buf, len, "127.0.0.1");
-	else
-		inet_ntop(AF_INET, &c->remote.addr.sin_addr, buf, (socklen_t)len);
-}
-
-static int zq_create(struct tp_channel *ch, char *err, size_t errlen)
-{
-	unsigned n = ch->cfg->clients ? ch->cfg->clients : 1;
-	struct zq_chan *c = calloc(1, sizeof(*c));
-	int ret = 0;
-
-	if (!c)
-		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
-	ch->priv = c;
-	c->kind = zq_kind_of(ch->tp);
-	c->n = n;
-	c->cl = malloc(n * sizeof(*c->cl));
-	c->addr = calloc(n, sizeof(*c->addr));
-	if (!c->cl || !c->addr)
-		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
-	for (unsigned i = 0; i < n; i++)
-		c->cl[i] = -1;
-	if (getrandom(c->hello.secret, sizeof(c->hello.secret), 0) != sizeof(c->hello.secret))
-		return errf(err, errlen, errno, "%s: getrandom: %s", ch->tp->name, strerror(errno));
-	ret = zq_fd_room(ch->tp->name, err, errlen);
-	if (ret)
-		return ret;
-	if (c->kind == ZQ_INPROC && !(c->ctx = zmq_ctx_new()))
-		return zq_err(err, errlen, ch->tp->name, "zmq_ctx_new");
-	if (c->kind == ZQ_TCP) {
-		c->ports = mmap(NULL, n * sizeof(*c->ports), PROT_READ | PROT_WRITE,
-				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (c->ports == MAP_FAILED) {
-			c->ports = NULL;
-			return errf(err, errlen, errno, "%s: mmap: %s", ch->tp->name,
-				    strerror(errno));
-		}
-		ret = zq_remote_create(ch, c, err, errlen);
-		if (ret)
-			return ret;
-	}
-	for (unsigned id = 0; !ret && id < n; id++) {
-		if (c->kind == ZQ_IPC)
-			ret = zq_addr_ipc(ch, c, id, err, errlen);
-		else if (c->kind == ZQ_INPROC)
-			snprintf(c->addr[id], ZQ_ADDR_MAX, "inproc://ipclab-%u", id);
-	}
-	if (!ret)
-		ret = zq_report(ch, err, errlen);
-	if (!ret && c->kind == ZQ_IPC)
-		tp_setting(ch, "ipc_dir", "%s", ch->cfg->dir);
-	return ret;
-}
-
-static void zq_destroy(struct tp_channel *ch)
-{
-	struct zq_chan *c = ch->priv;
-
-	if (!c)
-		return;
-	for (unsigned i = c->n; c->cl && i-- > 0;)
-		if (c->cl[i] >= 0)
-			cleanup_run_one(c->cl[i]);
-	zq_unreserve(c);
-	free(c->resv);
-	if (c->ports)
-		munmap(c->ports, c->n * sizeof(*c->ports));
-	if (c->ctx)
-		zq_ctx_term(c->ctx);
-	free(c->cl);
-	free(c->addr);
-	free(c);
-	ch->priv = NULL;
 }
 
 /* Drain the monitor: has the connection dropped? */
