@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Inside src/reference/: a reference's channel (channels.c makes the
  * descriptor and queue ones, shm.c the shared-memory ones, libs.c libqb's
- * and libipcring's) and the loop that drives it (reference.c). */
+ * and libipcring's), the loop that drives it (loop.c) and its watcher
+ * (reference.c). */
 #ifndef IPCLAB_REF_INT_H
 #define IPCLAB_REF_INT_H
 
@@ -71,6 +72,33 @@ bool ref_opts_mirrored(const struct cell *c, const char *const *mirrored, char *
 		       size_t whylen);
 /* The pattern receives in place (peek/release) where the transport can. */
 bool ref_zerocopy(const struct cell *c);
+
+/* What a side leaves for the one that started it. */
+struct ref_out {
+	int status[2]; /* 0 or -errno */
+	char err[2][160];
+	double msgs_per_s, lat_mean_ns;
+	uint64_t lat_p50_ns;
+};
+
+struct ref_side {
+	const struct cell *c;
+	struct ref_chan *ch;
+	struct ref_out *out;
+	int role;
+	bool pingpong;
+	bool flood;	   /* stream: this side sends (the client, or the server with dir=s2c) */
+	uint64_t count;	   /* measured messages: the cell's, or with -d what the cell moved */
+	void *buf;	   /* c->size bytes */
+	uint64_t *samples; /* client of a ping-pong: up to REF_MAX_SAMPLES */
+};
+
+/* loop.c: CLOCK_MONOTONIC in ns; a side's whole run (placement, its
+ * channel's side_open, the loop, side_close): 0, or -1 with its error in
+ * s->out; ref_side_thread runs it in a thread named as the processes. */
+uint64_t ref_now(void);
+int ref_side_main(struct ref_side *s);
+void *ref_side_thread(void *arg);
 
 /* A spin's pause, and a look at cancellation every so often. */
 static inline void ref_relax(void)
