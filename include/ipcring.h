@@ -102,10 +102,8 @@ enum ipcring_peer_kind {
 #define IPCRING_ATTACH_POLLS		100u	/* attach deadline, in liveness periods:
 						 * see ipcring_set_peer() */
 
-/*
- * Creation options. A zeroed struct (or NULL) gives the defaults; a field
- * left 0 takes the default written next to it.
- */
+/* Creation options. A zeroed struct (or NULL) gives the defaults; a field
+ * left 0 takes the default written next to it. */
 struct ipcring_opts {
 	uint32_t capacity;		/* data bytes: a power of two, >= the page
 					 * size, <= 2^30; 0 = 1 MiB */
@@ -222,11 +220,9 @@ int ipcring_close(struct ipcring *ring);
  */
 int ipcring_set_peer(struct ipcring *ring, int fd, enum ipcring_peer_kind kind);
 
-/*
- * ipcring_mark_peer_dead - declare the peer dead from outside (e.g. after
+/* ipcring_mark_peer_dead - declare the peer dead from outside (e.g. after
  * SIGCHLD), waking this side; its waits then return -EPIPE (a consumer first
- * drains committed records). Safe to call from another thread.
- */
+ * drains committed records). Safe to call from another thread. */
 int ipcring_mark_peer_dead(struct ipcring *ring);
 
 /* Per-handle tunables. spin_ns as in struct ipcring_opts (0 = ring default). */
@@ -259,10 +255,8 @@ int ipcring_commit(struct ipcring *ring, size_t len, unsigned int flags);
 /* ipcring_abort - drop the current reservation. */
 int ipcring_abort(struct ipcring *ring);
 
-/*
- * ipcring_flush - publish committed records (one seq_cst store) and wake the
- * consumer if, and only if, it announced that it sleeps.
- */
+/* ipcring_flush - publish committed records (one seq_cst store) and wake the
+ * consumer if, and only if, it announced that it sleeps. */
 int ipcring_flush(struct ipcring *ring);
 
 /* Copying helpers: reserve + copy + commit(flags). */
@@ -326,7 +320,6 @@ int ipcring_read_batch(struct ipcring *ring, ipcring_handler_fn fn, void *ctx,
  */
 int ipcring_fd(const struct ipcring *ring);
 int ipcring_prepare_wait(struct ipcring *ring);
-
 
 /* ======================================================================
  * Connections by name (IPCRING_2): a server listens on a name, a client
@@ -462,9 +455,7 @@ IPCRING_MUST_CHECK
 int ipcring_server_accept(struct ipcring_server *srv, struct ipcring_conn **conn,
 			  char *reason, size_t reason_len, int timeout_ms);
 
-/*
- * ipcring_server_set_ops - the hooks ipcring_server_dispatch() calls.
- */
+/* ipcring_server_set_ops - the hooks ipcring_server_dispatch() calls. */
 int ipcring_server_set_ops(struct ipcring_server *srv,
 			   const struct ipcring_server_ops *ops, void *ctx);
 
@@ -594,11 +585,9 @@ IPCRING_MUST_CHECK
 int ipcring_peek_batch(struct ipcring *ring, struct ipcring_rec *recs,
 		       unsigned int max, int timeout_ms);
 
-/*
- * ipcring_release_batch - consume the first @n peeked records (the rest
+/* ipcring_release_batch - consume the first @n peeked records (the rest
  * stay, to be peeked again) and publish the space once. -EINVAL if @n is
- * more than was peeked.
- */
+ * more than was peeked. */
 int ipcring_release_batch(struct ipcring *ring, unsigned int n);
 
 #ifdef __cplusplus
