@@ -294,6 +294,8 @@ static int open_other(struct ref_chan *ch, const struct cell *c, char *err, size
 	return ref_ring_open(ch, c, err, errlen);
 }
 
+/* One branch per descriptor or queue transport, side by side (long: each is
+ * a few lines, and one list shows at a glance what every reference uses). */
 int ref_chan_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
 {
 	const char *tp = c->tp->name;

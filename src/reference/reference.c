@@ -229,6 +229,8 @@ static int run_procs(struct ref_side *sd, char *why, size_t whylen)
 	return ret;
 }
 
+/* One reference run, top to bottom (long: every step's failure lands in r's
+ * reason and the one teardown at the end, so the steps stay in one place). */
 int reference_run(const struct cell *c, const struct result *cell, struct ref_result *r)
 {
 	struct ref_chan ch;
