@@ -22,8 +22,10 @@
 int cycle_period_parse(const char *s, uint64_t *ns, char *err, size_t errlen);
 
 struct cell;
-/* The cell's deadline: -O deadline=, else its period. */
+/* The cell's deadline: -O deadline=, else its period; its shape, "chain"
+ * or "fan". */
 uint64_t cycle_deadline_ns(const struct cell *c);
+const char *cycle_shape_name(const struct cell *c);
 
 /* Completion time over the run, in constant memory: point i holds the
  * worst completion of `per` consecutive cycles (UINT64_MAX when none of
@@ -64,6 +66,7 @@ struct cycle_result {
 	double xruns_per_million;
 	uint64_t cycle_p50_ns, cycle_p99_ns, cycle_p99_9_ns, cycle_max_ns;
 	uint64_t timer_late_p50_ns, timer_late_p99_ns, timer_late_max_ns;
+	uint64_t timer_samples;		/* cycles the driver slept for (timed its wake) */
 	unsigned nstages;
 	struct cycle_stage {
 		uint64_t wait_p50_ns, wait_p99_ns, wait_max_ns;

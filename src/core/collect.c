@@ -105,7 +105,7 @@ static void collect_cycle(const struct run_ctl_view *v, struct result *res)
 
 	memset(cr, 0, sizeof(*cr));
 	cr->on = true;
-	snprintf(cr->shape, sizeof(cr->shape), "%s", c->pat->channels(c) > c->clients ? "chain" : "fan");
+	snprintf(cr->shape, sizeof(cr->shape), "%s", cycle_shape_name(c));
 	cr->period_ns = c->period_ns;
 	cr->deadline_ns = cycle_deadline_ns(c);
 	cr->cycles = drv->cyc.cycles;
@@ -118,6 +118,7 @@ static void collect_cycle(const struct run_ctl_view *v, struct result *res)
 		cr->cycle_p99_9_ns = hist_quantile(&drv->hist, 0.999);
 		cr->cycle_max_ns = drv->hist.max;
 	}
+	cr->timer_samples = tl->count;
 	if (tl->count) {
 		cr->timer_late_p50_ns = hist_quantile(tl, 0.50);
 		cr->timer_late_p99_ns = hist_quantile(tl, 0.99);

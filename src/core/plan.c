@@ -195,6 +195,14 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 
 		c->warmup = w < 1 ? 1 : w < c->warmup ? w : c->warmup;
 	}
+	/* it moves a message once a period: the no-progress watchdog waits
+	 * two periods and the deadline, and a second, at least */
+	if (c->pat->periodic && c->period_ns && c->timeout_ns) {
+		uint64_t need = 2 * (c->period_ns + cycle_deadline_ns(c)) + NSEC_PER_SEC;
+
+		if (c->timeout_ns < need)
+			c->timeout_ns = need;
+	}
 	c->max_time_ns = s->max_time_set ? s->max_time_ns : derive_max_time(c);
 }
 

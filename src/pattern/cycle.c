@@ -224,19 +224,6 @@ static void cycle_close(struct participant *p)
 
 /* ---- the driver ---------------------------------------------------------- */
 
-/* Sleep until t (absolute CLOCK_MONOTONIC); false on a stop request. */
-static bool sleep_until(const struct participant *p, uint64_t t)
-{
-	struct timespec ts = ns_to_timespec(t);
-
-	while (now_ns() < t) {
-		if (pat_stopping(p))
-			return false;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-	}
-	return !pat_stopping(p);
-}
-
 /* One pass of buffer m through the graph; 0, or an error. */
 static int run_graph(struct participant *p, uint32_t m, uint32_t flags)
 {
@@ -259,6 +246,11 @@ static int run_graph(struct participant *p, uint32_t m, uint32_t flags)
 	return 0;
 }
 
+const char *cycle_shape_name(const struct cell *c)
+{
+	return is_chain(c) ? "chain" : "fan";
+}
+
 uint64_t cycle_deadline_ns(const struct cell *c)
 {
 	const struct cycle_opts *o = c->pat_opts;
@@ -277,6 +269,8 @@ static int cycle_driver(struct participant *p)
 	uint32_t m = 0;		/* buffers sent through the graph so far */
 	int ret;
 
+	if (!period)
+		return pat_fail(p, EINVAL, "no period (the cell was planned without --period)");
 	p->st->has_hist = true;
 	/* an audio driver's wake is exact; a non-realtime thread's timers
 	 * are otherwise deferred by up to its slack (50 us by default) */
@@ -307,7 +301,8 @@ static int cycle_driver(struct participant *p)
 			continue;
 		}
 		if (now < due) {
-			if (!sleep_until(p, due))
+			pat_wait_until(p, due);
+			if (pat_stopping(p))
 				return -EINTR;
 			/* the timer's lateness; behind schedule, a cycle starts at
 			 * once and there is no wake to time */
@@ -333,7 +328,10 @@ static int cycle_driver(struct participant *p)
 			return -EINTR;
 	}
 	p->st->msgs = cs->cycles;
-	p->st->bytes = cs->cycles * c->size * cycle_channels(c);
+	/* what moved: a chain's buffer crosses every hop once, a fan's goes
+	 * out to each stage and back; a late start moved nothing */
+	p->st->bytes = (cs->cycles - cs->late_starts) * c->size *
+		       (is_chain(c) ? stages(c) + 1 : 2 * stages(c));
 	pat_window_end(p);
 	/* the end marker: every stage forwards it and leaves */
 	return run_graph(p, m, MSG_F_END);

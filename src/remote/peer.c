@@ -242,6 +242,9 @@ int peer_attach(struct peer *p, struct cell *c, char *err, size_t errlen)
 	}
 	if (c->trace || c->profile)
 		return errf(err, errlen, EINVAL, "--peer: --trace and --profile see one host only; run them without --peer");
+	if (c->pat->channels || c->pat->periodic)
+		return errf(err, errlen, EINVAL, "--peer: -p %s needs a channel per hop of its graph, which runs on one host only; run it without --peer",
+			    c->pat->name);
 	if (c->think_ns)
 		return errf(err, errlen, EINVAL, "--peer: --think-ns is calibrated per host; use --think ITERS");
 	if (c->size > p->max_size)

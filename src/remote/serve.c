@@ -277,7 +277,7 @@ static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, 
 	if (!c->tp || !(c->tp->caps & TP_REMOTE))
 		return errf(err, errlen, EINVAL, "transport '%s' does not run between hosts here", tpn);
 	c->pat = pattern_find(patn);
-	if (!c->pat)
+	if (!c->pat || c->pat->channels || c->pat->periodic)
 		return errf(err, errlen, EINVAL, "pattern '%s' does not run between hosts here", patn);
 	if (!(sc->tp_opts = opts_block(c->tp->options, c->tp->opts_size, err, errlen)) ||
 	    !(sc->pat_opts = opts_block(c->pat->options, c->pat->opts_size, err, errlen)))

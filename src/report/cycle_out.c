@@ -90,6 +90,10 @@ int cycle_stages_read(const json_t *arr, struct cycle_result *cr)
 		g->busy_p99_ns = get_u64(s, "busy_p99_ns");
 		g->wait_share_pct = json_number_value(json_object_get(s, "wait_share_pct"));
 		g->busy_share_pct = json_number_value(json_object_get(s, "busy_share_pct"));
+		g->traced = json_is_integer(json_object_get(s, "woken_p50_ns"));
+		g->woken_p50_ns = get_u64(s, "woken_p50_ns");
+		g->woken_p99_ns = get_u64(s, "woken_p99_ns");
+		g->woken_max_ns = get_u64(s, "woken_max_ns");
 	}
 	return 0;
 }

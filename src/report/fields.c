@@ -78,9 +78,9 @@ GET_CYC_LAT(cycle_p50, r->cyc.cycle_p50_ns, r->lat_samples)
 GET_CYC_LAT(cycle_p99, r->cyc.cycle_p99_ns, r->lat_samples)
 GET_CYC_LAT(cycle_p99_9, r->cyc.cycle_p99_9_ns, r->lat_samples)
 GET_CYC_LAT(cycle_max, r->cyc.cycle_max_ns, r->lat_samples)
-GET_CYC_LAT(timer_p50, r->cyc.timer_late_p50_ns, r->cyc.timer_late_max_ns || r->cyc.timer_late_p99_ns)
-GET_CYC_LAT(timer_p99, r->cyc.timer_late_p99_ns, r->cyc.timer_late_max_ns || r->cyc.timer_late_p99_ns)
-GET_CYC_LAT(timer_max, r->cyc.timer_late_max_ns, r->cyc.timer_late_max_ns || r->cyc.timer_late_p99_ns)
+GET_CYC_LAT(timer_p50, r->cyc.timer_late_p50_ns, r->cyc.timer_samples)
+GET_CYC_LAT(timer_p99, r->cyc.timer_late_p99_ns, r->cyc.timer_samples)
+GET_CYC_LAT(timer_max, r->cyc.timer_late_max_ns, r->cyc.timer_samples)
 
 /* Latency exists only when something was timed: 0 would read as "instant". */
 #define GET_LAT(name, expr) GET_NUM(name, r->lat_samples ? (double)(expr) : NAN)

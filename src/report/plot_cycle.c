@@ -92,8 +92,6 @@ static int fig_stages(struct plot_ctx *ctx, const struct rcell **cells, size_t n
 {
 	const char *name = "cycle-stages";
 	FILE *dat, *gp;
-	size_t rows = 0;
-
 	if (fig_open(ctx, name, &dat, &gp))
 		return -EIO;
 	fprintf(dat, "# stage\twait_p50_pct\tbusy_p50_pct\n");
@@ -108,7 +106,6 @@ static int fig_stages(struct plot_ctx *ctx, const struct rcell **cells, size_t n
 			fprintf(dat, "%s/stage%zu\t%.6g\t%.6g\n", clean, i + 1,
 				json_number_value(json_object_get(s, "wait_share_pct")),
 				json_number_value(json_object_get(s, "busy_share_pct")));
-			rows++;
 		}
 	}
 	fig_script_head(ctx, gp, name, "cycle stages: wait and busy per period");
@@ -120,7 +117,6 @@ static int fig_stages(struct plot_ctx *ctx, const struct rcell **cells, size_t n
 	fprintf(gp, "\tplot \"%s.dat\" using 2:xtic(1) title \"wait p50\", \"\" using 3 title \"busy p50\"\n",
 		name);
 	fig_script_end_output(gp);
-	(void)rows;
 	return fig_finish(ctx, name, dat, gp);
 }
 
