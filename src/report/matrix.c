@@ -18,12 +18,7 @@ static const char class_mark[TC_N] = { '=', 's', 'l', 'o', 'n' };
 
 static const struct field *matrix_metric(const struct matrix_info *m)
 {
-	if (m->metric)
-		return m->metric;
-	for (size_t i = 0; i < n_result_fields; i++)
-		if (!strcmp(result_fields[i].key, "lat_p50_ns"))
-			return &result_fields[i];
-	return NULL;
+	return m->metric ? m->metric : field_find("lat_p50_ns");
 }
 
 /* What a group shares: everything but the pin. */

@@ -32,10 +32,7 @@ static const struct field *field_by_key(const char *key)
 	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
 		if (!strcmp(key, aliases[i].alias))
 			key = aliases[i].key;
-	for (size_t i = 0; i < n_result_fields; i++)
-		if (!strcmp(result_fields[i].key, key))
-			return &result_fields[i];
-	return NULL;
+	return field_find(key);
 }
 
 int pivot_parse(const char *spec, const struct field **f, char *err, size_t errlen)
