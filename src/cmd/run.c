@@ -186,6 +186,8 @@ static int parse_number_arg(int opt, const char *arg, struct run_args *a)
 	return 0;
 }
 
+/* One option of `ipclab run` into a: a flat switch over every option, one
+ * case each (long, but each case is one line). 0, or 2 for bad input. */
 static int parse_one(int opt, char *arg, struct run_args *a)
 {
 	switch (opt) {

@@ -44,6 +44,8 @@ static int number(const char *opt, enum opt_type type, const char *arg, uint64_t
 	return 0;
 }
 
+/* `ipclab serve`: its options (one getopt loop, a case each), then the
+ * daemon (src/remote/serve.c). */
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_ONCE, O_MSIZE, O_MCOUNT, O_MDUR, O_MCL, O_IDLE };

@@ -35,6 +35,8 @@ static unsigned plan_000(const struct suite_opts *o, struct plan_spec *s, char *
 	return 1;
 }
 
+/* Seed 000 laid out as its author printed it: one table, a reading, and
+ * the trace's reading when traced (one printf after another). */
 static void print_000(const struct suite_opts *o, const struct result *r, size_t n)
 {
 	static const char *const tps[] = { "pipe", "posix-mq", "unix-stream" };
@@ -194,6 +196,8 @@ static unsigned plan_002(const struct suite_opts *o, struct plan_spec *s, char *
 }
 
 
+/* Seed 002: placements x policies per transport, laid out as the seed
+ * did, a reading, and the trace's migrations when traced. */
 static void print_002(const struct suite_opts *o, const struct result *r, size_t n)
 {
 	static const char *const tps[] = { "pipe", "unix-stream", "posix-mq" };

@@ -230,6 +230,9 @@ static void finish_sides(struct run_state *rs)
 	}
 }
 
+/* Before any side starts: the shared record, --trace and --profile, the
+ * configuration and every channel (a step each, in the order they are
+ * undone); 0, 1 when the transport cannot run here (skipped), or -errno. */
 static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 {
 	char err[ERRLEN] = "";

@@ -258,6 +258,9 @@ uint64_t cycle_deadline_ns(const struct cell *c)
 	return o->deadline_ns ? o->deadline_ns : c->period_ns;
 }
 
+/* The driver: the absolute schedule, late starts, the timer's lateness,
+ * one pass of the graph and its completion per cycle (one loop; the
+ * branches are the cases of the schedule the header comment names). */
 static int cycle_driver(struct participant *p)
 {
 	const struct cell *c = p->cell;

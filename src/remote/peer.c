@@ -430,6 +430,9 @@ static void fail(struct result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* --peer: one cell with its server side on the other host: the request,
+ * the answer, the local sides, the server's record (one exchange after
+ * another over the control connection, each step checked). */
 static int peer_run(const struct cell *c, struct result *res,
 		    int (*run_local)(const struct cell *, struct result *))
 {

@@ -181,6 +181,8 @@ json_t *rp_side_json(const struct side_stats *st)
 
 #define BIG ((uint64_t)INT64_MAX)
 
+/* A side's record from the peer, hostile input: every field looked up,
+ * typed and bounded one after another (long, but flat). */
 int rp_side_parse(const json_t *j, struct side_stats *st, char *err, size_t errlen)
 {
 	uint64_t v[20], cnt = 0;

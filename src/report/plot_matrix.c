@@ -36,6 +36,8 @@ static int cpu_at(const long *cpus, size_t n, const char *text)
 	return -1;
 }
 
+/* One heatmap: its values in topology order, then the gnuplot script with
+ * the class marks (the script is most of its length). */
 static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus, size_t n,
 		      const json_t *pairs, const char *group, const char *name)
 {

@@ -133,6 +133,9 @@ static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 impl
 	s->t_last = now;
 }
 
+/* A context switch: the side leaving and the side arriving each change
+ * phase (runnable, running, asleep), and a wakeup's latency ends here
+ * (one case after another for prev and next). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
