@@ -120,6 +120,7 @@ static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, int timeout_ms)
 	return ret;
 }
 
+/* Long: one check after another (uid, hello, reply, version), each with its reason. */
 static int cl_handshake(struct ipcring_conn *c, const char *name,
 			const struct ipcring_connect_opts *o, int timeout_ms,
 			char *reason, size_t len)

@@ -2,7 +2,8 @@
 /*
  * ipc.h - libipcring's connection layer, private: the handshake messages
  * exchanged over the SOCK_SEQPACKET control socket, the connection handle,
- * name resolution and the socket helpers shared by client.c and server.c.
+ * name resolution and the socket helpers shared by client.c and server.c,
+ * and the server's state shared by server.c and dispatch.c.
  */
 #ifndef IPCRING_IPC_H
 #define IPCRING_IPC_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include "ipcring.h"
@@ -71,5 +73,49 @@ int ipc_conn_attach(struct ipcring_conn *c, int req_fd, int req_efd, int rep_fd,
 		    int rep_efd, bool server);
 void ipc_conn_free(struct ipcring_conn *c);
 int ipc_timeout(int timeout_ms, int def_ms);
+
+/* the server (server.c, dispatch.c) */
+#define SRV_SPARE_IDLE_MS	1		/* idle this long: make a channel ahead */
+
+struct ipcring_server {
+	int lfd;
+	int epfd;			/* made on first use (dispatch, server_fd) */
+	int reserve_fd;			/* let go to refuse a client when out of fds */
+	struct ipc_addr addr;
+	dev_t dev;
+	ino_t ino;
+	pid_t owner;			/* the process that unlinks the file */
+	struct ipcring_opts ring;
+	uint32_t *uids, *gids;
+	unsigned int nuids, ngids;
+	ipcring_allow_fn allow;
+	void *allow_ctx;
+	unsigned int max_conns, handshake_ms, quantum;
+	uint64_t spin_ns;
+	struct ipcring_server_ops ops;
+	void *ops_ctx;
+	struct ipcring_conn **conns;	/* max_conns slots, by epoll key */
+	struct ipcring_conn **open;	/* the open ones, dense: nopen */
+	unsigned int nslots, nconns, npending, nopen, rr;
+	uint64_t next_id;
+	uint32_t gen;			/* epoll keys: slot + generation */
+	uint64_t last_check_ns;
+	struct ipcring_conn *cur;	/* in a hook */
+	bool drop_cur;
+	struct {			/* a channel made ahead (rx NULL: none) */
+		struct ipcring *rx, *tx;
+		int fds[HS_NFDS];
+		pid_t pid;		/* made by this process (not a forked copy) */
+	} spare;
+};
+
+/* server.c */
+int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out);
+int ipc_srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool full,
+		      char *reason, size_t len);
+void ipc_srv_refuse(int sock, int err, const char *reason);
+void ipc_srv_refused(struct ipcring_server *s, const struct ipcring_cred *p, int err,
+		     const char *reason);
+void ipc_srv_spare_make(struct ipcring_server *s);
 
 #endif /* IPCRING_IPC_H */

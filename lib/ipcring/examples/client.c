@@ -67,6 +67,7 @@ static int usage(void)
 	return 2;
 }
 
+/* Long: an example read top to bottom: options, connect, the round trips, the figures. */
 int main(int argc, char **argv)
 {
 	static unsigned char req[MAX_SIZE], rep[MAX_SIZE];

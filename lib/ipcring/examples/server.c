@@ -112,6 +112,7 @@ static int usage(void)
 	return 2;
 }
 
+/* Long: an example read top to bottom: options, listen, the dispatch loop, close. */
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */

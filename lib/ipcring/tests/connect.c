@@ -192,6 +192,7 @@ static void test_names(void)
 	T_EQ(rmdir(dir), 0);
 }
 
+/* Long: each refusal in turn (version, junk, full, name taken, nobody, directory, stale). */
 static void test_refusals(void)
 {
 	char name[64], why[IPCRING_REASON_MAX], dir[64], path[128];

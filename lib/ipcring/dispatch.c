@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dispatch.c - the server's one-thread dispatcher (server.c listens and
+ * makes the handshakes): many connections served from one epoll loop,
+ * rotation with a per-connection quantum, a bounded spin over every ring,
+ * then sleep in epoll with every request ring armed. New sockets wait in
+ * epoll for their hello (or a deadline); a hang-up serves what a graceful
+ * close left, then drops the connection. Once the dispatcher has been
+ * idle for SRV_SPARE_IDLE_MS it makes a channel ahead (server.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "ipc.h"
+
+#define SRV_LISTEN_SLOT		0x7fffffffu
+#define SRV_EVENTS		64
+#define SRV_ACCEPT_BURST	16
+#define SRV_CHECK_NS		1000000u	/* look at the sockets at least every 1 ms */
+
+/* ---- the dispatcher ---- */
+
+static uint64_t ev_key(const struct ipcring_conn *c, unsigned int which)
+{
+	return ((uint64_t)c->gen << 32) | ((uint64_t)c->slot << 1) | which;
+}
+
+static int srv_epoll(struct ipcring_server *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)SRV_LISTEN_SLOT << 1 };
+
+	if (s->epfd >= 0)
+		return 0;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0) {
+		int e = errno;
+
+		close(s->epfd);
+		s->epfd = -1;
+		return -e;
+	}
+	return 0;
+}
+
+static void srv_unlink_conn(struct ipcring_server *s, struct ipcring_conn *c)
+{
+	if (c->state == CONN_PENDING) {
+		s->npending--;
+	} else if (c->state == CONN_OPEN) {
+		s->open[c->oidx] = s->open[--s->nopen];
+		s->open[c->oidx]->oidx = c->oidx;
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->sock, NULL);
+	if (c->rx)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, ipcring_fd(c->rx), NULL);
+	s->conns[c->slot] = NULL;
+	s->nconns--;
+}
+
+static void srv_drop(struct ipcring_server *s, struct ipcring_conn *c, int why)
+{
+	bool open = c->state == CONN_OPEN;
+
+	srv_unlink_conn(s, c);
+	if (open && s->ops.disconnected) {
+		s->cur = c;
+		s->ops.disconnected(s->ops_ctx, c, why);
+		s->cur = NULL;
+	}
+	ipc_conn_free(c);
+}
+
+static void srv_open_pending(struct ipcring_server *s, struct ipcring_conn *c);
+
+/* A new socket: a slot, and the socket in epoll until its hello comes. */
+static void srv_add_pending(struct ipcring_server *s, struct ipcring_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	unsigned int i;
+
+	/* open connections are capped at the handshake (-EUSERS, with its
+	 * reason, after the hello); slots beyond are for handshakes only */
+	for (i = 0; i < s->nslots && s->conns[i]; i++)
+		;
+	if (i == s->nslots) {
+		ipc_conn_free(c);	/* a flood of handshakes: no word */
+		return;
+	}
+	c->srv = s;
+	c->slot = i;
+	c->gen = ++s->gen;
+	ev.data.u64 = ev_key(c, 0);
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->sock, &ev) < 0) {
+		ipc_conn_free(c);
+		return;
+	}
+	s->conns[i] = c;
+	s->nconns++;
+	s->npending++;
+	/* the hello often came with the connection: no epoll round trip */
+	if (ipc_wait_fd(c->sock, POLLIN, 0) == 0)
+		srv_open_pending(s, c);
+}
+
+static void srv_accept_burst(struct ipcring_server *s)
+{
+	struct ipcring_conn *c;
+
+	for (int k = 0; k < SRV_ACCEPT_BURST; k++) {
+		if (ipc_srv_accept_one(s, &c))
+			return;
+		srv_add_pending(s, c);
+	}
+}
+
+static void srv_open_pending(struct ipcring_server *s, struct ipcring_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char reason[IPCRING_REASON_MAX] = "";
+	int ret;
+
+	ret = ipc_srv_handshake(s, c, s->nopen >= s->max_conns, reason, sizeof(reason));
+	if (!ret) {
+		ev.data.u64 = ev_key(c, 1);
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ipcring_fd(c->rx), &ev) < 0)
+			ret = -errno;
+	}
+	if (ret) {
+		if (ret == -EACCES || ret == -EPROTO || ret == -EUSERS)
+			ipc_srv_refused(s, &c->peer, ret, reason);
+		srv_drop(s, c, ret);
+		return;
+	}
+	c->state = CONN_OPEN;
+	s->npending--;
+	c->oidx = s->nopen;
+	s->open[s->nopen++] = c;
+	/* armed at once: its first request wakes the loop (or is served next) */
+	(void)ipcring_prepare_wait(c->rx);
+	if (s->ops.connected) {
+		s->cur = c;
+		s->ops.connected(s->ops_ctx, c);
+		s->cur = NULL;
+	}
+}
+
+/* The peer hung up: serve what a graceful close left, then drop it. */
+static void srv_hangup(struct ipcring_server *s, struct ipcring_conn *c);
+
+static struct ipcring_conn *srv_conn_of(struct ipcring_server *s, uint64_t key)
+{
+	uint32_t slot = (uint32_t)(key >> 1) & 0x7fffffffu;
+	struct ipcring_conn *c;
+
+	if (slot >= s->nslots)
+		return NULL;
+	c = s->conns[slot];
+	return c && c->gen == (uint32_t)(key >> 32) ? c : NULL;
+}
+
+static void srv_expire_pending(struct ipcring_server *s, uint64_t now)
+{
+	char reason[IPCRING_REASON_MAX];
+
+	for (unsigned int i = 0; s->npending && i < s->nslots; i++) {
+		struct ipcring_conn *c = s->conns[i];
+
+		if (!c || c->state != CONN_PENDING ||
+		    now < c->since_ns + s->handshake_ms * 1000000ull)
+			continue;
+		ipc_reason(reason, sizeof(reason), "no hello within %u ms", s->handshake_ms);
+		ipc_srv_refuse(c->sock, -ETIMEDOUT, reason);
+		srv_drop(s, c, -ETIMEDOUT);
+	}
+}
+
+/* Handle what epoll reports (waiting up to @timeout_ms); the event count. */
+static int srv_events(struct ipcring_server *s, int timeout_ms)
+{
+	struct epoll_event ev[SRV_EVENTS];
+	int n = epoll_wait(s->epfd, ev, SRV_EVENTS, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	s->last_check_ns = ring_now_ns();
+	for (int k = 0; k < n; k++) {
+		struct ipcring_conn *c;
+
+		if ((ev[k].data.u64 >> 1) == SRV_LISTEN_SLOT) {
+			srv_accept_burst(s);
+			continue;
+		}
+		c = srv_conn_of(s, ev[k].data.u64);
+		if (!c)
+			continue;	/* dropped earlier in this batch */
+		if (c->state == CONN_PENDING)
+			srv_open_pending(s, c);
+		else if (!(ev[k].data.u64 & 1) &&
+			 (ev[k].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR | EPOLLIN)))
+			srv_hangup(s, c);
+		/* an rx eventfd: its requests are served by the round */
+	}
+	if (s->npending)
+		srv_expire_pending(s, ring_now_ns());
+	return n;
+}
+
+struct srv_batch {
+	struct ipcring_server *s;
+	struct ipcring_conn *c;
+	int ret;
+};
+
+static int srv_on_msg(void *ctx, const void *msg, size_t len)
+{
+	struct srv_batch *b = ctx;
+
+	if (!b->s->ops.message)
+		return 0;
+	b->ret = b->s->ops.message(b->s->ops_ctx, b->c, msg, len);
+	return b->ret || b->s->drop_cur;
+}
+
+/* Serve up to @max records of @c; their count, or -errno / 0 = EOS via *gone. */
+static int srv_serve_conn(struct ipcring_server *s, struct ipcring_conn *c,
+			  unsigned int max, int *gone)
+{
+	struct srv_batch b = { .s = s, .c = c };
+	int n;
+
+	s->cur = c;
+	s->drop_cur = false;
+	n = ipcring_read_batch(c->rx, srv_on_msg, &b, max, 0);
+	s->cur = NULL;
+	if (n == -EAGAIN)
+		return 0;
+	if (n > 0)
+		c->batches++;
+	if (n == 0)
+		*gone = 1;		/* end of stream: the client closed */
+	else if (n < 0)
+		*gone = n;
+	else if (b.ret)
+		*gone = b.ret;
+	else if (s->drop_cur)
+		*gone = 2;
+	(void)ipcring_flush(c->tx);	/* replies committed with IPCRING_MORE */
+	return n > 0 ? n : 0;
+}
+
+/* One round: every open connection in rotation, quantum records each. */
+static int srv_round(struct ipcring_server *s)
+{
+	unsigned int k, n = s->nopen, start, served = 0;
+
+	if (!n)
+		return 0;
+	start = s->rr++ % n;
+	for (k = 0; k < n && s->nopen; k++) {
+		struct ipcring_conn *c = s->open[(start + k) % s->nopen];
+		int gone = 0;
+
+		served += (unsigned int)srv_serve_conn(s, c, s->quantum, &gone);
+		if (gone)
+			srv_drop(s, c, gone == 1 || gone == 2 ? 0 : gone);
+	}
+	return (int)(served > INT32_MAX ? INT32_MAX : served);
+}
+
+static void srv_hangup(struct ipcring_server *s, struct ipcring_conn *c)
+{
+	uint32_t st = atomic_load(c->rx->peer_state);
+	int gone = 0;
+
+	if (st == ST_CLOSED) {
+		/* a graceful close: what it sent before still counts */
+		while (!gone && srv_serve_conn(s, c, s->quantum, &gone) > 0)
+			;
+		srv_drop(s, c, 0);
+		return;
+	}
+	(void)ipcring_mark_peer_dead(c->rx);
+	(void)ipcring_mark_peer_dead(c->tx);
+	srv_drop(s, c, -EPIPE);
+}
+
+/* Arm every request ring; 1 if one already has something (do not sleep). */
+static int srv_arm(struct ipcring_server *s)
+{
+	for (unsigned int i = 0; i < s->nopen; i++)
+		if (ipcring_prepare_wait(s->open[i]->rx))
+			return 1;
+	return 0;
+}
+
+static int srv_spin(struct ipcring_server *s)
+{
+	uint64_t end;
+	int n;
+
+	if (!s->spin_ns || !s->nopen)
+		return 0;
+	end = ring_now_ns() + s->spin_ns;
+	do {
+		for (int k = 0; k < 64; k++) {
+			n = srv_round(s);
+			if (n)
+				return n;
+			ring_cpu_relax();
+		}
+	} while (ring_now_ns() < end);
+	return 0;
+}
+
+int ipcring_server_dispatch(struct ipcring_server *s, int timeout_ms)
+{
+	int ret, n;
+
+	if (!s)
+		return -EINVAL;
+	ret = srv_epoll(s);
+	if (ret)
+		return ret;
+	if (ring_now_ns() - s->last_check_ns >= SRV_CHECK_NS) {
+		ret = srv_events(s, 0);
+		if (ret < 0)
+			return ret;
+	}
+	n = srv_round(s);
+	if (!n && timeout_ms)
+		n = srv_spin(s);
+	if (n)
+		return n;
+	/* nothing to do: arm every request ring, then sleep in epoll (or, with
+	 * timeout 0, only look once, leaving the fd armed for the caller) */
+	if (srv_arm(s))
+		return srv_round(s);
+	if (!s->spare.rx && timeout_ms) {
+		/* a short sleep first; if it stays idle, make a channel ahead */
+		int t = timeout_ms < 0 || timeout_ms > SRV_SPARE_IDLE_MS ?
+			SRV_SPARE_IDLE_MS : timeout_ms;
+
+		ret = srv_events(s, t);
+		if (ret < 0)
+			return ret;
+		if (ret > 0 || t == timeout_ms)
+			return srv_round(s);
+		if (timeout_ms > 0)
+			timeout_ms -= t;
+		ipc_srv_spare_make(s);
+		if (srv_arm(s))
+			return srv_round(s);
+	}
+	ret = srv_events(s, timeout_ms);
+	if (ret < 0)
+		return ret;
+	return srv_round(s);
+}
+
+int ipcring_server_fd(const struct ipcring_server *cs)
+{
+	struct ipcring_server *s = (struct ipcring_server *)cs;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = srv_epoll(s);
+	return ret ? ret : s->epfd;
+}
+
+int ipcring_server_set_ops(struct ipcring_server *s, const struct ipcring_server_ops *ops,
+			   void *ctx)
+{
+	if (!s)
+		return -EINVAL;
+	if (ops)
+		s->ops = *ops;
+	else
+		memset(&s->ops, 0, sizeof(s->ops));
+	s->ops_ctx = ctx;
+	return srv_epoll(s);
+}
+
+int ipcring_server_nconns(const struct ipcring_server *s)
+{
+	return s ? (int)s->nopen : -EINVAL;
+}
+
+int ipcring_conn_drop(struct ipcring_conn *c)
+{
+	if (!c || !c->srv || c->srv->cur != c)
+		return -EINVAL;
+	c->srv->drop_cur = true;
+	return 0;
+}
