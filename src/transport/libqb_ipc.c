@@ -80,14 +80,14 @@ static const struct opt_desc qi_options[] = {
 	{ .name = NULL },
 };
 
+#ifdef HAVE_LIBQB
+
 static const struct qi_opts qi_defaults = { .buffer = 1u << 20 };
 
 static const struct qi_opts *qi_opts_of(const void *opts)
 {
 	return opts ? opts : &qi_defaults;
 }
-
-#ifdef HAVE_LIBQB
 
 #include "libqb_ipc.h"
 
