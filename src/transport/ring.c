@@ -7,9 +7,11 @@
  * spin budget is spent: a futex (ring), sched_yield (ring-spin) or an
  * eventfd (ring-eventfd). Receives are in place (peek/release).
  *
- * Every blocking library call is bounded by RING_SLICE_MS, after which a
- * stop request gives -EINTR: the library retries its waits on EINTR by
- * design, so a signal alone does not end them. In process mode each
+ * The endpoint operations ring-ipc does alike (reserve, commit, send, peek,
+ * release and their waits) are ring_ep.h's: every blocking library call is
+ * bounded by RING_EP_SLICE_MS, after which a stop request gives -EINTR (the
+ * library retries its waits on EINTR by design, so a signal alone does not
+ * end them). What is this file's: in process mode each
  * endpoint hands the ring a pidfd of its peer (pids pass through a small
  * shared page), so a SIGKILLed peer is reported as -EPIPE within a poll
  * period (100 ms) instead of a hang.
@@ -37,8 +39,8 @@
 #include "ipcring.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
+#include "ring_ep.h"
 
-#define RING_SLICE_MS 100	/* longest library wait between stop checks */
 #define RING_MAX_CLIENTS 1024
 
 struct ring_opts {
@@ -90,16 +92,13 @@ struct ring_chan {
 };
 
 struct tp_endpoint {
-	struct ipcring *tx, *rx;
-	uint32_t batch, pending;	/* messages committed with MORE, unpublished */
+	struct ring_ep re;		/* first: re.watch gets &ep->re */
 	unsigned run_n, run_i;		/* reserved run: places, handed out so far */
 	bool run_open;			/* run_i's place is handed out, not committed */
 	struct ipcring_rec run[IPCRING_BATCH_MAX];
-	bool peeked;
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
-	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
 static const struct ring_opts *ring_opts_of(const void *opts)
@@ -243,13 +242,13 @@ static int ring_attach_ends(struct tp_channel *ch, struct tp_endpoint *ep, enum 
 	int tx = role == TP_CLIENT ? RF_C2S : RF_S2C, rx = role == TP_CLIENT ? RF_S2C : RF_C2S;
 	int r;
 
-	r = ipcring_attach(&ep->tx, f[tx], IPCRING_PRODUCER, f[tx + RF_C2S_EFD]);
+	r = ipcring_attach(&ep->re.tx, f[tx], IPCRING_PRODUCER, f[tx + RF_C2S_EFD]);
 	if (!r)
-		r = ipcring_attach(&ep->rx, f[rx], IPCRING_CONSUMER, f[rx + RF_C2S_EFD]);
+		r = ipcring_attach(&ep->re.rx, f[rx], IPCRING_CONSUMER, f[rx + RF_C2S_EFD]);
 	if (r)
 		return errf(err, errlen, -r, "%s: ipcring_attach: %s", ch->tp->name, strerror(-r));
-	r = ring_check_info(ch, ep->tx, err, errlen);
-	return r ? r : ring_check_info(ch, ep->rx, err, errlen);
+	r = ring_check_info(ch, ep->re.tx, err, errlen);
+	return r ? r : ring_check_info(ch, ep->re.rx, err, errlen);
 }
 
 /* Commit the messages of the reserved run that were committed to us
@@ -262,22 +261,24 @@ static int ring_run_end(struct tp_endpoint *ep, unsigned int flags)
 	if (!ep->run_n)
 		return 0;
 	ep->run_n = ep->run_i = 0;
-	r = ipcring_commit_batch(ep->tx, ep->run, n, flags);
+	r = ipcring_commit_batch(ep->re.tx, ep->run, n, flags);
 	if (!(flags & IPCRING_MORE))
-		ep->pending = 0;
+		ep->re.pending = 0;
 	return r;
 }
 
 static void ring_free_ep(struct tp_endpoint *ep)
 {
-	if (ep->tx)
+	if (ep->re.tx)
 		(void)ring_run_end(ep, 0);
 	if (ep->pidfd >= 0)
 		close(ep->pidfd);
-	(void)ipcring_close(ep->tx);
-	(void)ipcring_close(ep->rx);
+	(void)ipcring_close(ep->re.tx);
+	(void)ipcring_close(ep->re.rx);
 	free(ep);
 }
+
+static void ring_watch(struct ring_ep *re, bool slice_over);
 
 static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		     struct tp_endpoint **out, char *err, size_t errlen)
@@ -293,13 +294,14 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
 	ep->pidfd = -1;
-	ep->stop = ch->cfg->stop;
+	ep->re.stop = ch->cfg->stop;
+	ep->re.watch = ring_watch;
 	r = ring_attach_ends(ch, ep, role, id, err, errlen);
 	if (r) {
 		ring_free_ep(ep);
 		return r;
 	}
-	ep->batch = rc->batch;
+	ep->re.batch = rc->batch;
 	/* threads share one pid: nothing to watch */
 	ep->peer_known = rc->threads;
 	ep->peer_pid = &rc->pids[id].pid[role == TP_SERVER ? TP_CLIENT : TP_SERVER];
@@ -310,8 +312,8 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 
 static void ring_mark_dead(struct tp_endpoint *ep)
 {
-	(void)ipcring_mark_peer_dead(ep->tx);
-	(void)ipcring_mark_peer_dead(ep->rx);
+	(void)ipcring_mark_peer_dead(ep->re.tx);
+	(void)ipcring_mark_peer_dead(ep->re.rx);
 }
 
 /* Slow path only: once the peer has opened, give both rings a pidfd of it
@@ -334,37 +336,21 @@ static void ring_watch_peer(struct tp_endpoint *ep)
 			ring_mark_dead(ep);
 		return;		/* else: the ring's own pidfd of the header's pid */
 	}
-	(void)ipcring_set_peer(ep->tx, ep->pidfd, IPCRING_PEER_PIDFD);
-	(void)ipcring_set_peer(ep->rx, ep->pidfd, IPCRING_PEER_PIDFD);
+	(void)ipcring_set_peer(ep->re.tx, ep->pidfd, IPCRING_PEER_PIDFD);
+	(void)ipcring_set_peer(ep->re.rx, ep->pidfd, IPCRING_PEER_PIDFD);
 }
 
-/* After a slice in vain: a stop request, or a look at the peer ourselves
- * (a spin-only wait of one slice ends before the library's own check). */
-static int ring_slice_over(struct tp_endpoint *ep)
+/* ring_ep's watch hook: before a wait, and after each slice of it in vain
+ * (then also a look at the peer ourselves: a spin-only wait of one slice
+ * ends before the library's own check). */
+static void ring_watch(struct ring_ep *re, bool slice_over)
 {
+	struct tp_endpoint *ep = (struct tp_endpoint *)re;
 	struct pollfd pfd = { .fd = ep->pidfd, .events = POLLIN };
 
-	if (stop_requested(ep->stop))
-		return -EINTR;
 	ring_watch_peer(ep);
-	if (ep->pidfd >= 0 && poll(&pfd, 1, 0) > 0)
+	if (slice_over && ep->pidfd >= 0 && poll(&pfd, 1, 0) > 0)
 		ring_mark_dead(ep);	/* exited: the next wait ends in -EPIPE */
-	return 0;
-}
-
-static int ring_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
-{
-	int r;
-
-	ring_watch_peer(ep);
-	for (;;) {
-		r = ipcring_reserve(ep->tx, len, p, RING_SLICE_MS);
-		if (r != -ETIMEDOUT)
-			return r;
-		r = ring_slice_over(ep);
-		if (r)
-			return r;
-	}
 }
 
 /* -O batch: the next place of the reserved run, reserving a run of the
@@ -373,7 +359,7 @@ static int ring_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
 static int ring_run_next(struct tp_endpoint *ep, size_t len, void **buf)
 {
 	if (ep->run_i == ep->run_n || ep->run[ep->run_i].len != len) {
-		unsigned n = ep->batch - ep->pending;
+		unsigned n = ep->re.batch - ep->re.pending;
 
 		if (ring_run_end(ep, IPCRING_MORE))
 			return -EAGAIN;
@@ -383,7 +369,7 @@ static int ring_run_next(struct tp_endpoint *ep, size_t len, void **buf)
 			return -EAGAIN;
 		for (unsigned i = 0; i < n; i++)
 			ep->run[i].len = len;
-		if (ipcring_reserve_batch(ep->tx, ep->run, n, 0))
+		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0))
 			return -EAGAIN;
 		ep->run_n = n;
 	}
@@ -395,15 +381,9 @@ static int ring_run_next(struct tp_endpoint *ep, size_t len, void **buf)
 /* Zero-copy send: the pattern writes the message where the ring keeps it. */
 static ssize_t ring_reserve(struct tp_endpoint *ep, void **buf, size_t len)
 {
-	int r;
-
-	if (ep->batch > 1 && ring_run_next(ep, len, buf) == 0)
+	if (ep->re.batch > 1 && ring_run_next(ep, len, buf) == 0)
 		return (ssize_t)len;
-	r = ipcring_reserve(ep->tx, len, buf, 0);
-
-	if (__builtin_expect(r == -EAGAIN, 0))
-		r = ring_reserve_wait(ep, len, buf);
-	return r ? r : (ssize_t)len;
+	return ring_ep_reserve(&ep->re, buf, len);
 }
 
 static ssize_t ring_commit(struct tp_endpoint *ep, size_t len)
@@ -414,72 +394,35 @@ static ssize_t ring_commit(struct tp_endpoint *ep, size_t len)
 		ep->run_open = false;
 		ep->run[ep->run_i++].len = len;
 		r = 0;
-		if (++ep->pending >= ep->batch)
+		if (++ep->re.pending >= ep->re.batch)
 			r = ring_run_end(ep, 0);
 		else if (ep->run_i == ep->run_n)
 			r = ring_run_end(ep, IPCRING_MORE);
 		return r ? r : (ssize_t)len;
 	}
-	if (++ep->pending < ep->batch) {
-		r = ipcring_commit(ep->tx, len, IPCRING_MORE);
-	} else {
-		ep->pending = 0;
-		r = ipcring_commit(ep->tx, len, 0);
-	}
-	return r ? r : (ssize_t)len;
+	return ring_ep_commit(&ep->re, len);
 }
 
 static ssize_t ring_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
-	void *p;
-	ssize_t r = ring_reserve(ep, &p, len);
-
-	if (__builtin_expect(r < 0, 0))
-		return r;
-	memcpy(p, buf, len);
-	return ring_commit(ep, len);
-}
-
-static int ring_peek_wait(struct tp_endpoint *ep, const void **msg, size_t *n)
-{
-	int r;
-
-	ring_watch_peer(ep);
-	for (;;) {
-		r = ipcring_peek(ep->rx, msg, n, RING_SLICE_MS);
-		if (r != -ETIMEDOUT)
-			return r;
-		r = ring_slice_over(ep);
-		if (r)
-			return r;
-	}
+	return ring_ep_send(ep, buf, len, ring_reserve, ring_commit);
 }
 
 static ssize_t ring_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 {
-	size_t n;
-	int r;
-
-	if (ep->pending) {
+	(void)len;
+	if (ep->re.pending) {
 		/* about to wait for the peer: what we sent must be visible first */
 		if (ep->run_n)
 			(void)ring_run_end(ep, 0);
-		ep->pending = 0;
-		(void)ipcring_flush(ep->tx);
+		ring_ep_flush(&ep->re);
 	}
-	r = ipcring_peek(ep->rx, msg, &n, 0);
-	if (__builtin_expect(r == -EAGAIN, 0))
-		r = ring_peek_wait(ep, msg, &n);
-	if (r <= 0)
-		return r;	/* 0: the peer closed and everything was read */
-	ep->peeked = true;
-	return (ssize_t)n;
+	return ring_ep_peek(&ep->re, msg);	/* 0: the peer closed, all was read */
 }
 
 static void ring_release(struct tp_endpoint *ep)
 {
-	ep->peeked = false;
-	(void)ipcring_release(ep->rx);
+	ring_ep_release(&ep->re);
 }
 
 static ssize_t ring_recv(struct tp_endpoint *ep, void *buf, size_t len)
@@ -491,8 +434,8 @@ static ssize_t ring_recv(struct tp_endpoint *ep, void *buf, size_t len)
  * a peer asleep on either ring: it drains, then reads end of stream. */
 static void ring_close(struct tp_endpoint *ep)
 {
-	if (ep->peeked)
-		ring_release(ep);
+	if (ep->re.peeked)
+		ring_ep_release(&ep->re);
 	ring_free_ep(ep);
 }
 

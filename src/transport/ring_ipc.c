@@ -9,8 +9,11 @@
  * then give -EPIPE.
  *
  * Waits are the library's: spin for -O spin-ns, then sleep on the ring's
- * eventfd. Every blocking call is bounded by RIPC_SLICE_MS, after which the
- * cell's stop word gives -EINTR. With several clients each server endpoint
+ * eventfd. Every blocking call is bounded by RIPC_SLICE_MS (ring_ep's
+ * slice), after which the cell's stop word gives -EINTR. The endpoint operations the ring
+ * transport does alike (reserve, commit, send, peek, release and their
+ * waits) are ring_ep.h's; this file adds the connection, the -EPIPE
+ * marking of the other ring and the fan-in eventfd. With several clients each server endpoint
  * offers its request ring's eventfd (pollfd) to the pattern's epoll loop,
  * in one of two ways. With the ready hook (what the fan-in server uses),
  * as a ring server's own loop waits: the server spins over every request
@@ -20,7 +23,8 @@
  * eventfd is kept readable whenever a request is waiting: an endpoint that
  * finds its ring empty announces sleep, and one that leaves requests
  * behind marks the eventfd itself.
- * -O batch=N publishes every Nth message, as the ring transport does. */
+ * -O batch=N publishes every Nth message (ring_ep_commit), as the ring
+ * transport does with batch runs left out. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -32,8 +36,9 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
+#include "ring_ep.h"
 
-#define RIPC_SLICE_MS 100
+#define RIPC_SLICE_MS RING_EP_SLICE_MS
 #define RIPC_CONNECT_MS 10000
 #define RIPC_MAX_CLIENTS 1024
 
@@ -71,15 +76,12 @@ struct ripc_chan {
 };
 
 struct tp_endpoint {
+	struct ring_ep re;		/* its rings are the connection's */
 	struct ipcring_conn *conn;
-	struct ipcring *tx, *rx;
-	uint32_t batch, pending;
-	bool peeked;
 	bool fanin;			/* server of several clients: offer pollfd */
 	bool level;			/* keep pollfd readable while a request waits
 					 * (until the ready hook is used) */
 	bool marked;			/* this side wrote its own eventfd */
-	const _Atomic int *stop;
 };
 
 static const struct ripc_opts *ripc_opts_of(const void *opts)
@@ -214,7 +216,7 @@ static void ripc_mark(struct tp_endpoint *ep)
 /* Fan-in: the eventfd is readable iff a request (or the end) is waiting. */
 static void ripc_arm(struct tp_endpoint *ep)
 {
-	if (ipcring_prepare_wait(ep->rx) == 0) {
+	if (ipcring_prepare_wait(ep->re.rx) == 0) {
 		ep->marked = false;	/* drained; the client writes it now */
 		return;
 	}
@@ -236,10 +238,10 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "ring-ipc: out of memory");
-	ep->stop = ch->cfg->stop;
-	ep->batch = (uint32_t)ripc_opts_of(ch->cfg->opts)->batch;
+	ep->re.stop = ch->cfg->stop;
+	ep->re.batch = (uint32_t)ripc_opts_of(ch->cfg->opts)->batch;
 	if (role == TP_SERVER) {
-		r = ripc_accept(ch, id, ep->stop, &ep->conn, err, errlen);
+		r = ripc_accept(ch, id, ep->re.stop, &ep->conn, err, errlen);
 	} else {
 		if (!rc->threads && rc->srv) {
 			/* a forked client keeps nothing of the server's */
@@ -254,7 +256,7 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 			     "open-file limit, ulimit -n)" : "");
 	}
 	if (!r)
-		r = ipcring_conn_rings(ep->conn, &ep->tx, &ep->rx);
+		r = ipcring_conn_rings(ep->conn, &ep->re.tx, &ep->re.rx);
 	if (r) {
 		(void)ipcring_conn_close(ep->conn);
 		free(ep);
@@ -267,102 +269,43 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return 0;
 }
 
-static int ripc_slice_over(struct tp_endpoint *ep)
-{
-	return stop_requested(ep->stop) ? -EINTR : 0;
-}
-
-static int ripc_reserve_wait(struct tp_endpoint *ep, size_t len, void **p)
-{
-	int r;
-
-	for (;;) {
-		r = ipcring_reserve(ep->tx, len, p, RIPC_SLICE_MS);
-		if (r != -ETIMEDOUT)
-			return r;
-		r = ripc_slice_over(ep);
-		if (r)
-			return r;
-	}
-}
-
 static ssize_t ripc_reserve(struct tp_endpoint *ep, void **buf, size_t len)
 {
-	int r = ipcring_reserve(ep->tx, len, buf, 0);
+	ssize_t r = ring_ep_reserve(&ep->re, buf, len);
 
-	if (__builtin_expect(r == -EAGAIN, 0))
-		r = ripc_reserve_wait(ep, len, buf);
 	if (r == -EPIPE)
-		(void)ipcring_mark_peer_dead(ep->rx);
-	return r ? r : (ssize_t)len;
+		(void)ipcring_mark_peer_dead(ep->re.rx);
+	return r;
 }
 
 static ssize_t ripc_commit(struct tp_endpoint *ep, size_t len)
 {
-	int r;
-
-	if (++ep->pending < ep->batch) {
-		r = ipcring_commit(ep->tx, len, IPCRING_MORE);
-	} else {
-		ep->pending = 0;
-		r = ipcring_commit(ep->tx, len, 0);
-	}
-	return r ? r : (ssize_t)len;
+	return ring_ep_commit(&ep->re, len);
 }
 
 static ssize_t ripc_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
-	void *p;
-	ssize_t r = ripc_reserve(ep, &p, len);
-
-	if (__builtin_expect(r < 0, 0))
-		return r;
-	memcpy(p, buf, len);
-	return ripc_commit(ep, len);
-}
-
-static int ripc_peek_wait(struct tp_endpoint *ep, const void **msg, size_t *n)
-{
-	int r;
-
-	for (;;) {
-		r = ipcring_peek(ep->rx, msg, n, RIPC_SLICE_MS);
-		if (r != -ETIMEDOUT)
-			return r;
-		r = ripc_slice_over(ep);
-		if (r)
-			return r;
-	}
+	return ring_ep_send(ep, buf, len, ripc_reserve, ripc_commit);
 }
 
 static ssize_t ripc_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 {
-	size_t n;
-	int r;
+	ssize_t r;
 
 	(void)len;
-	if (ep->pending) {
-		ep->pending = 0;
-		(void)ipcring_flush(ep->tx);
-	}
-	r = ipcring_peek(ep->rx, msg, &n, 0);
-	if (__builtin_expect(r == -EAGAIN, 0))
-		r = ripc_peek_wait(ep, msg, &n);
+	if (ep->re.pending)
+		ring_ep_flush(&ep->re);
+	r = ring_ep_peek(&ep->re, msg);
 	if (r == -EPIPE)
-		(void)ipcring_mark_peer_dead(ep->tx);
-	if (r <= 0) {
-		if (ep->level)
-			ripc_mark(ep);	/* the end stays readable */
-		return r;
-	}
-	ep->peeked = true;
-	return (ssize_t)n;
+		(void)ipcring_mark_peer_dead(ep->re.tx);
+	if (r <= 0 && ep->level)
+		ripc_mark(ep);	/* the end stays readable */
+	return r;
 }
 
 static void ripc_release(struct tp_endpoint *ep)
 {
-	ep->peeked = false;
-	(void)ipcring_release(ep->rx);
+	ring_ep_release(&ep->re);
 	if (ep->level)
 		ripc_arm(ep);
 }
@@ -388,15 +331,15 @@ static int ripc_ready(struct tp_endpoint *ep, bool arm)
 	size_t n;
 
 	ep->level = false;
-	if (ep->peeked || ipcring_peek(ep->rx, &msg, &n, 0) != -EAGAIN)
+	if (ep->re.peeked || ipcring_peek(ep->re.rx, &msg, &n, 0) != -EAGAIN)
 		return 1;	/* a request, the end, or an error for recv to report */
-	return arm ? ipcring_prepare_wait(ep->rx) != 0 : 0;
+	return arm ? ipcring_prepare_wait(ep->re.rx) != 0 : 0;
 }
 
 static void ripc_close(struct tp_endpoint *ep)
 {
-	if (ep->peeked)
-		(void)ipcring_release(ep->rx);
+	if (ep->re.peeked)
+		ring_ep_release(&ep->re);	/* not ripc_release: no arming now */
 	(void)ipcring_conn_close(ep->conn);
 	free(ep);
 }
