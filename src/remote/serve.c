@@ -143,7 +143,10 @@ static int handshake(struct serve *s)
 	char err[ERRLEN], token[REMOTE_TOKEN_MAX + 2] = "", proto[32] = "";
 	uint64_t version = 0;
 	json_t *m = NULL, *w;
-	int ret = rp_recv(s->cfd, now_ns() + RP_HANDSHAKE_NS, &m, err, sizeof(err));
+	/* a client silent for --idle-timeout is dropped, before its hello too */
+	uint64_t wait_ns = s->o->idle_timeout_ns < RP_HANDSHAKE_NS ? s->o->idle_timeout_ns :
+								  RP_HANDSHAKE_NS;
+	int ret = rp_recv(s->cfd, now_ns() + wait_ns, &m, err, sizeof(err));
 
 	if (ret) {
 		slog(s, "%s: no hello (%s)", s->peer, ret == -EPROTO ? err : strerror(-ret));
