@@ -180,9 +180,39 @@ static void qb_unlink(int dfd, const char *name, unsigned char type, void *arg)
 	unlinkat(dfd, name, 0);
 }
 
+/* A pid written in decimal at *p up to the next '-': it, with *p moved
+ * past the '-', or 0 (no allocation, no stdio: the signal path runs this). */
+static pid_t qb_name_pid(const char **p)
+{
+	long v = 0;
+	const char *q = *p;
+
+	for (; *q >= '0' && *q <= '9' && v < (1L << 30); q++)
+		v = v * 10 + (*q - '0');
+	if (q == *p || *q != '-')
+		return 0;
+	*p = q + 1;
+	return (pid_t)v;
+}
+
+/* libqb names a connection's directory qb-<pid>-<pid>-<fd>-XXXXXX, and
+ * one made for a connection that then failed (out of descriptors, a stop
+ * at the wrong moment) can stay behind empty, holding no service's name:
+ * it goes when both its processes are gone. rmdir takes only an empty one. */
+static int qb_orphan(int shm, const char *name)
+{
+	const char *p = name + 3;
+	pid_t a = qb_name_pid(&p), b = a ? qb_name_pid(&p) : 0;
+
+	if (!a || !b || !(kill(a, 0) < 0 && errno == ESRCH) || !(kill(b, 0) < 0 && errno == ESRCH))
+		return 0;
+	return unlinkat(shm, name, AT_REMOVEDIR) == 0;
+}
+
 /* An entry of /dev/shm: a directory qb-* of ours that holds the service's
  * rings loses its files, then goes; a ring file of the service lying
- * right in /dev/shm (libqb's older layout) goes too. */
+ * right in /dev/shm (libqb's older layout) goes too; so does an empty
+ * connection directory whose processes are gone (qb_orphan). */
 static void qb_top(int shm, const char *name, unsigned char type, void *arg)
 {
 	struct qb_walk *w = arg, in = { .service = w->service };
@@ -209,6 +239,8 @@ static void qb_top(int shm, const char *name, unsigned char type, void *arg)
 		qb_each(fd, qb_unlink, NULL);
 		if (unlinkat(shm, name, AT_REMOVEDIR) == 0)
 			w->removed++;
+	} else if (qb_orphan(shm, name)) {
+		w->removed++;
 	}
 	close(fd);
 }
