@@ -127,6 +127,16 @@ ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,
 			 ssize_t (*peek)(struct tp_endpoint *, const void **, size_t),
 			 void (*release)(struct tp_endpoint *));
 
+/* For library transports (src/transport/sock_common.c). tp_fds_free: are
+ * n descriptors free here (taken and given back)? 0, or the errno of the
+ * one that could not be had (EMFILE: ulimit -n), for a library that fails
+ * badly without them (libqb's loop, libzmq). tp_ipc_socket_path: path
+ * (PATH_MAX bytes) = "<private dir>/<unique prefix name>.<id>", a unix
+ * socket for an ipc:// address; 0, or -ENAMETOOLONG with the fix in err. */
+int tp_fds_free(unsigned n);
+int tp_ipc_socket_path(const struct tp_channel *ch, const char *prefix, unsigned id, char *path,
+		       char *err, size_t errlen);
+
 /* Check a transport's ops for missing hooks; -EINVAL with the hook's name. */
 int transport_validate(const struct transport *tp, char *err, size_t errlen);
 /* Every registered transport, and no name twice: run at start-up, so a

@@ -235,20 +235,8 @@ void qi_srv_stop(struct qi_chan *qc)
 
 static int qi_fd_room(const char *what, char *err, size_t errlen)
 {
-	int fds[QI_LOOP_FDS], n = 0, e = 0;
+	int e = tp_fds_free(QI_LOOP_FDS);
 
-	while (n < QI_LOOP_FDS) {
-		fds[n] = fcntl(2, F_DUPFD_CLOEXEC, 3);
-		if (fds[n] < 0 && errno == EBADF)
-			fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fds[n] < 0) {
-			e = errno;
-			break;
-		}
-		n++;
-	}
-	while (n > 0)
-		close(fds[--n]);
 	if (!e)
 		return 0;
 	if (e == EMFILE || e == ENFILE)

@@ -96,19 +96,16 @@ static enum nn_kind nn_kind_of(const struct transport *tp)
 static int nn_addr_ipc(struct tp_channel *ch, struct nn_chan *c, unsigned id, char *err,
 		       size_t errlen)
 {
-	char name[64], path[PATH_MAX];
-	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	char path[PATH_MAX];
+	int ret = tp_ipc_socket_path(ch, "nng", id, path, err, errlen);
 
-	cleanup_unique_name(name, sizeof(name), "nng");
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s.%u", ch->cfg->dir, name, id) > max)
-		return errf(err, errlen, ENAMETOOLONG,
-			    "%s: socket path %s is longer than a socket path may be (%zu); set TMPDIR to a shorter directory",
-			    ch->tp->name, path, max);
+	if (ret)
+		return ret;
 	/* registered before the server's listener makes it */
 	c->cl[id] = cleanup_add(CL_PATH, path);
 	if (c->cl[id] < 0)
 		return errf(err, errlen, ENOMEM, "%s: cleanup table full", ch->tp->name);
-	snprintf(c->addr[id], NN_ADDR_MAX, "ipc://%.*s", (int)max, path);
+	snprintf(c->addr[id], NN_ADDR_MAX, "ipc://%.*s", (int)sizeof(((struct sockaddr_un *)0)->sun_path) - 1, path);
 	return 0;
 }
 

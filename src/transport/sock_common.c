@@ -4,10 +4,12 @@
  * sizes read back from the kernel. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
@@ -399,4 +401,40 @@ int tp_conn_server(struct tp_channel *ch, unsigned id, int lfd, tp_sock_setup_fn
 	if (ret)
 		close(fd);
 	return ret;
+}
+
+int tp_fds_free(unsigned n)
+{
+	int fds[64], e = 0;
+	unsigned got = 0;
+
+	if (n > 64)
+		n = 64;
+	while (got < n) {
+		fds[got] = fcntl(2, F_DUPFD_CLOEXEC, 3);
+		if (fds[got] < 0 && errno == EBADF)
+			fds[got] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[got] < 0) {
+			e = errno;
+			break;
+		}
+		got++;
+	}
+	while (got > 0)
+		close(fds[--got]);
+	return e;
+}
+
+int tp_ipc_socket_path(const struct tp_channel *ch, const char *prefix, unsigned id, char *path,
+		       char *err, size_t errlen)
+{
+	char name[64];
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+
+	cleanup_unique_name(name, sizeof(name), prefix);
+	if ((size_t)snprintf(path, PATH_MAX, "%s/%s.%u", ch->cfg->dir, name, id) > max)
+		return errf(err, errlen, ENAMETOOLONG,
+			    "%s: socket path %s is longer than a socket path may be (%zu); set TMPDIR to a shorter directory",
+			    ch->tp->name, path, max);
+	return 0;
 }

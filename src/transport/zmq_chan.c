@@ -61,20 +61,8 @@ int zq_err(char *err, size_t errlen, const char *tp, const char *what)
 
 int zq_fd_room(const char *tp, char *err, size_t errlen)
 {
-	int fds[ZQ_FDS_NEEDED], n = 0, e = 0;
+	int e = tp_fds_free(ZQ_FDS_NEEDED);
 
-	while (n < ZQ_FDS_NEEDED) {
-		fds[n] = fcntl(2, F_DUPFD_CLOEXEC, 3);
-		if (fds[n] < 0 && errno == EBADF)
-			fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fds[n] < 0) {
-			e = errno;
-			break;
-		}
-		n++;
-	}
-	while (n > 0)
-		close(fds[--n]);
 	if (!e)
 		return 0;
 	if (e == EMFILE || e == ENFILE)
@@ -156,19 +144,16 @@ static int zq_report(struct tp_channel *ch, char *err, size_t errlen)
 static int zq_addr_ipc(struct tp_channel *ch, struct zq_chan *c, unsigned id, char *err,
 		       size_t errlen)
 {
-	char name[64], path[PATH_MAX];
-	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	char path[PATH_MAX];
+	int ret = tp_ipc_socket_path(ch, "zmq", id, path, err, errlen);
 
-	cleanup_unique_name(name, sizeof(name), "zmq");
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s.%u", ch->cfg->dir, name, id) > max)
-		return errf(err, errlen, ENAMETOOLONG,
-			    "%s: socket path %s is longer than a socket path may be (%zu); set TMPDIR to a shorter directory",
-			    ch->tp->name, path, max);
+	if (ret)
+		return ret;
 	/* registered before the server's bind makes it */
 	c->cl[id] = cleanup_add(CL_PATH, path);
 	if (c->cl[id] < 0)
 		return errf(err, errlen, ENOMEM, "%s: cleanup table full", ch->tp->name);
-	snprintf(c->addr[id], ZQ_ADDR_MAX, "ipc://%.*s", (int)max, path);
+	snprintf(c->addr[id], ZQ_ADDR_MAX, "ipc://%.*s", (int)sizeof(((struct sockaddr_un *)0)->sun_path) - 1, path);
 	return 0;
 }
 
