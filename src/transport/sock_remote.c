@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "tp_common.h"
 #include "tp_remote.h"
@@ -111,4 +112,60 @@ int tp_remote_connect(int fd, const struct sockaddr_in *sa)
 			return ret ? ret : -soerr;
 	}
 	return fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+void tp_remote_unreserve(int *fds, unsigned n)
+{
+	for (unsigned i = 0; fds && i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+/* One port held: bound, never listening, SO_REUSEADDR as the libraries'
+ * listeners set it: the kernel hands the port to nobody else, the
+ * server's own bind may share it. The port, or -errno. */
+static int reserve_one(const struct tp_remote *r, int *fd, uint16_t port)
+{
+	struct sockaddr_in sa = r->addr;
+	socklen_t l = sizeof(sa);
+	int one = 1;
+
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	sa.sin_port = htons(port);
+	if (setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(*fd, (struct sockaddr *)&sa, &l) < 0)
+		return -errno;
+	return ntohs(sa.sin_port);
+}
+
+int tp_remote_reserve(const char *tp, const struct tp_remote *r, unsigned n, int *fds, char *err,
+		      size_t errlen)
+{
+	char host[INET6_ADDRSTRLEN];
+	int first = -1, ret = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		fds[i] = -1;
+	inet_ntop(AF_INET, &r->addr.sin_addr, host, sizeof(host));
+	for (unsigned t = 0; t < TP_RESERVE_TRIES; t++) {
+		tp_remote_unreserve(fds, n);
+		first = reserve_one(r, &fds[0], 0);
+		if (first < 0)
+			return errf(err, errlen, -first, "%s: bind %s: %s", tp, host, strerror(-first));
+		ret = 0;
+		for (unsigned id = 1; id < n && ret >= 0; id++)
+			ret = first + id > 65535 ? -EADDRINUSE :
+			      reserve_one(r, &fds[id], (uint16_t)(first + id));
+		if (ret >= 0)
+			return first;
+		if (ret != -EADDRINUSE)
+			return errf(err, errlen, -ret, "%s: bind %s: %s", tp, host, strerror(-ret));
+	}
+	return errf(err, errlen, EADDRINUSE, "%s: no %u consecutive free ports on %s in %d tries", tp,
+		    n, host, TP_RESERVE_TRIES);
 }

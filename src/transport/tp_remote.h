@@ -43,6 +43,14 @@ int tp_rhello_check(const struct tp_rhello *h, const struct tp_remote *r, unsign
 /* connect() without blocking past TP_REMOTE_WAIT_MS; a signal ends it
  * (-EINTR). 0 or -errno. */
 int tp_remote_connect(int fd, const struct sockaddr_in *sa);
+/* The server's ports of a library transport (zmq-tcp, nng-tcp): a block
+ * of n consecutive ones, one per client id, held in fds (n of them) until
+ * tp_remote_unreserve, so that the control connection hands out one
+ * number. The first port, or -errno with why. */
+#define TP_RESERVE_TRIES 64
+int tp_remote_reserve(const char *tp, const struct tp_remote *r, unsigned n, int *fds, char *err,
+		      size_t errlen);
+void tp_remote_unreserve(int *fds, unsigned n);
 /* poll one fd for events up to ms; 1 ready, 0 timeout, -errno. */
 int tp_remote_poll(int fd, short events, int ms);
 

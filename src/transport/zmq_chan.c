@@ -28,8 +28,6 @@
 #ifdef HAVE_ZMQ
 #include <zmq.h>
 
-#define ZQ_RESERVE_TRIES 64	/* between hosts: tries for a block of free ports */
-
 static enum zq_kind zq_kind_of(const struct transport *tp)
 {
 	return strcmp(tp->name, "zmq-tcp") == 0 ? ZQ_TCP :
@@ -159,67 +157,18 @@ static int zq_addr_ipc(struct tp_channel *ch, struct zq_chan *c, unsigned id, ch
 
 /* ---- zmq-tcp between hosts -------------------------------------------------- */
 
-static void zq_unreserve(struct zq_chan *c)
-{
-	for (unsigned i = 0; c->resv && i < c->n; i++)
-		if (c->resv[i] >= 0) {
-			close(c->resv[i]);
-			c->resv[i] = -1;
-		}
-}
-
-static int zq_reserve_one(struct zq_chan *c, unsigned id, uint16_t port)
-{
-	struct sockaddr_in sa = c->remote.addr;
-	socklen_t l = sizeof(sa);
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	c->resv[id] = fd;
-	sa.sin_port = htons(port);
-	/* bound, never listening, SO_REUSEADDR as libzmq's listener: the
-	 * kernel hands the port to nobody else, the server's bind may share it */
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &l) < 0)
-		return -errno;
-	return ntohs(sa.sin_port);
-}
-
 /* The server's ports: a block of consecutive ones, one per client id, so
  * that the control connection hands out one number. */
 static int zq_reserve(struct tp_channel *ch, struct zq_chan *c, char *err, size_t errlen)
 {
-	char host[INET_ADDRSTRLEN];
-	int first = -1, r = 0;
+	int first;
 
 	c->resv = malloc(c->n * sizeof(*c->resv));
 	if (!c->resv)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
-	for (unsigned i = 0; i < c->n; i++)
-		c->resv[i] = -1;
-	inet_ntop(AF_INET, &c->remote.addr.sin_addr, host, sizeof(host));
-	for (unsigned t = 0; t < ZQ_RESERVE_TRIES; t++) {
-		unsigned id;
-
-		zq_unreserve(c);
-		first = zq_reserve_one(c, 0, 0);
-		if (first < 0)
-			return errf(err, errlen, -first, "%s: bind %s: %s", ch->tp->name, host,
-				    strerror(-first));
-		for (id = 1, r = 0; id < c->n && r >= 0; id++)
-			r = first + id > 65535 ? -EADDRINUSE :
-			    zq_reserve_one(c, id, (uint16_t)(first + id));
-		if (r >= 0)
-			break;
-		if (r != -EADDRINUSE)
-			return errf(err, errlen, -r, "%s: bind %s: %s", ch->tp->name, host,
-				    strerror(-r));
-	}
-	if (r < 0)
-		return errf(err, errlen, EADDRINUSE, "%s: no %u consecutive free ports on %s in %d tries",
-			    ch->tp->name, c->n, host, ZQ_RESERVE_TRIES);
+	first = tp_remote_reserve(ch->tp->name, &c->remote, c->n, c->resv, err, errlen);
+	if (first < 0)
+		return first;
 	for (unsigned id = 0; id < c->n; id++)
 		atomic_store_explicit(&c->ports[id], (uint32_t)first + id, memory_order_relaxed);
 	tp_setting(ch, "listen_port", "%d", first);
@@ -318,7 +267,7 @@ void zq_destroy(struct tp_channel *ch)
 	for (unsigned i = c->n; c->cl && i-- > 0;)
 		if (c->cl[i] >= 0)
 			cleanup_run_one(c->cl[i]);
-	zq_unreserve(c);
+	tp_remote_unreserve(c->resv, c->n);
 	free(c->resv);
 	if (c->ports)
 		munmap(c->ports, c->n * sizeof(*c->ports));
