@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* nng-ipc, nng-inproc: nng (nanomsg-next-gen) pair0 sockets, one pair per
+/* nng-ipc, nng-inproc, nng-tcp: nng (nanomsg-next-gen) pair0 sockets, one pair per
  * client id: a server endpoint per client is one socket, and a message
  * carries no protocol header (pair1 adds a 4-byte hop count to each).
  *
@@ -17,12 +17,15 @@
  * before anything is measured:
  *   - ipc:// paths live in the run's private 0700 directory, registered for
  *     cleanup before the server's listener makes them;
- *   - inproc:// names are unique per channel (threads of one process).
+ *   - inproc:// names are unique per channel (threads of one process);
+ *   - tcp:// on 127.0.0.1 or between hosts (nng_tcp.c): there the hello is
+ *     the remote one with the cell's secret (tp_remote.h), as tcp's.
  *
  * Every blocking call has NNG_OPT_RECVTIMEO/NNG_OPT_SENDTIMEO of
  * NN_SLICE_MS: between slices the stop request is looked at (-EINTR) and
  * whether the connection (nng's pipe) went away, which a pipe-removal
- * callback records: a dead peer is -ECONNRESET (recv, once nothing is left
+ * callback records (for the pipe the socket paired with, not a refused
+ * stranger's): a dead peer is -ECONNRESET (recv, once nothing is left
  * to read) or -EPIPE (send), never a wait. A zero-length message is the
  * EOF marker (as zmq and posix-mq). */
 #include <errno.h>
@@ -41,6 +44,7 @@
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "nng_probe.h"
+#include "nng_tcp.h"
 
 #ifdef HAVE_NNG
 #include <nng/nng.h>
@@ -49,12 +53,24 @@
 
 #define NN_INSTALL "install libnng-dev (make deps)"
 
-enum nn_kind { NN_IPC, NN_INPROC };
+#define NN_OPT_BUF                                                                    \
+	{ .name = "buf", .type = OPT_UINT, .offset = offsetof(struct nn_opts, buf),     \
+	  .def = "", .max = 8192,                                                        \
+	  .help = "NNG_OPT_SENDBUF and NNG_OPT_RECVBUF: messages queued in the socket each way (0 = nng's default)" }
 
 static const struct opt_desc nn_options[] = {
-	{ .name = "buf", .type = OPT_UINT, .offset = offsetof(struct nn_opts, buf),
-	  .def = "", .max = 8192,
-	  .help = "NNG_OPT_SENDBUF and NNG_OPT_RECVBUF: messages queued in the socket each way (0 = nng's default)" },
+	NN_OPT_BUF,
+	{ .name = NULL },
+};
+
+static const struct opt_desc nn_tcp_options[] = {
+	NN_OPT_BUF,
+	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct nn_opts, listen),
+	  .def = "", .help = "between hosts: the server's side only, listening on this IPv4 address (set by ipclab serve)" },
+	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct nn_opts, connect),
+	  .def = "", .help = "between hosts: the clients only, client id i dialing IPV4:PORT+i (set by run --peer)" },
+	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct nn_opts, secret),
+	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
 };
 
@@ -63,22 +79,12 @@ static const struct opt_desc nn_options[] = {
 #define NN_HELLO_SLICES 100	/* the server waits this many slices for the hello */
 #define NN_LINGER_SLICES 20	/* close: slices to wait for the peer's EOF marker */
 #define NN_DRAIN_MAX (1u << 20)	/* close: messages of a peer still sending, dropped */
-#define NN_ADDR_MAX 128		/* "ipc://" and a sun_path */
-
-/* ch->priv */
-struct nn_chan {
-	enum nn_kind kind;
-	unsigned n;
-	struct nn_hello hello;		/* id 0; each client sends its own id */
-	int *cl;			/* nng-ipc: cleanup handle per id */
-	char (*addr)[NN_ADDR_MAX];	/* per id */
-};
 
 struct tp_endpoint {
 	nng_socket sock;
 	bool open;
 	_Atomic bool peer_gone;	/* nng removed the connection's pipe */
-	_Atomic bool connected;	/* nng added one */
+	_Atomic uint32_t pipe;	/* the id of the pipe nng added first, 0 = none yet */
 	bool eof_seen;		/* recv returned the peer's EOF marker */
 	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
@@ -90,7 +96,8 @@ static inline bool nn_stopping(const struct tp_endpoint *ep)
 
 static enum nn_kind nn_kind_of(const struct transport *tp)
 {
-	return strcmp(tp->name, "nng-inproc") == 0 ? NN_INPROC : NN_IPC;
+	return strcmp(tp->name, "nng-inproc") == 0 ? NN_INPROC :
+	       strcmp(tp->name, "nng-tcp") == 0 ? NN_TCP : NN_IPC;
 }
 
 static int nn_addr_ipc(struct tp_channel *ch, struct nn_chan *c, unsigned id, char *err,
@@ -130,16 +137,22 @@ static int nn_create(struct tp_channel *ch, char *err, size_t errlen)
 	if (getrandom(c->hello.secret, sizeof(c->hello.secret), 0) != sizeof(c->hello.secret))
 		return errf(err, errlen, errno, "%s: getrandom: %s", ch->tp->name, strerror(errno));
 	cleanup_unique_name(name, sizeof(name), "ipclab-nng");
+	if (c->kind == NN_TCP)
+		ret = nn_tcp_create(ch, c, err, errlen);
 	for (unsigned id = 0; !ret && id < n; id++) {
 		if (c->kind == NN_IPC)
 			ret = nn_addr_ipc(ch, c, id, err, errlen);
-		else
+		else if (c->kind == NN_INPROC)
 			snprintf(c->addr[id], NN_ADDR_MAX, "inproc://%s.%u", name, id);
 	}
 	if (!ret)
 		ret = nn_report(ch, err, errlen);
 	if (!ret && c->kind == NN_IPC)
 		tp_setting(ch, "ipc_dir", "%s", ch->cfg->dir);
+	if (!ret && c->kind == NN_TCP)
+		tp_setting(ch, "auth", c->remote.mode == TPR_LOCAL ?
+			   "none (hello with a per-run secret)" :
+			   "none (hello with the cell's secret from the control connection)");
 	return ret;
 }
 
@@ -152,21 +165,27 @@ static void nn_destroy(struct tp_channel *ch)
 	for (unsigned i = c->n; c->cl && i-- > 0;)
 		if (c->cl[i] >= 0)
 			cleanup_run_one(c->cl[i]);
+	nn_tcp_destroy(c);
 	free(c->cl);
 	free(c->addr);
 	free(c);
 	ch->priv = NULL;
 }
 
-/* On one of nng's threads: the connection came or went. */
+/* On one of nng's threads: the connection came or went. Only the first
+ * pipe counts: pair0 refuses a second peer while it has one (over tcp,
+ * anyone may connect), and that refused pipe's going is no news. */
 static void nn_pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct tp_endpoint *ep = arg;
+	int pid = nng_pipe_id(p);
+	uint32_t none = 0;
 
-	(void)p;
+	if (pid <= 0)
+		return;
 	if (ev == NNG_PIPE_EV_ADD_POST)
-		atomic_store(&ep->connected, true);
-	else if (ev == NNG_PIPE_EV_REM_POST && atomic_load(&ep->connected))
+		atomic_compare_exchange_strong(&ep->pipe, &none, (uint32_t)pid);
+	else if (ev == NNG_PIPE_EV_REM_POST && atomic_load(&ep->pipe) == (uint32_t)pid)
 		atomic_store(&ep->peer_gone, true);
 }
 
@@ -183,6 +202,7 @@ static int nn_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 	struct nn_hello want = c->hello;
 	nng_msg *m = NULL;
 	int rv = NNG_ETIMEDOUT;
+	bool remote = c->remote.mode != TPR_LOCAL;
 
 	want.id = id;
 	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
@@ -195,12 +215,27 @@ static int nn_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 			    ch->tp->name, id, NN_HELLO_SLICES * NN_SLICE_MS / 1000);
 	if (rv)
 		return nn_err(err, errlen, ch->tp->name, "reading the hello", rv);
-	rv = nng_msg_len(m) != sizeof(want) || memcmp(nng_msg_body(m), &want, sizeof(want));
+	if (remote) {
+		struct tp_rhello h;
+
+		rv = nng_msg_len(m) != sizeof(h);
+		if (!rv) {
+			memcpy(&h, nng_msg_body(m), sizeof(h));
+			rv = tp_rhello_check(&h, &c->remote, c->n) != (int)id;
+		}
+	} else {
+		rv = nng_msg_len(m) != sizeof(want) || memcmp(nng_msg_body(m), &want, sizeof(want));
+	}
 	nng_msg_free(m);
+	if (rv && remote)
+		return errf(err, errlen, EPROTO,
+			    "%s: the first peer on client %u's port is not this cell's client (wrong hello); it was closed, never measured: run again",
+			    ch->tp->name, id);
 	if (rv)
 		return errf(err, errlen, EPROTO,
-			    "%s: the first peer on client %u's socket is not ours (wrong hello)",
-			    ch->tp->name, id);
+			    "%s: the first peer on client %u's socket is not ours (wrong hello)%s",
+			    ch->tp->name, id,
+			    c->kind == NN_TCP ? ": another local process connected first; run again" : "");
 	return 0;
 }
 
@@ -209,12 +244,20 @@ static int nn_hello_send(struct tp_channel *ch, struct tp_endpoint *ep, unsigned
 {
 	struct nn_chan *c = ch->priv;
 	struct nn_hello h = c->hello;
+	struct tp_rhello rh;
+	void *msg = &h;
+	size_t len = sizeof(h);
 	int rv = NNG_ETIMEDOUT;
 
 	h.id = id;
+	if (c->remote.mode == TPR_CLIENT) {
+		tp_rhello_fill(&rh, &c->remote, id);
+		msg = &rh;
+		len = sizeof(rh);
+	}
 	/* send waits for the dialer's connection, retried in the background */
 	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
-		rv = nng_send(ep->sock, &h, sizeof(h), 0);
+		rv = nng_send(ep->sock, msg, len, 0);
 		if (rv == NNG_ETIMEDOUT && nn_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
 	}
@@ -231,6 +274,35 @@ static void nn_free(struct tp_endpoint *ep)
 	if (ep->open)
 		nng_close(ep->sock);
 	free(ep);
+}
+
+/* The server listens on id's address, the client dials it (in the
+ * background, retried by nng). 0 or -errno with why. */
+static int nn_attach(struct tp_channel *ch, struct tp_endpoint *ep, enum tp_role role,
+		     unsigned id, char *err, size_t errlen)
+{
+	struct nn_chan *c = ch->priv;
+	int rv;
+
+	if (c->kind == NN_TCP && role == TP_SERVER)
+		return nn_tcp_listen(ch, ep->sock, id, err, errlen);
+	if (c->kind == NN_TCP) {
+		rv = nn_tcp_addr(ch, id, c->addr[id], NN_ADDR_MAX, err, errlen);
+		if (rv)
+			return rv;
+	}
+	if (role == TP_CLIENT) {
+		rv = nng_dial(ep->sock, c->addr[id], NULL, NNG_FLAG_NONBLOCK);
+		return rv ? nn_err(err, errlen, ch->tp->name, c->addr[id], rv) : 0;
+	}
+	rv = nng_listen(ep->sock, c->addr[id], NULL, 0);
+	if (rv)
+		return nn_err(err, errlen, ch->tp->name, c->addr[id], rv);
+	/* in the private 0700 directory; 0600 as every socket there */
+	if (c->kind == NN_IPC && chmod(c->addr[id] + strlen("ipc://"), 0600) < 0)
+		return errf(err, errlen, errno, "%s: chmod %s: %s", ch->tp->name, c->addr[id],
+			    strerror(errno));
+	return 0;
 }
 
 static int nn_open(struct tp_channel *ch, enum tp_role role, unsigned id,
@@ -256,27 +328,11 @@ static int nn_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		if (!rv)
 			rv = nng_pipe_notify(ep->sock, NNG_PIPE_EV_REM_POST, nn_pipe_event, ep);
 	}
-	if (!rv && role == TP_SERVER) {
-		what = c->addr[id];
-		rv = nng_listen(ep->sock, c->addr[id], NULL, 0);
-		/* in the private 0700 directory; 0600 as every socket there */
-		if (!rv && c->kind == NN_IPC && chmod(c->addr[id] + strlen("ipc://"), 0600) < 0) {
-			int e = errno;
-
-			nn_free(ep);
-			return errf(err, errlen, e, "%s: chmod %s: %s", ch->tp->name, c->addr[id],
-				    strerror(e));
-		}
-	} else if (!rv) {
-		what = c->addr[id];
-		rv = nng_dial(ep->sock, c->addr[id], NULL, NNG_FLAG_NONBLOCK);
-	}
-	if (rv) {
-		nn_free(ep);
-		return nn_err(err, errlen, ch->tp->name, what, rv);
-	}
-	rv = role == TP_SERVER ? nn_hello_check(ch, ep, id, err, errlen) :
-				 nn_hello_send(ch, ep, id, err, errlen);
+	rv = rv ? nn_err(err, errlen, ch->tp->name, what, rv) :
+		  nn_attach(ch, ep, role, id, err, errlen);
+	if (!rv)
+		rv = role == TP_SERVER ? nn_hello_check(ch, ep, id, err, errlen) :
+					 nn_hello_send(ch, ep, id, err, errlen);
 	if (rv) {
 		nn_free(ep);
 		return rv;
@@ -413,6 +469,16 @@ const struct transport tp_nng_ipc = {
 	.summary = "nng pair0 sockets over ipc:// (a unix socket in the private directory), one per client; -O buf",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_NAMED,
 	.options = nn_options,
+	.opts_size = sizeof(struct nn_opts),
+	.probe = NN_PROBE,
+	NN_OPS,
+};
+
+const struct transport tp_nng_tcp = {
+	.name = "nng-tcp",
+	.summary = "nng pair0 sockets over tcp://127.0.0.1 or between hosts (no nng authentication: a hello with a secret), one per client; -O buf",
+	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_REMOTE,
+	.options = nn_tcp_options,
 	.opts_size = sizeof(struct nn_opts),
 	.probe = NN_PROBE,
 	NN_OPS,

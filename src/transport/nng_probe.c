@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "nng_probe.h"
+#include "tp_remote.h"
 
 #ifdef HAVE_NNG
 
@@ -29,6 +31,7 @@ struct nn_report {
 	int recvbuf, sendbuf;
 	size_t recvmax;
 	int recvtimeo, sendtimeo;
+	int nodelay, keepalive;	/* nng-tcp: what a dialer of the socket gets */
 };
 
 /* nng's errors as errno values (where nng says "system error", its errno). */
@@ -70,10 +73,14 @@ int nn_err(char *err, size_t errlen, const char *tp, const char *what, int rv)
 }
 
 /* The largest message nng accepts on a socket of this cell: the cell's
- * size, or the hello where that is larger. */
+ * size, or a hello (nng-tcp between hosts: the remote one) where that is
+ * larger. */
 static size_t nn_recvmax(const struct tp_config *cfg)
 {
-	return cfg->msg_size > sizeof(struct nn_hello) ? cfg->msg_size : sizeof(struct nn_hello);
+	size_t h = sizeof(struct nn_hello) > sizeof(struct tp_rhello) ? sizeof(struct nn_hello) :
+									 sizeof(struct tp_rhello);
+
+	return cfg->msg_size > h ? cfg->msg_size : h;
 }
 
 /* The options every socket of the cell gets. */
@@ -93,13 +100,29 @@ int nn_setup(nng_socket s, const struct tp_config *cfg)
 	return 0;
 }
 
+/* TCP's options as nng sets them on its connections (a dialer made, never
+ * started, tells them). */
+static void nn_read_tcp(nng_socket s, struct nn_report *r)
+{
+	nng_dialer d;
+	bool v;
+
+	if (nng_dialer_create(&d, s, "tcp://127.0.0.1:1"))
+		return;
+	if (nng_dialer_get_bool(d, NNG_OPT_TCP_NODELAY, &v) == 0)
+		r->nodelay = v;
+	if (nng_dialer_get_bool(d, NNG_OPT_TCP_KEEPALIVE, &v) == 0)
+		r->keepalive = v;
+	nng_dialer_close(d);
+}
+
 static void nn_read_report(const struct tp_config *cfg, struct nn_report *r)
 {
 	nng_socket s;
 	nng_duration d;
 
 	memset(r, 0, sizeof(*r));
-	r->recvbuf = r->sendbuf = r->recvtimeo = r->sendtimeo = -1;
+	r->recvbuf = r->sendbuf = r->recvtimeo = r->sendtimeo = r->nodelay = r->keepalive = -1;
 	r->rv = nng_pair0_open(&s);
 	if (r->rv)
 		return;
@@ -112,6 +135,7 @@ static void nn_read_report(const struct tp_config *cfg, struct nn_report *r)
 			r->recvtimeo = d;
 		if (nng_socket_get_ms(s, NNG_OPT_SENDTIMEO, &d) == 0)
 			r->sendtimeo = d;
+		nn_read_tcp(s, r);
 	}
 	nng_close(s);
 }
@@ -248,6 +272,10 @@ int nn_report(struct tp_channel *ch, char *err, size_t errlen)
 	tp_setting(ch, "sendbuf_msgs", "%d", r.sendbuf);
 	tp_setting(ch, "recv_max_bytes", "%zu", r.recvmax);
 	tp_setting(ch, "timeout_slice_ms", "%d/%d", r.recvtimeo, r.sendtimeo);
+	if (!strcmp(ch->tp->name, "nng-tcp")) {
+		tp_setting(ch, "tcp_nodelay", "%d", r.nodelay);
+		tp_setting(ch, "tcp_keepalive", "%d", r.keepalive);
+	}
 	return 0;
 }
 #endif /* HAVE_NNG */

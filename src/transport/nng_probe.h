@@ -10,6 +10,7 @@
 
 struct nn_opts {
 	uint64_t buf;
+	char listen[OPT_STR_MAX], connect[OPT_STR_MAX], secret[OPT_STR_MAX];	/* nng-tcp */
 };
 
 #ifdef HAVE_NNG

@@ -42,6 +42,7 @@ extern const struct transport tp_cma;
 extern const struct transport tp_io_uring;
 extern const struct transport tp_io_uring_msg;
 extern const struct transport tp_nng_ipc;
+extern const struct transport tp_nng_tcp;
 extern const struct transport tp_nng_inproc;
 extern const struct transport tp_vsock;
 extern const struct transport tp_dbus;
@@ -82,6 +83,7 @@ const struct transport *const transports[] = {
 	&tp_io_uring,
 	&tp_io_uring_msg,
 	&tp_nng_ipc,
+	&tp_nng_tcp,
 	&tp_nng_inproc,
 	&tp_vsock,
 	&tp_dbus,
