@@ -500,6 +500,24 @@ int ipcring_connect(struct ipcring_conn **conn, const char *name,
 		    size_t reason_len);
 
 /*
+ * ipcring_connect_cancel - ipcring_connect() whose waits (for the socket to
+ * connect, for the server's reply) can be given up: @cancel(@ctx) is asked
+ * before each wait, whenever a signal interrupts one, and at least every
+ * IPCRING_CANCEL_POLL_MS while one lasts; once it returns nonzero the call
+ * cleans up and returns -ECANCELED, @reason saying so. A thread that wants
+ * to stop another at once sets what @cancel reads, then signals it (a
+ * handler without SA_RESTART). @cancel NULL: exactly ipcring_connect().
+ * Since libipcring 1.2 (symbol version IPCRING_3).
+ */
+#define IPCRING_CANCEL_POLL_MS	50
+typedef int (*ipcring_cancel_fn)(void *ctx);
+IPCRING_MUST_CHECK
+int ipcring_connect_cancel(struct ipcring_conn **conn, const char *name,
+			   const struct ipcring_connect_opts *opts,
+			   ipcring_cancel_fn cancel, void *ctx, char *reason,
+			   size_t reason_len);
+
+/*
  * ipcring_conn_close - close both ends (the peer drains what was sent,
  * then reads end of stream) and the control socket. NULL is a no-op. Only
  * for connections from ipcring_connect() or ipcring_server_accept(); the

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
 # libipcring: static and shared library (soname libipcring.so.1, versioned
-# symbols IPCRING_1), pkg-config file, examples, tests, bare benchmark.
+# symbols IPCRING_1 to _3), pkg-config file, examples, tests, bare benchmark.
 # `make check-ipcring` runs the tests, `make stress` the 10^9-message stress.
 
 IPCRING_DIR	:= lib/ipcring
 IPCRING_B	:= $(B)/lib/ipcring
 IPCRING_SOVER	:= 1
-IPCRING_LIBVER	:= 1.0.0
+IPCRING_LIBVER	:= 1.2.0
 IPCRING_SRCS	:= $(IPCRING_DIR)/segment.c $(IPCRING_DIR)/map.c \
 		   $(IPCRING_DIR)/wait.c $(IPCRING_DIR)/producer.c \
 		   $(IPCRING_DIR)/consumer.c $(IPCRING_DIR)/name.c \

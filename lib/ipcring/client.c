@@ -4,6 +4,7 @@
  * credentials before saying anything (a squatter on the name is refused),
  * send the versioned hello, receive the refusal or the four descriptors of
  * the channel, and attach them (validated as any ring is).
+ * ipcring_connect_cancel() is the same with waits its caller can end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,13 @@
 
 #define CONNECT_DEFAULT_MS	5000
 
+/* How the waits of one connect end: by the deadline, or when cancel says. */
+struct cl_wait {
+	int timeout_ms;
+	ipcring_cancel_fn cancel;
+	void *ctx;
+};
+
 static bool uid_trusted(const struct ipcring_connect_opts *o, uint32_t uid)
 {
 	if (!o || !o->server_uids)
@@ -27,7 +35,7 @@ static bool uid_trusted(const struct ipcring_connect_opts *o, uint32_t uid)
 	return false;
 }
 
-static int cl_socket(const struct ipc_addr *a, const char *name, int timeout_ms,
+static int cl_socket(const struct ipc_addr *a, const char *name, const struct cl_wait *w,
 		     char *reason, size_t len)
 {
 	int fd, ret, err = 0;
@@ -42,7 +50,7 @@ static int cl_socket(const struct ipc_addr *a, const char *name, int timeout_ms,
 	if (connect(fd, (const struct sockaddr *)&a->sa, a->len) < 0) {
 		ret = -errno;
 		if (ret == -EINPROGRESS || ret == -EAGAIN) {
-			ret = ipc_wait_fd(fd, POLLOUT, timeout_ms);
+			ret = ipc_wait_fd_cancel(fd, POLLOUT, w->timeout_ms, w->cancel, w->ctx);
 			if (!ret && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
 				ret = -errno;
 			if (!ret)
@@ -60,7 +68,7 @@ static int cl_socket(const struct ipc_addr *a, const char *name, int timeout_ms,
 }
 
 /* Receive the reply and, with a success, exactly HS_NFDS descriptors. */
-static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, int timeout_ms)
+static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, const struct cl_wait *w)
 {
 	union {
 		struct cmsghdr h;
@@ -75,7 +83,7 @@ static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, int timeout_ms)
 	int nfds = 0, ret;
 	ssize_t n;
 
-	ret = ipc_wait_fd(fd, POLLIN, timeout_ms);
+	ret = ipc_wait_fd_cancel(fd, POLLIN, w->timeout_ms, w->cancel, w->ctx);
 	if (ret)
 		return ret;
 	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -122,7 +130,7 @@ static int cl_recv_reply(int fd, struct hs_reply *rep, int *fds, int timeout_ms)
 
 /* Long: one check after another (uid, hello, reply, version), each with its reason. */
 static int cl_handshake(struct ipcring_conn *c, const char *name,
-			const struct ipcring_connect_opts *o, int timeout_ms,
+			const struct ipcring_connect_opts *o, const struct cl_wait *w,
 			char *reason, size_t len)
 {
 	struct hs_hello hello = {
@@ -130,6 +138,7 @@ static int cl_handshake(struct ipcring_conn *c, const char *name,
 		.version = o && o->proto_version ? o->proto_version : IPCRING_PROTO_VERSION,
 		.tag = o ? o->tag : 0,
 	};
+	static const struct cl_wait now = { .timeout_ms = 0 };
 	struct hs_reply rep;
 	int fds[HS_NFDS] = { -1, -1, -1, -1 }, ret;
 
@@ -149,7 +158,7 @@ static int cl_handshake(struct ipcring_conn *c, const char *name,
 		/* refused before the hello (out of descriptors): the reason
 		 * may be waiting */
 		if ((ret != -EPIPE && ret != -ECONNRESET) ||
-		    cl_recv_reply(c->sock, &rep, fds, 0) || !rep.status) {
+		    cl_recv_reply(c->sock, &rep, fds, &now) || !rep.status) {
 			for (int i = 0; i < HS_NFDS; i++)
 				if (fds[i] >= 0)
 					close(fds[i]);
@@ -158,7 +167,7 @@ static int cl_handshake(struct ipcring_conn *c, const char *name,
 		}
 		ret = 0;	/* the refusal, below */
 	} else {
-		ret = cl_recv_reply(c->sock, &rep, fds, timeout_ms);
+		ret = cl_recv_reply(c->sock, &rep, fds, w);
 	}
 	if (ret) {
 		ipc_reason(reason, len, "%s: %s", name, ret == -EBADMSG ?
@@ -166,6 +175,7 @@ static int cl_handshake(struct ipcring_conn *c, const char *name,
 			   ret == -ECONNRESET ? "the server closed the connection" :
 			   ret == -EMFILE ? "receiving the channel's descriptors: out of file "
 					    "descriptors in this process" :
+			   ret == -ECANCELED ? "cancelled while waiting for the server's reply" :
 			   strerror(-ret));
 		return ret;
 	}
@@ -190,10 +200,14 @@ static int cl_handshake(struct ipcring_conn *c, const char *name,
 	return ret;
 }
 
-int ipcring_connect(struct ipcring_conn **conn, const char *name,
-		    const struct ipcring_connect_opts *o, char *reason, size_t len)
+int ipcring_connect_cancel(struct ipcring_conn **conn, const char *name,
+			   const struct ipcring_connect_opts *o, ipcring_cancel_fn cancel,
+			   void *ctx, char *reason, size_t len)
 {
-	int timeout_ms = ipc_timeout(o ? o->timeout_ms : 0, CONNECT_DEFAULT_MS);
+	struct cl_wait w = {
+		.timeout_ms = ipc_timeout(o ? o->timeout_ms : 0, CONNECT_DEFAULT_MS),
+		.cancel = cancel, .ctx = ctx,
+	};
 	struct ipcring_conn *c;
 	struct ipc_addr a;
 	int ret;
@@ -210,19 +224,25 @@ int ipcring_connect(struct ipcring_conn **conn, const char *name,
 	if (!c)
 		return -ENOMEM;
 	c->tag = o ? o->tag : 0;
-	c->sock = cl_socket(&a, name, timeout_ms, reason, len);
+	c->sock = cl_socket(&a, name, &w, reason, len);
 	if (c->sock < 0) {
 		ret = c->sock;
 		free(c);
 		return ret;
 	}
-	ret = cl_handshake(c, name, o, timeout_ms, reason, len);
+	ret = cl_handshake(c, name, o, &w, reason, len);
 	if (ret) {
 		ipc_conn_free(c);
 		return ret;
 	}
 	*conn = c;
 	return 0;
+}
+
+int ipcring_connect(struct ipcring_conn **conn, const char *name,
+		    const struct ipcring_connect_opts *o, char *reason, size_t len)
+{
+	return ipcring_connect_cancel(conn, name, o, NULL, NULL, reason, len);
 }
 
 int ipcring_conn_close(struct ipcring_conn *c)

@@ -69,6 +69,8 @@ void ipc_reason(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int ipc_peer_cred(int sock, struct ipcring_cred *c);
 int ipc_wait_fd(int fd, short events, int timeout_ms);
+int ipc_wait_fd_cancel(int fd, short events, int timeout_ms, ipcring_cancel_fn cancel,
+		       void *ctx);
 int ipc_conn_attach(struct ipcring_conn *c, int req_fd, int req_efd, int rep_fd,
 		    int rep_efd, bool server);
 void ipc_conn_free(struct ipcring_conn *c);

@@ -154,11 +154,21 @@ int ipc_peer_cred(int sock, struct ipcring_cred *c)
 /* 0 when @fd has @events, -ETIMEDOUT, -EAGAIN (timeout 0), -errno. */
 int ipc_wait_fd(int fd, short events, int timeout_ms)
 {
+	return ipc_wait_fd_cancel(fd, events, timeout_ms, NULL, NULL);
+}
+
+/* With @cancel: asked before each poll and after each interruption, and
+ * every poll is at most IPCRING_CANCEL_POLL_MS; -ECANCELED once it says so. */
+int ipc_wait_fd_cancel(int fd, short events, int timeout_ms, ipcring_cancel_fn cancel,
+		       void *ctx)
+{
 	uint64_t deadline = ring_deadline(timeout_ms);
 	struct pollfd p = { .fd = fd, .events = events };
 	int n, ms;
 
 	for (;;) {
+		if (cancel && cancel(ctx))
+			return -ECANCELED;
 		if (timeout_ms < 0) {
 			ms = -1;
 		} else {
@@ -166,7 +176,10 @@ int ipc_wait_fd(int fd, short events, int timeout_ms)
 
 			ms = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 		}
-		n = poll(&p, 1, ms);
+		if (cancel && (ms < 0 || ms > IPCRING_CANCEL_POLL_MS))
+			n = poll(&p, 1, IPCRING_CANCEL_POLL_MS);
+		else
+			n = poll(&p, 1, ms);
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)

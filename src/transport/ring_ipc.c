@@ -10,7 +10,8 @@
  *
  * Waits are the library's: spin for -O spin-ns, then sleep on the ring's
  * eventfd. Every blocking call is bounded by RIPC_SLICE_MS (ring_ep's
- * slice), after which the cell's stop word gives -EINTR. The endpoint operations the ring
+ * slice), after which the cell's stop word gives -EINTR; the client's
+ * connect is ipcring_connect_cancel(), which asks the stop word. The endpoint operations the ring
  * transport does alike (reserve, commit, send, peek, release and their
  * waits) are ring_ep.h's; this file adds the connection, the -EPIPE
  * marking of the other ring and the fan-in eventfd. With several clients each server endpoint
@@ -223,6 +224,12 @@ static void ripc_arm(struct tp_endpoint *ep)
 	ripc_mark(ep);
 }
 
+/* ipcring_connect_cancel's question: has the cell been told to stop? */
+static int ripc_stopped(void *stop)
+{
+	return stop_requested(stop);
+}
+
 static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		     struct tp_endpoint **out, char *err, size_t errlen)
 {
@@ -248,8 +255,14 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 			(void)ipcring_server_close(rc->srv);
 			rc->srv = NULL;
 		}
-		r = ipcring_connect(&ep->conn, rc->name, &co, why, sizeof(why));
-		if (r)
+		/* the stop word ends the wait for a server that will not answer
+		 * (its side failed, e.g. out of descriptors) */
+		r = ipcring_connect_cancel(&ep->conn, rc->name, &co, ripc_stopped,
+					   (void *)ep->re.stop, why, sizeof(why));
+		if (r == -ECANCELED)
+			r = errf(err, errlen, EINTR, "ring-ipc: client %u: stopped while "
+				 "connecting: %s", id, why);
+		else if (r)
 			/* -EMFILE: this process's, or the server's in its refusal */
 			errf(err, errlen, -r, "ring-ipc: client %u: %s%s", id, why,
 			     r == -EMFILE || r == -ENFILE ? " (out of file descriptors: raise the "

@@ -8,6 +8,7 @@
 # msgsize_max), the SysV limits (msgmni, semmni, msgmnb) and a full
 # /dev/shm. The kernel limits are lowered only inside this test's private
 # IPC and mount namespaces (root); elsewhere those parts are skipped.
+# Thread endpoints are run out of descriptors too (FAULT_THREAD_TRANSPORTS).
 # FAULT_TRANSPORTS narrows the transports; FAULT_OPTS goes with each of
 # their runs (FAULT_TRANSPORTS=dbus FAULT_OPTS="-O via=bus").
 . "$(dirname "$0")/lib.bash"
@@ -78,6 +79,23 @@ for tp in "${tps[@]}"; do
 		limit_case "ulimit -n $n: $tp --clients $clients" 1 "$nofile_re" \
 			bash -c 'ulimit -n "$1"; shift; exec "$@"' _ $n \
 			"$IPCLAB" "${run_args[@]}" -t "$tp" --clients $clients "${fault_opts[@]}"
+	done
+done
+
+# RLIMIT_NOFILE with thread endpoints (FAULT_THREAD_TRANSPORTS, default
+# ring-ipc), four clients: when the server side fails (it cannot accept or
+# make a channel), clients still waiting in their connect must end at the
+# cell's stop word. A connect that ignored it kept its thread until the
+# runner gave up on it ("an endpoint thread did not stop"), and the
+# server's error, which names the limit, was never printed.
+for tp in ${FAULT_THREAD_TRANSPORTS:-ring-ipc}; do
+	printf '%s\n' "${tps[@]}" | grep -qx -- "$tp" || continue
+	for n in 8 12 16 20 24; do
+		limit_case "ulimit -n $n: $tp --clients 4 -e thread" 1 "$nofile_re" \
+			bash -c 'ulimit -n "$1"; shift; exec "$@"' _ $n \
+			"$IPCLAB" "${run_args[@]}" -t "$tp" --clients 4 -e thread "${fault_opts[@]}"
+		! grep -q 'did not stop' "$dir/err" ||
+			fault "ulimit -n $n: $tp -e thread: an endpoint thread ignored the stop word: $(head -c 300 "$dir/err")"
 	done
 done
 

@@ -7,7 +7,8 @@
  * not one, a full server, a name nobody listens on, a directory others can
  * enter); a stale socket file replaced, a live one kept; a dead server
  * gives the client -EPIPE; a server out of descriptors (at accept, at the
- * channel) refuses with -EMFILE and says so; nothing is left behind.
+ * channel) refuses with -EMFILE and says so; a connect to a server that
+ * never answers ends when its caller cancels it; nothing is left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -367,6 +368,88 @@ static void test_no_fds(void)
 	T_EQ(WEXITSTATUS(st), 0);
 }
 
+struct canceller {
+	const char *name;
+	_Atomic int stop, asked;
+	int ret;
+	char why[IPCRING_REASON_MAX];
+};
+
+static int cancel_asked(void *ctx)
+{
+	struct canceller *k = ctx;
+
+	atomic_fetch_add(&k->asked, 1);
+	return atomic_load(&k->stop);
+}
+
+static void *cancel_connect(void *arg)
+{
+	struct canceller *k = arg;
+	struct ipcring_connect_opts co = { .timeout_ms = 60000 };
+	struct ipcring_conn *c = NULL;
+
+	k->ret = ipcring_connect_cancel(&c, k->name, &co, cancel_asked, k, k->why,
+					sizeof(k->why));
+	T_ASSERT(!c);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static int open_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* A server that listens but never answers (it accepts nothing): a connect
+ * waits for its reply until the caller cancels it, by the flag and a signal
+ * (the thread is woken at once), or by the flag alone (seen at the next
+ * poll); either way -ECANCELED, with a reason, nothing left open. Without a
+ * cancel, ipcring_connect_cancel() is ipcring_connect() (its timeout). */
+static void test_cancel(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+	char name[64], why[IPCRING_REASON_MAX];
+	struct ipcring_connect_opts co = { .timeout_ms = 20 };
+	struct ipcring_server *s;
+	struct ipcring_conn *c;
+	pthread_t th;
+	int fds;
+
+	sigemptyset(&sa.sa_mask);
+	T_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	snprintf(name, sizeof(name), "@ipcring-test-cancel-%d", (int)getpid());
+	T_EQ(ipcring_listen(&s, name, NULL, why, sizeof(why)), 0);
+	fds = open_fds();
+	for (int signal_it = 1; signal_it >= 0; signal_it--) {
+		struct canceller k = { .name = name };
+
+		T_EQ(pthread_create(&th, NULL, cancel_connect, &k), 0);
+		while (atomic_load(&k.asked) < 1)	/* it is in a wait */
+			sched_yield();
+		atomic_store(&k.stop, 1);
+		if (signal_it)
+			T_EQ(pthread_kill(th, SIGUSR1), 0);
+		T_EQ(pthread_join(th, NULL), 0);
+		T_EQ(k.ret, -ECANCELED);
+		printf("cancelled (%s): %s\n", signal_it ? "flag and signal" : "flag", k.why);
+		T_ASSERT(strstr(k.why, "cancelled") && strstr(k.why, name));
+		T_EQ(open_fds(), fds);
+	}
+	T_EQ(ipcring_connect_cancel(&c, name, &co, NULL, NULL, why, sizeof(why)), -ETIMEDOUT);
+	T_EQ(open_fds(), fds);
+	T_EQ(ipcring_server_close(s), 0);
+	signal(SIGUSR1, SIG_DFL);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -374,6 +457,7 @@ int main(void)
 	test_refusals();
 	test_accept();
 	test_no_fds();
+	test_cancel();
 	printf("connect: ok\n");
 	return 0;
 }
