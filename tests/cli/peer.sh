@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Between hosts: `ipclab serve` in one network namespace, `ipclab run
 # --peer` in another, joined by a veth pair made here and removed after.
-# tcp, udp and zmq-tcp (when built with libzmq) ping-pong and stream arrive
-# intact (--verify); -t all skips what cannot cross hosts, a named one is
+# tcp, udp, zmq-tcp and nng-tcp (when built with libzmq, libnng) ping-pong
+# and stream arrive intact (--verify); -t all skips what cannot cross hosts, a named one is
 # refused; --pin split pins the server side to a CPU chosen there; a
 # tbf-limited link (20 mbit) is what a tcp stream of 4 KiB messages measures; a wrong
 # token is refused (exit 2, one line); a client killed mid-cell leaves the
@@ -50,10 +50,12 @@ start_serve() {
 }
 start_serve || finish
 
-# intact: tcp, udp and zmq-tcp, ping-pong and stream, payload verified
+# intact: tcp, udp, zmq-tcp and nng-tcp, ping-pong and stream, payload verified
 tps="tcp udp"
-zmq_why=$("$IPCLAB" run -t zmq-tcp -n 100 -q -f csv 2>&1 | grep -o 'built without libzmq[^,"]*' | head -1)
-if [ -n "$zmq_why" ]; then echo "skip zmq-tcp across namespaces: $zmq_why"; else tps="$tps zmq-tcp"; fi
+for lt in zmq-tcp nng-tcp; do
+	lib_why=$("$IPCLAB" run -t $lt -n 100 -q -f csv 2>&1 | grep -o 'built without [^,"]*' | head -1)
+	if [ -n "$lib_why" ]; then echo "skip $lt across namespaces: $lib_why"; else tps="$tps $lt"; fi
+done
 for t in $tps; do
 	for p in pingpong stream; do
 		if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t $t -p $p -n 3000 --verify -q \
