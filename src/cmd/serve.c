@@ -13,13 +13,14 @@
 
 static int serve_usage(FILE *f)
 {
-	fprintf(f, "usage: ipclab serve [--listen ADDR:PORT] [--token T] [--once] [limits]\n"
+	fprintf(f, "usage: ipclab serve [--listen ADDR[:PORT]] [--token T] [--once] [limits]\n"
 		"Run the server side of cells for `ipclab run --peer HOST[:PORT]` on other hosts,\n"
 		"one client and one cell at a time. The client must give the same token\n"
 		"(--token, else IPCLAB_TOKEN; required). The control connection is not\n"
 		"encrypted: use it on networks you trust.\n"
-		"      --listen ADDR:PORT  control address (default 0.0.0.0:%d); the measured\n"
-		"                          connection listens on the address a client reached\n"
+		"      --listen ADDR:PORT  control address: IPV4:PORT, [IPV6]:PORT or an address\n"
+		"                          alone (default 0.0.0.0:%d; [::]:PORT takes both); the\n"
+		"                          measured connection listens on the address a client reached\n"
 		"      --token T           the shared token (else IPCLAB_TOKEN)\n"
 		"      --once              serve one client session, then exit\n"
 		"      --max-size S        largest message accepted (default 64M)\n"

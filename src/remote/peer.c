@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipclab/netaddr.h"
 #include "ipclab/report.h"
 #include "proto.h"
 
@@ -32,7 +33,7 @@
 struct peer {
 	int fd;
 	char host[64];			/* as given, for messages */
-	struct sockaddr_in addr;	/* the server's, also the measured connection's */
+	struct sockaddr_storage addr;	/* the server's, also the measured connection's */
 	char *env_json;
 	uint64_t max_size, max_count, max_duration_ns, max_clients;
 	int64_t offset_ns;
@@ -44,41 +45,41 @@ struct peer {
 	char why[ERRLEN];
 };
 
+/* HOST[:PORT], IPV6 or [IPV6]:PORT; a host name resolves to IPv4 or IPv6. */
 static int peer_connect(struct peer *p, const char *hostport, char *err, size_t errlen)
 {
-	char host[128], port[16];
-	const char *colon = strrchr(hostport, ':');
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char host[NET_ADDR_TEXT], port[16];
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	struct timeval tv = { .tv_sec = 10 };
+	uint64_t pn;
 	int one = 1, ret;
 
-	if (colon && (size_t)(colon - hostport) < sizeof(host) && strlen(colon + 1) < sizeof(port)) {
-		memcpy(host, hostport, (size_t)(colon - hostport));
-		host[colon - hostport] = '\0';
-		snprintf(port, sizeof(port), "%s", colon + 1);
-	} else if (!colon && strlen(hostport) < sizeof(host)) {
-		snprintf(host, sizeof(host), "%s", hostport);
-		snprintf(port, sizeof(port), "%d", REMOTE_DEFAULT_PORT);
-	} else {
-		return errf(err, errlen, EINVAL, "--peer %s: expected HOST[:PORT]", hostport);
-	}
-	uint64_t pn;
-
-	if (!host[0] || parse_u64(port, &pn) || pn == 0 || pn > 65535)
-		return errf(err, errlen, EINVAL, "--peer %s: expected HOST[:PORT] with a port 1-65535",
+	if (strlen(hostport) >= sizeof(p->host) ||
+	    net_split(hostport, host, sizeof(host), port, sizeof(port)) || !host[0])
+		return errf(err, errlen, EINVAL,
+			    "--peer %s: expected HOST[:PORT], IPV6 or [IPV6]:PORT (e.g. 192.0.2.1:7227, [fd00::1]:7227)",
 			    hostport);
-	if ((ret = getaddrinfo(host, port, &hints, &ai)) || !ai)
+	if (!port[0])
+		snprintf(port, sizeof(port), "%d", REMOTE_DEFAULT_PORT);
+	if (parse_u64(port, &pn) || pn == 0 || pn > 65535)
+		return errf(err, errlen, EINVAL, "--peer %s: port '%s' out of range 1-65535", hostport,
+			    port);
+	if ((ret = getaddrinfo(host, port, &hints, &ai)) || !ai ||
+	    (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+	    ai->ai_addrlen > sizeof(p->addr)) {
+		if (ai)
+			freeaddrinfo(ai);
 		return errf(err, errlen, EINVAL, "--peer %s: cannot resolve %s: %s", hostport, host,
-			    gai_strerror(ret));
-	memcpy(&p->addr, ai->ai_addr, sizeof(p->addr));
+			    ret ? gai_strerror(ret) : "not an IPv4 or IPv6 address");
+	}
+	memcpy(&p->addr, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
 	snprintf(p->host, sizeof(p->host), "%s", hostport);
-	p->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	p->fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (p->fd < 0)
 		return errf(err, errlen, errno, "socket: %s", strerror(errno));
-	struct timeval tv = { .tv_sec = 10 };
-
 	setsockopt(p->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(p->fd, (struct sockaddr *)&p->addr, sizeof(p->addr)) < 0)
+	if (connect(p->fd, (struct sockaddr *)&p->addr, net_len(&p->addr)) < 0)
 		return errf(err, errlen, errno == ECONNREFUSED ? ECONNREFUSED : errno,
 			    "--peer %s: cannot connect: %s (is `ipclab serve` running there?)",
 			    hostport, strerror(errno));
@@ -438,7 +439,8 @@ static int peer_run(const struct cell *c, struct result *res,
 {
 	struct peer *p = c->remote->arg;
 	json_t *req = cell_request(c), *m = NULL;
-	char why[ERRLEN], kv[160], addr[INET_ADDRSTRLEN], secret[40];
+	char why[ERRLEN], kv[160], secret[40];
+	struct sockaddr_storage there;
 	struct cell cc = *c;
 	uint64_t port = 0;
 	void *opts = NULL;
@@ -480,8 +482,9 @@ static int peer_run(const struct cell *c, struct result *res,
 	}
 	if (c->tp_opts)
 		memcpy(opts, c->tp_opts, c->tp->opts_size);
-	inet_ntop(AF_INET, &p->addr.sin_addr, addr, sizeof(addr));
-	snprintf(kv, sizeof(kv), "%s:%llu", addr, (unsigned long long)port);
+	there = p->addr;
+	net_set_port(&there, (uint16_t)port);
+	net_format(&there, true, kv, sizeof(kv));
 	if (opt_set(opt_find(c->tp->options, "connect"), opts, kv, why, sizeof(why)) ||
 	    opt_set(opt_find(c->tp->options, "secret"), opts, secret, why, sizeof(why))) {
 		free(opts);

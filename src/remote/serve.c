@@ -29,6 +29,7 @@
 
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
+#include "ipclab/netaddr.h"
 #include "ipclab/placement.h"
 #include "ipclab/report.h"
 #include "ipclab/runner.h"
@@ -50,8 +51,8 @@ struct serve {
 	const struct serve_opts *o;
 	int lfd;		/* control listener */
 	int cfd;		/* the session's control connection, or -1 */
-	char peer[64];
-	struct sockaddr_in local;	/* the control connection's own address */
+	char peer[NET_ADDR_TEXT];
+	struct sockaddr_storage local;	/* the control connection's own address */
 	json_t *env;
 	unsigned cells;
 };
@@ -110,27 +111,19 @@ static int wait_control(struct serve *s, int ms)
 
 static int do_listen(struct serve *s, char *err, size_t errlen)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	char host[64];
-	const char *colon = strrchr(s->o->listen, ':');
-	uint64_t port = REMOTE_DEFAULT_PORT;
-	int one = 1;
+	struct sockaddr_storage sa;
+	int one = 1, ret;
 
-	if (!colon || (size_t)(colon - s->o->listen) >= sizeof(host))
-		return errf(err, errlen, EINVAL, "--listen %s: expected IPV4:PORT", s->o->listen);
-	memcpy(host, s->o->listen, (size_t)(colon - s->o->listen));
-	host[colon - s->o->listen] = '\0';
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return errf(err, errlen, EINVAL, "--listen %s: '%s' is not an IPv4 address",
-			    s->o->listen, host);
-	if (parse_u64(colon + 1, &port) || port > 65535)
-		return errf(err, errlen, EINVAL, "--listen %s: port out of range 0-65535", s->o->listen);
-	sa.sin_port = htons((uint16_t)port);
-	s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* IPV4:PORT, [IPV6]:PORT, or an address alone on the default port */
+	ret = net_parse("--listen", s->o->listen, NET_PORT_ANY, REMOTE_DEFAULT_PORT, &sa, NULL, err,
+			errlen);
+	if (ret)
+		return ret;
+	s->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->lfd < 0)
 		return errf(err, errlen, errno, "socket: %s", strerror(errno));
 	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s->lfd, 8) < 0)
+	if (bind(s->lfd, (struct sockaddr *)&sa, net_len(&sa)) < 0 || listen(s->lfd, 8) < 0)
 		return errf(err, errlen, errno, "cannot listen on %s: %s", s->o->listen,
 			    strerror(errno));
 	return 0;
@@ -245,7 +238,7 @@ static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, 
 {
 	const struct serve_opts *o = sc->s->o;
 	struct cell *c = &sc->cell;
-	char tpn[32], patn[32], tpo[512], pato[512], sched[32], addr[INET_ADDRSTRLEN], kv[128];
+	char tpn[32], patn[32], tpo[512], pato[512], sched[32], addr[NET_ADDR_TEXT], kv[160];
 	uint64_t size, count, warmup, dur, clients, timeout, maxt, think, scpu;
 	uint8_t rnd[16];
 	int ret;
@@ -292,7 +285,7 @@ static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, 
 		return errf(err, errlen, EIO, "no random bytes for the cell's secret");
 	for (int i = 0; i < 16; i++)
 		snprintf(sc->secret + 2 * i, 3, "%02x", rnd[i]);
-	inet_ntop(AF_INET, &sc->s->local.sin_addr, addr, sizeof(addr));
+	net_format(&sc->s->local, false, addr, sizeof(addr));
 	snprintf(kv, sizeof(kv), "listen=%s,secret=%s", addr, sc->secret);
 	if ((ret = parse_kv(c->tp->options, sc->tp_opts, kv, true, err, errlen)))
 		return ret;
@@ -487,6 +480,9 @@ static void session(struct serve *s)
 	setsockopt(s->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (getsockname(s->cfd, (struct sockaddr *)&s->local, &l) < 0 || handshake(s))
 		return;
+	/* a dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d: the
+	 * measured connection listens on the plain IPv4 address */
+	net_unmap(&s->local);
 	slog(s, "%s: session open", s->peer);
 	for (;;) {
 		char err[ERRLEN];
@@ -541,7 +537,7 @@ int remote_serve(const struct serve_opts *o, char *err, size_t errlen)
 		slog(&s, "listening on %s", o->listen);
 	while (!ret && !runner_interrupted) {
 		struct pollfd p = { .fd = s.lfd, .events = POLLIN };
-		struct sockaddr_in from;
+		struct sockaddr_storage from;
 		socklen_t l = sizeof(from);
 
 		if (poll(&p, 1, 500) <= 0)
@@ -549,9 +545,8 @@ int remote_serve(const struct serve_opts *o, char *err, size_t errlen)
 		s.cfd = accept4(s.lfd, (struct sockaddr *)&from, &l, SOCK_CLOEXEC);
 		if (s.cfd < 0)
 			continue;
-		inet_ntop(AF_INET, &from.sin_addr, s.peer, sizeof(s.peer));
-		snprintf(s.peer + strlen(s.peer), sizeof(s.peer) - strlen(s.peer), ":%u",
-			 ntohs(from.sin_port));
+		net_unmap(&from);
+		net_format(&from, true, s.peer, sizeof(s.peer));
 		session(&s);
 		close(s.cfd);
 		s.cfd = -1;

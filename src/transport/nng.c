@@ -66,9 +66,9 @@ static const struct opt_desc nn_options[] = {
 static const struct opt_desc nn_tcp_options[] = {
 	NN_OPT_BUF,
 	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct nn_opts, listen),
-	  .def = "", .help = "between hosts: the server's side only, listening on this IPv4 address (set by ipclab serve)" },
+	  .def = "", .help = "between hosts: the server's side only, listening on this IPv4 or IPv6 address (set by ipclab serve)" },
 	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct nn_opts, connect),
-	  .def = "", .help = "between hosts: the clients only, client id i dialing IPV4:PORT+i (set by run --peer)" },
+	  .def = "", .help = "between hosts: the clients only, client id i dialing IPV4:PORT+i or [IPV6]:PORT+i (set by run --peer)" },
 	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct nn_opts, secret),
 	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },

@@ -9,7 +9,6 @@
  * i dials that port + i. nng does not authenticate: a pair0 socket keeps
  * its first peer and refuses the others, so the hello (nng.c) decides
  * whether that peer is the cell's client. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "nng_tcp.h"
+#include "ipclab/netaddr.h"
 #include "ipclab/util.h"
 
 #ifdef HAVE_NNG
@@ -27,14 +27,20 @@
 
 #define NN_PORT_NAPS 10000	/* the client waits this many 1 ms naps for the port */
 
-/* tcp://HOST:PORT of the server's host: 127.0.0.1 on one host. */
+/* tcp://HOST:PORT of the server's host: 127.0.0.1 on one host, an IPv6
+ * address in brackets. */
 static void nn_tcp_url(const struct nn_chan *c, unsigned port, char *buf, size_t len)
 {
-	char host[INET_ADDRSTRLEN] = "127.0.0.1";
+	struct sockaddr_storage sa = c->remote.addr;
+	char hp[NET_ADDR_TEXT];
 
-	if (c->remote.mode != TPR_LOCAL)
-		inet_ntop(AF_INET, &c->remote.addr.sin_addr, host, sizeof(host));
-	snprintf(buf, len, "tcp://%s:%u", host, port);
+	if (c->remote.mode == TPR_LOCAL) {
+		snprintf(buf, len, "tcp://127.0.0.1:%u", port);
+		return;
+	}
+	net_set_port(&sa, (uint16_t)port);
+	net_format(&sa, true, hp, sizeof(hp));
+	snprintf(buf, len, "tcp://%s", hp);
 }
 
 static int nn_tcp_reserve(struct tp_channel *ch, struct nn_chan *c, char *err, size_t errlen)
@@ -73,7 +79,7 @@ int nn_tcp_create(struct tp_channel *ch, struct nn_chan *c, char *err, size_t er
 		return ret;
 	if (c->remote.mode == TPR_SERVER)
 		return nn_tcp_reserve(ch, c, err, errlen);
-	base = ntohs(c->remote.addr.sin_port);
+	base = net_port(&c->remote.addr);
 	if (base + c->n - 1 > 65535)
 		return errf(err, errlen, EINVAL, "%s: -O connect: port %u + %u clients is past 65535",
 			    ch->tp->name, base, c->n);

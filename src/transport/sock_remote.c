@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipclab/netaddr.h"
 #include "tp_common.h"
 #include "tp_remote.h"
 
@@ -19,32 +20,10 @@ static int hexval(char c)
 	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-static int parse_addr(const char *tp, const char *text, bool port, struct sockaddr_in *sa,
-		      char *err, size_t errlen)
-{
-	char host[64];
-	const char *colon = strrchr(text, ':');
-	size_t hl = port && colon ? (size_t)(colon - text) : strlen(text);
-	uint64_t p = 0;
-
-	if (hl >= sizeof(host) || (port && !colon))
-		return errf(err, errlen, EINVAL, "%s: address '%s': expected %s", tp, text,
-			    port ? "IPV4:PORT" : "an IPv4 address");
-	memcpy(host, text, hl);
-	host[hl] = '\0';
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		return errf(err, errlen, EINVAL, "%s: '%s' is not an IPv4 address", tp, host);
-	if (port && (parse_u64(colon + 1, &p) || p == 0 || p > 65535))
-		return errf(err, errlen, EINVAL, "%s: port '%s' out of range 1-65535", tp, colon + 1);
-	sa->sin_port = htons((uint16_t)p);
-	return 0;
-}
-
 int tp_remote_parse(const char *tp, const char *listen, const char *connect, const char *secret,
 		    struct tp_remote *r, char *err, size_t errlen)
 {
+	char what[64];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -63,7 +42,9 @@ int tp_remote_parse(const char *tp, const char *listen, const char *connect, con
 		r->secret[i] = (uint8_t)(hi << 4 | lo);
 	}
 	r->mode = listen[0] ? TPR_SERVER : TPR_CLIENT;
-	ret = parse_addr(tp, listen[0] ? listen : connect, !listen[0], &r->addr, err, errlen);
+	snprintf(what, sizeof(what), "%s: -O %s", tp, listen[0] ? "listen" : "connect");
+	ret = net_parse(what, listen[0] ? listen : connect, listen[0] ? NET_NO_PORT : NET_PORT, 0,
+			&r->addr, NULL, err, errlen);
 	return ret;
 }
 
@@ -95,13 +76,13 @@ int tp_remote_poll(int fd, short events, int ms)
 	return ret;
 }
 
-int tp_remote_connect(int fd, const struct sockaddr_in *sa)
+int tp_remote_connect(int fd, const struct sockaddr_storage *sa)
 {
 	int fl = fcntl(fd, F_GETFL), ret, soerr = 0;
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
-	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0) {
+	if (connect(fd, (const struct sockaddr *)sa, net_len(sa)) < 0) {
 		if (errno != EINPROGRESS)
 			return -errno;
 		ret = tp_remote_poll(fd, POLLOUT, TP_REMOTE_WAIT_MS);
@@ -128,30 +109,30 @@ void tp_remote_unreserve(int *fds, unsigned n)
  * server's own bind may share it. The port, or -errno. */
 static int reserve_one(const struct tp_remote *r, int *fd, uint16_t port)
 {
-	struct sockaddr_in sa = r->addr;
+	struct sockaddr_storage sa = r->addr;
 	socklen_t l = sizeof(sa);
 	int one = 1;
 
-	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	*fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (*fd < 0)
 		return -errno;
-	sa.sin_port = htons(port);
+	net_set_port(&sa, port);
 	if (setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    bind(*fd, (struct sockaddr *)&sa, net_len(&sa)) < 0 ||
 	    getsockname(*fd, (struct sockaddr *)&sa, &l) < 0)
 		return -errno;
-	return ntohs(sa.sin_port);
+	return net_port(&sa);
 }
 
 int tp_remote_reserve(const char *tp, const struct tp_remote *r, unsigned n, int *fds, char *err,
 		      size_t errlen)
 {
-	char host[INET6_ADDRSTRLEN];
+	char host[NET_ADDR_TEXT];
 	int first = -1, ret = 0;
 
 	for (unsigned i = 0; i < n; i++)
 		fds[i] = -1;
-	inet_ntop(AF_INET, &r->addr.sin_addr, host, sizeof(host));
+	net_format(&r->addr, false, host, sizeof(host));
 	for (unsigned t = 0; t < TP_RESERVE_TRIES; t++) {
 		tp_remote_unreserve(fds, n);
 		first = reserve_one(r, &fds[0], 0);

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipclab/netaddr.h"
 #include "tp_common.h"
 #include "tp_remote.h"
 
@@ -41,9 +42,9 @@ static const struct opt_desc tcp_options[] = {
 	  .help = "SO_RCVBUF (0 = autotuned; capped by net.core.rmem_max)" },
 	/* between hosts (ipclab serve / run --peer set these): tcp_remote.c */
 	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct tcp_opts, listen),
-	  .def = "", .help = "between hosts: the server's side only, listening on this IPv4 address (set by ipclab serve)" },
+	  .def = "", .help = "between hosts: the server's side only, listening on this IPv4 or IPv6 address (set by ipclab serve)" },
 	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct tcp_opts, connect),
-	  .def = "", .help = "between hosts: the clients only, connecting to IPV4:PORT (set by run --peer)" },
+	  .def = "", .help = "between hosts: the clients only, connecting to IPV4:PORT or [IPV6]:PORT (set by run --peer)" },
 	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct tcp_opts, secret),
 	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
@@ -262,21 +263,24 @@ static int tcp_remote_listen(struct tp_channel *ch, struct fd_table *c, struct t
 			     char *err, size_t errlen)
 {
 	unsigned n = tp_clients(ch);
-	struct sockaddr_in sa = r->addr;
+	struct sockaddr_storage sa = r->addr;
 	socklen_t l = sizeof(sa);
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	char host[INET_ADDRSTRLEN];
+	int one = 1, fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	char host[NET_ADDR_TEXT];
 
 	if (fd < 0)
 		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
 	fd_table_set(c, 2 * n, fd, FD_SERVER, 0);
-	sa.sin_port = 0;	/* the kernel picks; the control connection tells the client */
+	net_set_port(&sa, 0);	/* the kernel picks; the control connection tells the client */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, (int)n + 16) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &l) < 0)
-		return errf(err, errlen, errno, "tcp: listen on %s: %s",
-			    inet_ntop(AF_INET, &r->addr.sin_addr, host, sizeof(host)), strerror(errno));
-	tp_setting(ch, "listen_port", "%u", ntohs(sa.sin_port));
+	    bind(fd, (struct sockaddr *)&sa, net_len(&sa)) < 0 || listen(fd, (int)n + 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &l) < 0) {
+		int e = errno;
+
+		net_format(&r->addr, false, host, sizeof(host));
+		return errf(err, errlen, e, "tcp: listen on %s: %s", host, strerror(e));
+	}
+	tp_setting(ch, "listen_port", "%u", net_port(&sa));
 	return 0;
 }
 
@@ -284,8 +288,8 @@ static int tcp_remote_dial(struct tp_channel *ch, struct fd_table *c, const stru
 			   unsigned id, char *err, size_t errlen)
 {
 	struct tp_rhello h;
-	char host[INET_ADDRSTRLEN];
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ret;
+	char where[NET_ADDR_TEXT];
+	int fd = socket(r->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), ret;
 
 	if (fd < 0)
 		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
@@ -294,10 +298,11 @@ static int tcp_remote_dial(struct tp_channel *ch, struct fd_table *c, const stru
 	if (ret)
 		return ret;
 	ret = tp_remote_connect(fd, &r->addr);
-	if (ret)
-		return errf(err, errlen, -ret, "tcp: client %u: connect to %s:%u: %s", id,
-			    inet_ntop(AF_INET, &r->addr.sin_addr, host, sizeof(host)),
-			    ntohs(r->addr.sin_port), strerror(-ret));
+	if (ret) {
+		net_format(&r->addr, true, where, sizeof(where));
+		return errf(err, errlen, -ret, "tcp: client %u: connect to %s: %s", id, where,
+			    strerror(-ret));
+	}
 	tp_rhello_fill(&h, r, id);
 	if (full_write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
 		return errf(err, errlen, EPIPE, "tcp: client %u: hello not sent", id);
@@ -314,7 +319,7 @@ static int tcp_create_remote(struct tp_channel *ch, const struct tp_remote *r, c
 	if (!c)
 		return -ENOMEM;
 	memcpy(c->extra, r, sizeof(*r));
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(r->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errf(err, errlen, errno, "tcp: socket: %s", strerror(errno));
 	ret = tcp_setup(ch, fd, err, errlen);

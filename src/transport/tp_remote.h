@@ -10,6 +10,7 @@
 
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <stdint.h>
 
 #include <stddef.h>
@@ -30,7 +31,7 @@ enum tp_remote_mode { TPR_LOCAL, TPR_SERVER, TPR_CLIENT };
  * secret=HEX (both set by the remote code, never together). */
 struct tp_remote {
 	enum tp_remote_mode mode;
-	struct sockaddr_in addr;	/* server: where to listen (port 0); client: the server's */
+	struct sockaddr_storage addr;	/* IPv4 or IPv6; server: where to listen (port 0); client: the server's */
 	uint8_t secret[TP_SECRET_BYTES];
 };
 
@@ -42,7 +43,7 @@ void tp_rhello_fill(struct tp_rhello *h, const struct tp_remote *r, unsigned id)
 int tp_rhello_check(const struct tp_rhello *h, const struct tp_remote *r, unsigned n);
 /* connect() without blocking past TP_REMOTE_WAIT_MS; a signal ends it
  * (-EINTR). 0 or -errno. */
-int tp_remote_connect(int fd, const struct sockaddr_in *sa);
+int tp_remote_connect(int fd, const struct sockaddr_storage *sa);
 /* The server's ports of a library transport (zmq-tcp, nng-tcp): a block
  * of n consecutive ones, one per client id, held in fds (n of them) until
  * tp_remote_unreserve, so that the control connection hands out one

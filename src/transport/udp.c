@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipclab/netaddr.h"
 #include "tp_common.h"
 #include "tp_remote.h"
 
@@ -41,9 +42,9 @@ static const struct opt_desc udp_options[] = {
 	  .def = "", .max = 1ull << 30,
 	  .help = "SO_RCVBUF: what a slow receiver can queue before drops (0 = net.core.rmem_default; capped by net.core.rmem_max)" },
 	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct udp_opts, listen),
-	  .def = "", .help = "between hosts: the server's side only, on this IPv4 address, client i on port PORT+i (set by ipclab serve)" },
+	  .def = "", .help = "between hosts: the server's side only, on this IPv4 or IPv6 address, client i on port PORT+i (set by ipclab serve)" },
 	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct udp_opts, connect),
-	  .def = "", .help = "between hosts: the clients only, client i sending to IPV4:PORT+i (set by run --peer)" },
+	  .def = "", .help = "between hosts: the clients only, client i sending to IPV4:PORT+i or [IPV6]:PORT+i (set by run --peer)" },
 	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct udp_opts, secret),
 	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
@@ -125,9 +126,9 @@ static int udp_remote_bind(struct tp_channel *ch, struct fd_table *c, const stru
 	unsigned n = tp_clients(ch);
 
 	for (int attempt = 0; attempt < 32; attempt++) {
-		struct sockaddr_in sa = r->addr;
+		struct sockaddr_storage sa = r->addr;
 		socklen_t l = sizeof(sa);
-		unsigned id;
+		unsigned id, base = 0;
 		int fd;
 
 		for (unsigned i = 0; i < 2 * n; i++)
@@ -135,25 +136,30 @@ static int udp_remote_bind(struct tp_channel *ch, struct fd_table *c, const stru
 				close(c->fd[i].fd);
 				c->fd[i].fd = -1;
 			}
-		sa.sin_port = 0;
+		net_set_port(&sa, 0);
 		for (id = 0; id < n; id++) {
-			fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+			fd = socket(sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 			if (fd < 0)
 				return errf(err, errlen, errno, "udp: socket: %s", strerror(errno));
 			fd_table_set(c, 2 * id, fd, FD_SERVER, id);
-			if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			if (bind(fd, (struct sockaddr *)&sa, net_len(&sa)) < 0) {
 				if (id && errno == EADDRINUSE)
 					break;	/* the next port is taken: another base */
 				return errf(err, errlen, errno, "udp: bind: %s", strerror(errno));
 			}
 			if (!id && getsockname(fd, (struct sockaddr *)&sa, &l) < 0)
 				return errf(err, errlen, errno, "udp: getsockname: %s", strerror(errno));
-			sa.sin_port = htons((uint16_t)(ntohs(sa.sin_port) + 1));
+			if (!id)
+				base = net_port(&sa);
+			if (id + 1 < n && net_port(&sa) == 65535)
+				break;	/* no room past it: another base */
+			if (id + 1 < n)
+				net_set_port(&sa, (uint16_t)(net_port(&sa) + 1));
 			if (o && tp_sock_bufs("udp", fd, o->sndbuf, o->rcvbuf, err, errlen))
 				return -ERANGE;
 		}
 		if (id == n) {
-			tp_setting(ch, "listen_port", "%u", ntohs(sa.sin_port) - n);
+			tp_setting(ch, "listen_port", "%u", base);
 			return 0;
 		}
 	}
@@ -165,18 +171,21 @@ static int udp_remote_dial(struct tp_channel *ch, struct fd_table *c, const stru
 			   unsigned id, char *err, size_t errlen)
 {
 	const struct udp_opts *o = ch->cfg->opts;
-	struct sockaddr_in sa = r->addr;
+	struct sockaddr_storage sa = r->addr;
 	struct tp_rhello h, got;
 	uint64_t deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+	int fd = socket(sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
 
 	if (fd < 0)
 		return errf(err, errlen, errno, "udp: socket: %s", strerror(errno));
 	fd_table_set(c, 2 * id + 1, fd, FD_CLIENT, id);
 	if (o && (ret = tp_sock_bufs("udp", fd, o->sndbuf, o->rcvbuf, err, errlen)))
 		return ret;
-	sa.sin_port = htons((uint16_t)(ntohs(sa.sin_port) + id));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (net_port(&sa) + id > 65535)
+		return errf(err, errlen, EINVAL, "udp: -O connect: port %u + client %u is past 65535",
+			    net_port(&sa), id);
+	net_set_port(&sa, (uint16_t)(net_port(&sa) + id));
+	if (connect(fd, (struct sockaddr *)&sa, net_len(&sa)) < 0)
 		return errf(err, errlen, errno, "udp: client %u: connect: %s", id, strerror(errno));
 	tp_rhello_fill(&h, r, id);
 	while (now_ns() < deadline) {
@@ -203,7 +212,7 @@ static int udp_remote_accept(struct tp_channel *ch, unsigned id, char *err, size
 	uint64_t deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC;
 
 	while (now_ns() < deadline) {
-		struct sockaddr_in from;
+		struct sockaddr_storage from;
 		socklen_t l = sizeof(from);
 		struct tp_rhello h;
 		ssize_t n;
@@ -280,7 +289,7 @@ static int udp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		    struct tp_endpoint **out, char *err, size_t errlen)
 {
 	unsigned idx = 2 * id + (role == TP_CLIENT);
-	struct sockaddr_in *peer = malloc(sizeof(*peer));
+	struct sockaddr_storage *peer = calloc(1, sizeof(*peer));
 	socklen_t l = sizeof(*peer);
 	struct tp_remote *r = udp_remote_of(ch);
 	int ret;
@@ -312,17 +321,16 @@ static int udp_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 /* As tp_dgram_recv, but a datagram from anywhere but the peer is dropped. */
 static ssize_t udp_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
-	const struct sockaddr_in *peer = ep->extra;
+	const struct sockaddr_storage *peer = ep->extra;
 
 	for (;;) {
-		struct sockaddr_in from;
+		struct sockaddr_storage from;
 		socklen_t l = sizeof(from);
 		ssize_t n = recvfrom(ep->rfd, buf, len, MSG_TRUNC, (struct sockaddr *)&from, &l);
 
 		if (n < 0)
 			return errno == ECONNREFUSED ? 0 : -errno;
-		if (l != sizeof(from) || from.sin_port != peer->sin_port ||
-		    from.sin_addr.s_addr != peer->sin_addr.s_addr)
+		if (l != net_len(peer) || !net_same(&from, peer))
 			continue;
 		/* between hosts: a client's repeated hello (its answer was lost) */
 		if (n == (ssize_t)sizeof(struct tp_rhello) &&

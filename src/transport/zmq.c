@@ -42,6 +42,7 @@
 #include "absent.h"
 #include "tp_remote.h"
 #include "ipclab/cleanup.h"
+#include "ipclab/netaddr.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "zmq_chan.h"
@@ -65,9 +66,9 @@ static const struct opt_desc zq_options[] = {
 static const struct opt_desc zq_tcp_options[] = {
 	ZQ_OPT_HWM,
 	{ .name = "listen", .type = OPT_STRING, .offset = offsetof(struct zq_opts, listen),
-	  .def = "", .help = "between hosts: the server's side only, binding this IPv4 address (set by ipclab serve)" },
+	  .def = "", .help = "between hosts: the server's side only, binding this IPv4 or IPv6 address (set by ipclab serve)" },
 	{ .name = "connect", .type = OPT_STRING, .offset = offsetof(struct zq_opts, connect),
-	  .def = "", .help = "between hosts: the clients only, client id i connecting to IPV4:PORT+i (set by run --peer)" },
+	  .def = "", .help = "between hosts: the clients only, client id i connecting to IPV4:PORT+i or [IPV6]:PORT+i (set by run --peer)" },
 	{ .name = "secret", .type = OPT_STRING, .offset = offsetof(struct zq_opts, secret),
 	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
@@ -165,7 +166,7 @@ static int zq_bind(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id, c
 		return zmq_bind(ep->sock, c->addr[id]) ?
 			       zq_err(err, errlen, ch->tp->name, c->addr[id]) : 0;
 	if (c->remote.mode == TPR_SERVER) {
-		char host[INET_ADDRSTRLEN], addr[ZQ_ADDR_MAX];
+		char host[NET_ADDR_TEXT + 2], addr[ZQ_ADDR_MAX];
 
 		zq_host(c, host, sizeof(host));
 		snprintf(addr, sizeof(addr), "tcp://%s:%u", host,
@@ -187,7 +188,7 @@ static int zq_connect(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id
 		      size_t errlen)
 {
 	struct zq_chan *c = ch->priv;
-	char addr[ZQ_ADDR_MAX], host[INET_ADDRSTRLEN];
+	char addr[ZQ_ADDR_MAX], host[NET_ADDR_TEXT + 2];
 	uint32_t port = 0;
 
 	snprintf(addr, sizeof(addr), "%s", c->addr[id]);

@@ -21,6 +21,7 @@
 
 #include "tp_remote.h"
 #include "ipclab/cleanup.h"
+#include "ipclab/netaddr.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "zmq_chan.h"
@@ -74,8 +75,13 @@ int zq_fd_room(const char *tp, char *err, size_t errlen)
 int zq_setup(void *s, const struct tp_channel *ch, char *err, size_t errlen)
 {
 	const struct zq_opts *o = ch->cfg->opts;
-	int hwm = o ? (int)o->hwm : 1000, slice = ZQ_SLICE_MS, linger = ZQ_LINGER_MS;
+	const struct zq_chan *c = ch->priv;
+	int hwm = o ? (int)o->hwm : 1000, slice = ZQ_SLICE_MS, linger = ZQ_LINGER_MS, v6 = 1;
 
+	/* libzmq takes an IPv6 address only on a socket told so */
+	if (c && c->kind == ZQ_TCP && c->remote.mode != TPR_LOCAL &&
+	    c->remote.addr.ss_family == AF_INET6 && zmq_setsockopt(s, ZMQ_IPV6, &v6, sizeof(v6)))
+		return zq_err(err, errlen, ch->tp->name, "ZMQ_IPV6");
 	if (zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm)) ||
 	    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(hwm)) ||
 	    zmq_setsockopt(s, ZMQ_SNDTIMEO, &slice, sizeof(slice)) ||
@@ -191,22 +197,27 @@ static int zq_remote_create(struct tp_channel *ch, struct zq_chan *c, char *err,
 		return ret;
 	if (c->remote.mode == TPR_SERVER)
 		return zq_reserve(ch, c, err, errlen);
-	if (ntohs(c->remote.addr.sin_port) + c->n - 1 > 65535)
+	if (net_port(&c->remote.addr) + c->n - 1 > 65535)
 		return errf(err, errlen, EINVAL, "%s: -O connect: port %u + %u clients is past 65535",
-			    ch->tp->name, ntohs(c->remote.addr.sin_port), c->n);
+			    ch->tp->name, net_port(&c->remote.addr), c->n);
 	for (unsigned id = 0; id < c->n; id++)
-		atomic_store_explicit(&c->ports[id], ntohs(c->remote.addr.sin_port) + id,
+		atomic_store_explicit(&c->ports[id], net_port(&c->remote.addr) + id,
 				      memory_order_relaxed);
 	return 0;
 }
 
-/* The address of the server's host in tcp:// form: 127.0.0.1 on one host. */
+/* The address of the server's host in tcp:// form: 127.0.0.1 on one host,
+ * an IPv6 one in brackets. */
 void zq_host(const struct zq_chan *c, char *buf, size_t len)
 {
-	if (c->remote.mode == TPR_LOCAL)
+	char host[NET_ADDR_TEXT];
+
+	if (c->remote.mode == TPR_LOCAL) {
 		snprintf(buf, len, "127.0.0.1");
-	else
-		inet_ntop(AF_INET, &c->remote.addr.sin_addr, buf, (socklen_t)len);
+		return;
+	}
+	net_format(&c->remote.addr, false, host, sizeof(host));
+	snprintf(buf, len, c->remote.addr.ss_family == AF_INET6 ? "[%s]" : "%s", host);
 }
 
 int zq_create(struct tp_channel *ch, char *err, size_t errlen)
