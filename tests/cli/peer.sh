@@ -3,7 +3,9 @@
 # Between hosts: `ipclab serve` in one network namespace, `ipclab run
 # --peer` in another, joined by a veth pair made here and removed after.
 # tcp, udp, zmq-tcp and nng-tcp (when built with libzmq, libnng) ping-pong
-# and stream arrive intact (--verify); -t all skips what cannot cross hosts, a named one is
+# and stream arrive intact (--verify); over IPv6 addresses on the same veth
+# pair (serve --listen [ADDR6]:PORT, --peer [ADDR6]:PORT), tcp ping-pong and
+# a udp cell, and nng-tcp and zmq-tcp ping-pong, intact too; -t all skips what cannot cross hosts, a named one is
 # refused; --pin split pins the server side to a CPU chosen there; a
 # tbf-limited link (20 mbit) is what a tcp stream of 4 KiB messages measures; a wrong
 # token is refused (exit 2, one line); a client killed mid-cell leaves the
@@ -17,9 +19,11 @@ command -v tc >/dev/null || { echo "skip: no tc (iproute2)"; exit 77; }
 dir=$(mktemp -d)
 ns_s=ilps-$$ ns_c=ilpc-$$ port=7227 tok=peer-test-token
 SRV=10.77.$(( $$ % 200 )).1 CLI=10.77.$(( $$ % 200 )).2
-serve_pid=
+SRV6=fd00:77:$(( $$ % 200 ))::1 CLI6=fd00:77:$(( $$ % 200 ))::2
+serve_pid= serve6_pid=
 cleanup() {
 	[ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
+	[ -n "$serve6_pid" ] && kill -9 "$serve6_pid" 2>/dev/null
 	ip netns del "$ns_s" 2>/dev/null
 	ip netns del "$ns_c" 2>/dev/null
 	rm -rf "$dir"
@@ -32,6 +36,9 @@ fi
 ip link add ilv$$a netns "$ns_s" type veth peer name ilv$$b netns "$ns_c" || { echo "skip: no veth"; exit 77; }
 ip -n "$ns_s" addr add $SRV/24 dev ilv$$a && ip -n "$ns_s" link set ilv$$a up && ip -n "$ns_s" link set lo up
 ip -n "$ns_c" addr add $CLI/24 dev ilv$$b && ip -n "$ns_c" link set ilv$$b up && ip -n "$ns_c" link set lo up
+# nodad: usable at once, no duplicate address detection to wait out
+ip -n "$ns_s" -6 addr add $SRV6/64 dev ilv$$a nodad && ip -n "$ns_c" -6 addr add $CLI6/64 dev ilv$$b nodad ||
+	{ echo "skip: no IPv6 on the veth pair"; exit 77; }
 before=$(leftovers)
 in_s() { ip netns exec "$ns_s" "$@"; }
 in_c() { ip netns exec "$ns_c" "$@"; }
@@ -80,6 +87,49 @@ PY
 		fi
 	done
 done
+
+# IPv6: a second server on [SRV6]:port+1, the clients on CLI6
+port6=$((port + 1))
+ip netns exec "$ns_s" "$IPCLAB" serve --listen "[$SRV6]:$port6" --token $tok 2>"$dir/serve6.log" &
+serve6_pid=$!
+for _ in $(seq 1 200); do
+	in_s ss -Hltn "sport = :$port6" 2>/dev/null | grep -q . && break
+	kill -0 $serve6_pid 2>/dev/null || break
+	sleep 0.05
+done
+cells6="tcp:pingpong udp:pingpong udp:stream"
+for lt in zmq-tcp nng-tcp; do case " $tps " in *" $lt "*) cells6="$cells6 $lt:pingpong";; esac; done
+for tp in $cells6; do
+	t=${tp%%:*} p=${tp#*:}
+	if in_c "$IPCLAB" run --peer "[$SRV6]:$port6" --token $tok -t $t -p $p -n 3000 --verify -q \
+		-f json -o "$dir/v6-$t-$p.json" 2>"$dir/err"; then
+		python3 - "$dir/v6-$t-$p.json" "$t" "$p" "$SRV6" <<'PY' || fail "IPv6 $t $p: result record"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["status"] == "ok", r
+assert r["remote"]["host"].startswith("[" + sys.argv[4] + "]"), r["remote"]
+assert r["metrics"]["msgs_per_s"] > 0
+print("ok   IPv6 %s %s across namespaces: %.0f msgs/s" % (sys.argv[2], sys.argv[3], r["metrics"]["msgs_per_s"]))
+PY
+	else
+		fail "IPv6 $t $p across namespaces: $(head -c 300 "$dir/err")"
+	fi
+done
+grep -q "\[$CLI6\]:[0-9]*: session open" "$dir/serve6.log" ||
+	fail "IPv6: serve did not see a client from [$CLI6]: $(head -c 300 "$dir/serve6.log")"
+kill $serve6_pid
+wait $serve6_pid 2>/dev/null
+# a bad address: one line naming it, exit 2
+peer_err6() {
+	local what=$1 out rc
+	shift
+	out=$(timeout 10 "$IPCLAB" "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && [[ $out == *"$what"* ]]; then echo "ok   bad address $what: $out"
+	else fail "bad address $what: exit $rc, expected 2 with one line naming it: $out"; fi
+}
+peer_err6 "[$SRV6" run --peer "[$SRV6" --token $tok -t tcp -n 10 -q
+peer_err6 "fd00::zz" serve --listen "[fd00::zz]:$port6" --token $tok --once
 
 # refused: a wrong token, a transport that cannot cross hosts, a limit
 peer_err() {
