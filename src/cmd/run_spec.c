@@ -318,6 +318,25 @@ static int parse_matrix(struct run_args *a, struct plan_spec *d, struct plan *pl
 	return 0;
 }
 
+/* A matrix is n x n cells: unless -n, -d or --warmup says otherwise, each
+ * measures for MATRIX_CELL_NS after MATRIX_WARMUP messages. The default
+ * count would give a same-CPU cell of a spinning transport (a round trip
+ * of a time slice, ~100 us here) 10 s, and the warm-up another 0.5 s. A
+ * paced or periodic run keeps its own warm-up. */
+#define MATRIX_CELL_NS (100 * NSEC_PER_MSEC)
+#define MATRIX_WARMUP 1000
+
+static void matrix_cell_defaults(const struct run_args *a, struct plan_spec *d)
+{
+	if (a->count_set || a->duration_ns)
+		return;
+	d->duration_ns = MATRIX_CELL_NS;
+	if (!a->warmup_set && !a->rates && !a->period) {
+		d->warmup = MATRIX_WARMUP;
+		d->warmup_set = true;
+	}
+}
+
 static int parse_dims_placement(struct run_args *a, struct plan_spec *d)
 {
 	char *w[MAX_LIST], err[ERRLEN];
@@ -462,6 +481,8 @@ int run_spec_parse(struct run_args *orig, struct plan_spec *d, struct plan *pl)
 		a->matrix = orig->matrix ? orig->matrix : own;
 		if (!ret)
 			ret = parse_matrix(a, d, pl);
+		if (!ret)
+			matrix_cell_defaults(a, d);
 		free(own);
 		free(a->pins);
 		/* the list beside it, unused: pins_ext takes its place */

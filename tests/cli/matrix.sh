@@ -54,6 +54,24 @@ out=$("$IPCLAB" run -t pipe -p pingpong --pin matrix:0 -n 100 -q -f json 2>"$wor
 	fail "--pin matrix:0: expected one cell pinned 0:0"
 echo "ok   --pin matrix:0: one cell, 0:0"
 
+# without -n, -d or --warmup a matrix cell measures for 100 ms after 1000
+# warm-up messages (the record says so); -n or --warmup given are kept
+out=$("$IPCLAB" run -t pipe -p pingpong --pin matrix:0 -q -f json 2>"$work/err") ||
+	fail "--pin matrix:0 without -n: exit $?: $(cat "$work/err")"
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+assert r["duration_ns"] == 100000000 and r["warmup"] == 1000, (r["duration_ns"], r["warmup"])
+assert r["metrics"]["msgs"] > 1000, r["metrics"]["msgs"]' || fail "matrix cell defaults: not 100 ms after 1000 warm-up messages"
+out=$("$IPCLAB" run -t pipe -p pingpong --pin matrix:0 -n 300 --warmup 7 -q -f json 2>"$work/err") ||
+	fail "--pin matrix:0 -n 300: exit $?: $(cat "$work/err")"
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["results"][0]
+assert r["duration_ns"] == 0 and r["count"] == 300 and r["warmup"] == 7, r
+assert r["metrics"]["msgs"] == 300, r["metrics"]["msgs"]' || fail "matrix with -n 300 --warmup 7: not kept"
+echo "ok   matrix cell defaults: 100 ms after 1000 warm-up messages; -n and --warmup kept"
+
 # ---- the table -------------------------------------------------------------------------
 "$IPCLAB" run -t cacheline -p pingpong --pin "$pin" -n 200 -q >"$work/t" 2>"$work/err" ||
 	fail "table: exit $?: $(cat "$work/err")"
