@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Payload fill and check. Without --verify the sender stores one byte per
- * cache line (the payload is touched on every send, as a real producer
- * would, at a cost far below a copy); with --verify it writes a pattern
+/* Payload fill and check. Without --verify one byte per cache line is
+ * stored (the patterns do it for a message written in place, so that its
+ * lines come to the sender as a real producer's would, at a cost far below
+ * a copy); with --verify it writes a pattern
  * derived from the sequence number into every byte and the receiver
  * recomputes it: stronger than a checksum, and it names the bad offset. */
 #include "ipclab/msg.h"
