@@ -73,6 +73,10 @@ struct transport {
 	size_t (*max_msg)(const void *opts);
 	/* What sets that limit and how to raise it, for the error (optional). */
 	const char *max_msg_limit;
+	/* The -O values together, before anything runs (what one option's own
+	 * table cannot tell, e.g. an address): 0, or -EINVAL with err naming
+	 * the option and the fix; the run is then bad input (exit 2). Optional. */
+	int (*check_opts)(const void *opts, char *err, size_t errlen);
 	/* Usable here? 0, or -errno with why filled (the cell is skipped). Optional. */
 	int (*probe)(const struct tp_config *cfg, char *why, size_t len);
 	/* In the parent, before endpoints start: make the kernel objects. Fills

@@ -381,9 +381,15 @@ static int parse_dims_options(struct plan *pl, struct run_args *a, struct plan_s
 	for (unsigned i = 0; i < a->nkv; i++)
 		if (!strchr(a->kv[i], '=') || a->kv[i][0] == '=')
 			return usage_error("-O %s: expected key=value, e.g. -O pipe-size=1M", a->kv[i]);
-	for (unsigned i = 0; i < d->ntp; i++)
+	for (unsigned i = 0; i < d->ntp; i++) {
+		char err[ERRLEN];
+
 		if (make_opts(pl, d->tp[i]->options, d->tp[i]->opts_size, a, used, &d->tp_opts[i]))
 			return 2;
+		if (d->tp[i]->check_opts && d->tp_opts[i] &&
+		    d->tp[i]->check_opts(d->tp_opts[i], err, sizeof(err)))
+			return usage_error("%s", err);
+	}
 	for (unsigned i = 0; i < d->npat; i++)
 		if (make_opts(pl, d->pat[i]->options, d->pat[i]->opts_size, a, used, &d->pat_opts[i]))
 			return 2;

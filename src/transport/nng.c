@@ -45,6 +45,7 @@
 #include "ipclab/util.h"
 #include "nng_probe.h"
 #include "nng_tcp.h"
+#include "tp_remote.h"
 
 #ifdef HAVE_NNG
 #include <nng/nng.h>
@@ -73,6 +74,13 @@ static const struct opt_desc nn_tcp_options[] = {
 	  .def = "", .help = "between hosts: the cell's hello secret, 32 hex digits (set by serve / --peer)" },
 	{ .name = NULL },
 };
+
+static int nn_tcp_check_opts(const void *opts, char *err, size_t errlen)
+{
+	const struct nn_opts *o = opts;
+
+	return tp_remote_check("nng-tcp", o->listen, o->connect, o->secret, err, errlen);
+}
 
 #ifdef HAVE_NNG
 
@@ -480,6 +488,7 @@ const struct transport tp_nng_tcp = {
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_REMOTE,
 	.options = nn_tcp_options,
 	.opts_size = sizeof(struct nn_opts),
+	.check_opts = nn_tcp_check_opts,
 	.probe = NN_PROBE,
 	NN_OPS,
 };

@@ -48,6 +48,21 @@ int tp_remote_parse(const char *tp, const char *listen, const char *connect, con
 	return ret;
 }
 
+int tp_remote_check(const char *tp, const char *listen, const char *connect, const char *secret,
+		    char *err, size_t errlen)
+{
+	struct tp_remote r;
+	int ret;
+
+	if (secret[0] && !listen[0] && !connect[0])
+		return errf(err, errlen, EINVAL, "%s: -O secret is for a cell between hosts, beside "
+			    "-O listen or -O connect (ipclab serve and run --peer set all three)", tp);
+	ret = tp_remote_parse(tp, listen, connect, secret, &r, err, errlen);
+	if (ret && strlen(err) + 48 < errlen)
+		strcat(err, " (ipclab serve and run --peer set these)");
+	return ret;
+}
+
 void tp_rhello_fill(struct tp_rhello *h, const struct tp_remote *r, unsigned id)
 {
 	h->magic = TP_RHELLO_MAGIC;

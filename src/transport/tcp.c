@@ -50,6 +50,13 @@ static const struct opt_desc tcp_options[] = {
 	{ .name = NULL },
 };
 
+static int tcp_check_opts(const void *opts, char *err, size_t errlen)
+{
+	const struct tcp_opts *o = opts;
+
+	return tp_remote_check("tcp", o->listen, o->connect, o->secret, err, errlen);
+}
+
 static int tcp_setup(struct tp_channel *ch, int fd, char *err, size_t errlen)
 {
 	const struct tcp_opts *o = ch->cfg->opts;
@@ -413,6 +420,7 @@ const struct transport tp_tcp = {
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_REMOTE,
 	.options = tcp_options,
 	.opts_size = sizeof(struct tcp_opts),
+	.check_opts = tcp_check_opts,
 	.create = tcp_create,
 	.open = tcp_open,
 	.send = tp_stream_send,

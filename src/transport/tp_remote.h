@@ -37,6 +37,10 @@ struct tp_remote {
 
 int tp_remote_parse(const char *tp, const char *listen, const char *connect, const char *secret,
 		    struct tp_remote *r, char *err, size_t errlen);
+/* The listen/connect/secret options of @tp given by hand, checked as create
+ * would parse them: 0 or -EINVAL with err (a transport's check_opts). */
+int tp_remote_check(const char *tp, const char *listen, const char *connect, const char *secret,
+		    char *err, size_t errlen);
 void tp_rhello_fill(struct tp_rhello *h, const struct tp_remote *r, unsigned id);
 /* A hello of this cell for a client id below n: the id, else -1 (constant
  * time over the secret). */

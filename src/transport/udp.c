@@ -50,6 +50,13 @@ static const struct opt_desc udp_options[] = {
 	{ .name = NULL },
 };
 
+static int udp_check_opts(const void *opts, char *err, size_t errlen)
+{
+	const struct udp_opts *o = opts;
+
+	return tp_remote_check("udp", o->listen, o->connect, o->secret, err, errlen);
+}
+
 static int udp_socket(struct tp_channel *ch, struct sockaddr_in *sa, char *err, size_t errlen)
 {
 	const struct udp_opts *o = ch->cfg->opts;
@@ -359,6 +366,7 @@ const struct transport tp_udp = {
 	.caps = TP_DGRAM | TP_LOSSY | TP_MULTI_CLIENT | TP_POLLABLE | TP_REMOTE,
 	.options = udp_options,
 	.opts_size = sizeof(struct udp_opts),
+	.check_opts = udp_check_opts,
 	.max_msg = udp_max_msg,
 	.create = udp_create,
 	.open = udp_open,

@@ -74,6 +74,13 @@ static const struct opt_desc zq_tcp_options[] = {
 	{ .name = NULL },
 };
 
+static int zq_tcp_check_opts(const void *opts, char *err, size_t errlen)
+{
+	const struct zq_opts *o = opts;
+
+	return tp_remote_check("zmq-tcp", o->listen, o->connect, o->secret, err, errlen);
+}
+
 #ifdef HAVE_ZMQ
 
 #define ZQ_HELLO_SLICES 100	/* the server waits this many slices for the hello */
@@ -451,6 +458,7 @@ const struct transport tp_zmq_tcp = {
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_REMOTE,
 	.options = zq_tcp_options,
 	.opts_size = sizeof(struct zq_opts),
+	.check_opts = zq_tcp_check_opts,
 	.probe = ZQ_PROBE,
 	ZQ_OPS,
 };

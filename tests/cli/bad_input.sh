@@ -35,4 +35,12 @@ fi
 if "$IPCLAB" list | grep -q '^  barrier '; then
 	expect_usage_error "thread-only transport in process mode" run -t barrier -e process -n 10
 fi
+# the between-hosts options given by hand: checked before anything runs
+sec=0123456789abcdef0123456789abcdef
+expect_usage_error "tcp -O listen not an address" run -t tcp -O listen=xyz -O secret=$sec -n 10
+expect_usage_error "tcp -O connect without a port" run -t tcp -O connect=10.0.0.1 -O secret=$sec -n 10
+expect_usage_error "udp -O connect without a secret" run -t udp -O connect=10.0.0.1:9 -n 10
+expect_usage_error "zmq-tcp -O listen and -O connect" run -t zmq-tcp -O listen=::1 -O connect=[::1]:9 -O secret=$sec -n 10
+expect_usage_error "nng-tcp -O connect port 0" run -t nng-tcp -O connect=10.0.0.1:0 -O secret=$sec -n 10
+expect_usage_error "tcp -O secret alone" run -t tcp -O secret=$sec -n 10
 finish
