@@ -21,7 +21,9 @@
  *    shared mapping) and two more operations drive it;
  *  - bit 7, short timeouts: blocking calls wait 1-3 ms, so the spin, yield
  *    and sleep paths run (a call must return within its timeout plus a
- *    generous slack, and every input is bounded by a watchdog).
+ *    generous slack, and every input is bounded by a watchdog); once
+ *    MAX_TIMEOUTS calls of an input have timed out, the rest do not block.
+ *    The fuzzing build's millisecond is 10 us (RING_MS_NS, mk/fuzz.mk).
  * The high bits of the peer-state byte choose how a side waits: the
  * variant's mode, spin-only, a 2 us spin, or no spin at all.
  *
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ipcring_pin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -127,6 +130,10 @@ static void check_reservation(const struct ipcring *r, void *buf, size_t len)
 
 static _Atomic uint64_t input_start;
 static int timeout_ms;			/* of this input's blocking calls */
+/* Calls of one input that may still wait out their timeout: the spin,
+ * yield and sleep paths run that often; later calls do not block. */
+#define MAX_TIMEOUTS	8
+static unsigned timeouts_left;
 
 static void *watchdog(void *arg)
 {
@@ -144,15 +151,18 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-static uint64_t call_start(void)
+static uint64_t call_start(int *tmo)
 {
+	*tmo = timeouts_left ? timeout_ms : 0;
 	return ring_now_ns();
 }
 
-static void call_end(uint64_t t0)
+static void call_end(uint64_t t0, int tmo, int ret)
 {
-	if (ring_now_ns() - t0 > (uint64_t)timeout_ms * 1000000u + SLACK_NS)
+	if (ring_now_ns() - t0 > (uint64_t)tmo * 1000000u + SLACK_NS)
 		abort();	/* a wait that its timeout did not bound */
+	if (ret == -ETIMEDOUT && timeouts_left)
+		timeouts_left--;
 }
 
 /* ---- the hostile thread ---- */
@@ -315,23 +325,22 @@ static void consumer_op(struct ipcring *r, struct cursor *c, unsigned op)
 {
 	static uint8_t buf[1 << 14];
 	const void *msg;
-	uint64_t t0 = call_start();
+	int tmo;
+	uint64_t t0 = call_start(&tmo);
 	size_t len;
 	int ret;
 
 	{
 		if (op == 0 || op == 1) {
-			ret = ipcring_peek(r, &msg, &len, timeout_ms);
+			ret = ipcring_peek(r, &msg, &len, tmo);
 			if (ret == 1)
 				check_span(r, msg, len);
 			if (ret == 1 && op == 1 && ipcring_release(r))
 				abort();
 		} else if (op == 2) {
-			ret = ipcring_read(r, buf, take(c, 2) % sizeof(buf), &len,
-					   timeout_ms);
+			ret = ipcring_read(r, buf, take(c, 2) % sizeof(buf), &len, tmo);
 		} else if (op == 3) {
-			ret = ipcring_read_batch(r, on_record, r, 1 + take(c, 1) % 16,
-						 timeout_ms);
+			ret = ipcring_read_batch(r, on_record, r, 1 + take(c, 1) % 16, tmo);
 		} else {
 			ret = ipcring_prepare_wait(r);
 			if (ret == -EINVAL)
@@ -340,7 +349,7 @@ static void consumer_op(struct ipcring *r, struct cursor *c, unsigned op)
 		if (ret < 0 && ret != -EAGAIN && ret != -EBADMSG && ret != -EPIPE &&
 		    ret != -EMSGSIZE && ret != -EINVAL && ret != -ETIMEDOUT)
 			abort();
-		call_end(t0);
+		call_end(t0, tmo, ret);
 	}
 }
 
@@ -361,7 +370,8 @@ static void producer_ops(struct ipcring *r, struct ipcring *other,
 
 static void producer_op(struct ipcring *r, struct cursor *c, unsigned op)
 {
-	uint64_t t0 = call_start();
+	int tmo;
+	uint64_t t0 = call_start(&tmo);
 	void *buf;
 	int ret = 0;
 
@@ -369,7 +379,7 @@ static void producer_op(struct ipcring *r, struct cursor *c, unsigned op)
 		size_t len = take(c, 2) % (r->max_record + 16);
 
 		if (op <= 1) {
-			ret = ipcring_reserve(r, len, &buf, timeout_ms);
+			ret = ipcring_reserve(r, len, &buf, tmo);
 			if (!ret) {
 				check_reservation(r, buf, len);
 				memset(buf, 0x5a, len);
@@ -378,21 +388,21 @@ static void producer_op(struct ipcring *r, struct cursor *c, unsigned op)
 		} else if (op == 2) {
 			static uint8_t src[1 << 14];
 
-			ret = ipcring_write(r, src, len % sizeof(src), 0, timeout_ms);
+			ret = ipcring_write(r, src, len % sizeof(src), 0, tmo);
 		} else if (op == 3) {
 			static uint8_t src[1 << 14];
 			struct iovec iov[2] = {
 				{ src, len % sizeof(src) }, { src, take(c, 2) % sizeof(src) },
 			};
 
-			ret = ipcring_writev(r, iov, 2, IPCRING_MORE, timeout_ms);
+			ret = ipcring_writev(r, iov, 2, IPCRING_MORE, tmo);
 		} else {
 			ret = ipcring_flush(r);
 		}
 		if (ret < 0 && ret != -EAGAIN && ret != -EBADMSG && ret != -EPIPE &&
 		    ret != -EMSGSIZE && ret != -ETIMEDOUT)
 			abort();
-		call_end(t0);
+		call_end(t0, tmo, ret);
 	}
 }
 
@@ -446,8 +456,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (ipcring_attach(&r, fd, role ? IPCRING_PRODUCER : IPCRING_CONSUMER, efd))
 		return 0;
+	pin_map(fd, r);
 	atomic_store(&input_start, ring_now_ns());
 	timeout_ms = v & 128 ? 1 + (int)(stb >> 6) % 3 : 0;
+	timeouts_left = MAX_TIMEOUTS;
 	if (spin_choices[(stb >> 4) & 3])
 		ipcring_set_spin_ns(r, spin_choices[(stb >> 4) & 3]);
 	ipcring_set_poll_ms(r, 1);

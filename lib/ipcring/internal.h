@@ -166,6 +166,16 @@ void ring_map_put(struct ring_map *m);
 /* segment.c */
 int ring_validate(const struct ring_shm *h, uint64_t fd_size, long page);
 
+/*
+ * The library's millisecond, in ns: what a timeout_ms or poll_ms counts.
+ * The fuzzing build shortens it (mk/fuzz.mk), so that an input whose calls
+ * time out runs the same spins, sleeps and liveness checks in a fraction of
+ * the time instead of waiting real milliseconds.
+ */
+#ifndef RING_MS_NS
+#define RING_MS_NS	1000000ull
+#endif
+
 /* wait.c */
 int ring_wait(struct ipcring *r, ring_ready_fn ready, uint64_t deadline);
 void ring_notify(struct ipcring *r);

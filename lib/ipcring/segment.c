@@ -189,7 +189,7 @@ static void handle_init(struct ipcring *r, const struct ring_cfg *c, int role)
 	r->role = role;
 	r->wait_mode = c->wait_mode;
 	r->spin_ns = c->spin_ns == IPCRING_NO_SPIN ? 0 : c->spin_ns;
-	r->poll_ns = IPCRING_DEFAULT_POLL_MS * 1000000ull;
+	r->poll_ns = IPCRING_DEFAULT_POLL_MS * RING_MS_NS;
 	r->my_stats = prod ? &s->pstats : &s->cstats;
 	r->my_state = prod ? &s->ctl.prod_state : &s->ctl.cons_state;
 	r->peer_state = prod ? &s->ctl.cons_state : &s->ctl.prod_state;
@@ -394,7 +394,7 @@ int ipcring_set_poll_ms(struct ipcring *r, uint32_t poll_ms)
 {
 	if (!poll_ms)
 		poll_ms = IPCRING_DEFAULT_POLL_MS;
-	r->poll_ns = poll_ms * 1000000ull;
+	r->poll_ns = poll_ms * RING_MS_NS;
 	return 0;
 }
 
@@ -409,7 +409,7 @@ int ipcring_info(const struct ipcring *r, struct ipcring_info *info)
 	info->hdr_size = r->cfg.hdr_size;
 	info->release_threshold = r->release_threshold;
 	info->spin_ns = r->spin_ns ? (uint32_t)r->spin_ns : IPCRING_NO_SPIN;
-	info->poll_ms = (uint32_t)(r->poll_ns / 1000000u);
+	info->poll_ms = (uint32_t)(r->poll_ns / RING_MS_NS);
 	info->wait_mode = r->wait_mode;
 	info->flags = r->cfg.flags;
 	info->role = r->role;

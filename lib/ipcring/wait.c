@@ -32,7 +32,7 @@ uint64_t ring_deadline(int timeout_ms)
 		return 0;
 	if (timeout_ms < 0)
 		return UINT64_MAX;
-	return ring_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	return ring_now_ns() + (uint64_t)timeout_ms * RING_MS_NS;
 }
 
 static uint32_t ec_prepare(_Atomic uint32_t *ec)
