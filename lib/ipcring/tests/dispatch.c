@@ -199,6 +199,18 @@ static void test_flood(const char *name, bool external, unsigned ms)
 	snapshot(k, t0);
 	usleep(ms * 1000);
 	snapshot(k, t1);
+	/* everybody progresses: each client gets 1000 more replies while all
+	 * flood (a thread the scheduler left out of the window above, on a
+	 * loaded machine, still has to be served once it runs) */
+	for (unsigned i = 0; i < NCLIENTS; i++) {
+		end = t_now_ns() + 60000000000ull;
+		while (atomic_load(&k[i].progress) < t0[i] + 1000)
+			if (t_now_ns() > end)
+				T_FAIL("client %u starved: %llu replies in 60 s of flood", i,
+				       (unsigned long long)(atomic_load(&k[i].progress) - t0[i]));
+			else
+				usleep(1000);
+	}
 	atomic_store(&stop, 1);
 	for (unsigned i = 0; i < NCLIENTS; i++) {
 		pthread_join(k[i].th, NULL);
@@ -218,12 +230,10 @@ static void test_flood(const char *name, bool external, unsigned ms)
 		T_EQ(v.st[i].msgs_out, k[i].got);
 		T_ASSERT(v.st[i].batches > 0);
 	}
-	printf("\n");
-	/* everybody progresses. How much is the scheduler's share of 2 CPUs
-	 * among 5 threads; the server's own fairness is test_order's */
-	if (minv * 100 * NCLIENTS < sum)
-		T_FAIL("a client starved: %llu of %llu", (unsigned long long)minv,
-		       (unsigned long long)sum);
+	/* how much each got in the window is the scheduler's share of the
+	 * CPUs among 5 threads, shown, not judged; the server's own fairness
+	 * is test_order's */
+	printf(" (least %llu)\n", (unsigned long long)minv);
 }
 
 /* test_order: the tags in the order the server served them */
