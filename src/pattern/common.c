@@ -5,31 +5,13 @@
 
 #include "common.h"
 
-static int send_failed(struct participant *p, uint32_t seq, ssize_t n, size_t len)
+int pat_send_failed(struct participant *p, uint32_t seq, ssize_t n, size_t len)
 {
 	if (n == -EINTR && pat_stopping(p))
 		return -EINTR;
 	if (n < 0)
 		return pat_fail(p, (int)-n, "send of message %u failed: %s", seq, strerror((int)-n));
 	return pat_fail(p, EIO, "send of message %u moved %zd of %zu bytes", seq, n, len);
-}
-
-/* The header, and the payload: with --verify every byte; without, one byte
- * per cache line when the message is written in place (the transport's
- * shared lines come to the sender as a producer's would), nothing when the
- * transport copies it out of p->buf (its copy is the pass over the payload;
- * stores just before it only made the copy wait for them: up to 0.8 of a
- * libqb-rb 4 KiB stream's reference rate). */
-static inline void build(void *buf, size_t len, uint32_t seq, uint32_t flags, uint64_t ts_ns,
-			 bool verify, bool in_place)
-{
-	struct msg_hdr *h = buf;
-
-	if (verify || in_place)
-		msg_fill(buf, len, seq, verify);
-	h->seq = seq;
-	h->len = (uint32_t)len | flags;
-	h->ts_ns = ts_ns;
 }
 
 int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32_t flags,
@@ -44,14 +26,14 @@ int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32
 		/* in place: no copy between the pattern's buffer and the transport */
 		n = tp->reserve(ep, &buf, len);
 		if (n != (ssize_t)len)
-			return send_failed(p, seq, n, len);
-		build(buf, len, seq, flags, ts_ns, p->cell->verify, true);
+			return pat_send_failed(p, seq, n, len);
+		pat_build(buf, len, seq, flags, ts_ns, p->cell->verify, true);
 		n = tp->commit(ep, len);
 	} else {
-		build(p->buf, len, seq, flags, ts_ns, p->cell->verify, false);
+		pat_build(p->buf, len, seq, flags, ts_ns, p->cell->verify, false);
 		n = tp->send(ep, p->buf, len);
 	}
-	return n == (ssize_t)len ? 0 : send_failed(p, seq, n, len);
+	return n == (ssize_t)len ? 0 : pat_send_failed(p, seq, n, len);
 }
 
 bool pat_use_zerocopy(const struct participant *p, int recv_mode)
