@@ -96,7 +96,8 @@ struct side_stats {
 	struct cycle_side cyc;		/* the cycle pattern's figures */
 };
 
-enum side_state { SIDE_INIT, SIDE_READY, SIDE_IN_WINDOW, SIDE_DONE };
+/* SIDE_FAILED: its error is set, its endpoints not yet closed (then DONE) */
+enum side_state { SIDE_INIT, SIDE_READY, SIDE_IN_WINDOW, SIDE_DONE, SIDE_FAILED };
 
 struct run_ctl;
 

@@ -212,6 +212,9 @@ int runner_side_run(struct side_arg *a)
 	if (side_wait_gate(a->ctl))
 		ret = a->role == TP_SERVER ? pat->server(&p) : pat->client(&p);
 	pat_window_end(&p);
+	/* before the close that its peers may take for the cause (EPIPE) */
+	if (p.st->status)
+		atomic_store(&p.st->state, SIDE_FAILED);
 	side_close(&p);
 out:
 	if (ret && !p.st->status)

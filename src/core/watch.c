@@ -35,6 +35,37 @@ const char *runner_side_name(const struct side_stats *st, char *buf, size_t len)
 
 static void prefer_dead_peer(struct run_state *rs, unsigned failed);
 
+/* A side that failed with EPIPE or ECONNRESET (its peer closed) may only
+ * echo another's failure: a side that fails says so (SIDE_FAILED) before
+ * it closes the ends its peers then find closed. The first such side with
+ * an error of its own is the one to name (a wrong message, not the sender's
+ * broken pipe); NULL when there is none (a peer that died is looked for
+ * next). */
+static const struct side_stats *failure_cause(const struct run_state *rs,
+					      const struct side_stats *st)
+{
+	if (st->status != -EPIPE && st->status != -ECONNRESET)
+		return NULL;
+	for (unsigned j = 0; j < rs->nsides; j++) {
+		const struct side_stats *o = &rs->ctl->sides[j];
+		int state = atomic_load(&o->state);
+
+		if (o != st && (state == SIDE_FAILED || state == SIDE_DONE) && o->status &&
+		    o->status != -EPIPE && o->status != -ECONNRESET && o->status != -EINTR)
+			return o;
+	}
+	return NULL;
+}
+
+/* rs->fail from failed side @st: its cause's error where it echoes one. */
+static void name_failure(struct run_state *rs, const struct side_stats *st)
+{
+	const struct side_stats *cause = failure_cause(rs, st);
+
+	if (!rs->fail[0] && cause)
+		snprintf(rs->fail, sizeof(rs->fail), "%s", cause->err);
+}
+
 /* waitpid without blocking: 1 reaped (*status set), 0 still running, -1
  * gone without a status (reaped elsewhere: *status is not touched). */
 int runner_child_wait(pid_t pid, int *status)
@@ -65,8 +96,9 @@ bool runner_reap_child(struct run_state *rs, unsigned i, const int *wstatus)
 	if (rs->fail[0])
 		return false;
 	if (atomic_load(&st->state) == SIDE_DONE && st->status) {
-		/* its own error may be the echo of a peer's death: look first */
-		if (!rs->in_prefer) {
+		/* its own error may be the echo of a peer's failure or death */
+		name_failure(rs, st);
+		if (!rs->fail[0] && !rs->in_prefer) {
 			rs->in_prefer = true;
 			prefer_dead_peer(rs, i);
 			rs->in_prefer = false;
@@ -126,6 +158,7 @@ bool runner_check_sides(struct run_state *rs)
 		    !runner_reap_child(rs, i, w > 0 ? &status : NULL))
 			return false;
 		if (atomic_load(&st->state) == SIDE_DONE && st->status) {
+			name_failure(rs, st);
 			if (!rs->fail[0] && !rs->in_prefer) {
 				rs->in_prefer = true;
 				prefer_dead_peer(rs, i);

@@ -4,7 +4,9 @@
  * messages in one MAP_SHARED anonymous mapping (so forked endpoints share
  * it), with waits on a process-shared futex. It has the same semantics as
  * the real transports: whole messages, EOF after the peer's close, -EINTR
- * when a signal interrupts a wait. */
+ * when a signal interrupts a wait. -O fault makes each sender get one
+ * message wrong on purpose (lose it, send it twice, one byte short, or a
+ * payload byte flipped), so that tests can see the patterns' checks fire. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -21,11 +23,22 @@
 
 struct null_opts {
 	uint64_t slots;
+	int fault;		/* NF_* */
+	uint64_t fault_at;
 };
+
+enum { NF_NONE, NF_DROP, NF_DUP, NF_SHORT, NF_CORRUPT };	/* -O fault's choices, in order */
 
 static const struct opt_desc null_options[] = {
 	{ .name = "slots", .type = OPT_UINT, .offset = offsetof(struct null_opts, slots),
 	  .def = "8", .min = 1, .max = 4096, .help = "messages each direction holds" },
+	{ .name = "fault", .type = OPT_CHOICE, .offset = offsetof(struct null_opts, fault),
+	  .def = "none", .choices = "none|drop|dup|short|corrupt",
+	  .help = "self-test of the checks: each sender's fault-at-th message is lost, sent twice, "
+		  "a byte short or has its last byte flipped" },
+	{ .name = "fault-at", .type = OPT_UINT, .offset = offsetof(struct null_opts, fault_at),
+	  .def = "1000", .min = 0, .max = UINT32_MAX,
+	  .help = "which message of each sender -O fault spoils (counted from 0)" },
 	{ .name = NULL },
 };
 
@@ -56,6 +69,8 @@ struct null_chan {
 struct tp_endpoint {
 	struct null_chan nc;	/* a copy, so the hot path need not chase ch->priv */
 	struct null_box *rx, *tx;
+	int fault;		/* -O fault, NF_NONE once done */
+	uint64_t fault_at, sent;
 };
 
 static struct null_box *null_box(const struct null_chan *nc, unsigned idx)
@@ -110,6 +125,12 @@ static int null_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	/* box 2*id carries client -> server, 2*id + 1 server -> client */
 	ep->rx = null_box(nc, 2 * id + (role == TP_CLIENT));
 	ep->tx = null_box(nc, 2 * id + (role == TP_SERVER));
+	if (ch->cfg->opts) {
+		const struct null_opts *o = ch->cfg->opts;
+
+		ep->fault = o->fault;
+		ep->fault_at = o->fault_at;
+	}
 	*out = ep;
 	return 0;
 }
@@ -155,7 +176,43 @@ static bool null_can_take(struct null_box *b, uint32_t unused)
 	return (ld(&b->closed) & NB_TX_CLOSED) || ld(&b->head) != b->tail;
 }
 
+static ssize_t null_put(struct tp_endpoint *ep, const void *buf, size_t len, bool flip);
+
+/* -O fault: this message spoilt as asked; the sender is told that the
+ * whole message went. */
+static ssize_t null_fault(struct tp_endpoint *ep, int fault, const void *buf, size_t len)
+{
+	ssize_t r;
+
+	switch (fault) {
+	case NF_DROP:
+		return (ssize_t)len;
+	case NF_DUP:
+		r = null_put(ep, buf, len, false);
+		return r < 0 ? r : null_put(ep, buf, len, false);
+	case NF_SHORT:
+		r = null_put(ep, buf, len - 1, false);
+		return r < 0 ? r : (ssize_t)len;
+	case NF_CORRUPT:
+		return null_put(ep, buf, len, true);
+	default:
+		return null_put(ep, buf, len, false);
+	}
+}
+
 static ssize_t null_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	int fault = ep->fault;
+
+	if (__builtin_expect(fault != NF_NONE, 0) && ep->sent++ == ep->fault_at && len) {
+		ep->fault = NF_NONE;
+		return null_fault(ep, fault, buf, len);
+	}
+	return null_put(ep, buf, len, false);
+}
+
+/* @flip: the copy's last byte inverted (-O fault=corrupt). */
+static ssize_t null_put(struct tp_endpoint *ep, const void *buf, size_t len, bool flip)
 {
 	struct null_box *b = ep->tx;
 	struct null_slot *s;
@@ -171,6 +228,8 @@ static ssize_t null_send(struct tp_endpoint *ep, const void *buf, size_t len)
 	s = null_slot(&ep->nc, b, b->head);
 	s->len = (uint32_t)len;
 	memcpy(s->data, buf, len);
+	if (flip)
+		s->data[len - 1] = (unsigned char)~s->data[len - 1];
 	__atomic_store_n(&b->head, b->head + 1, __ATOMIC_SEQ_CST);
 	null_wake(b);
 	return (ssize_t)len;
