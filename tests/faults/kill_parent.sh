@@ -15,7 +15,7 @@
 
 KILLS=${FAULT_PARENT_KILLS:-1}
 PATTERNS=${FAULT_PATTERNS:-stream pingpong}
-LIMIT_MS=2000
+LIMIT_MS=10000	# for the endpoints to follow their parent (an io_uring's teardown is slow on a loaded machine)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"; for p in ${live_pids:-}; do kill -9 $p 2>/dev/null; done' EXIT
 kills=0 removed=0 leftover_runs=0 live_touched=0 unusable=0
@@ -56,6 +56,8 @@ for tp in "${tps[@]}"; do
 			while [ -n "$(tagged_procs "$tag")" ] && [ "$(now_ns)" -lt "$end" ]; do
 				sleep 0.01
 			done
+			[ -z "$(tagged_procs "$tag")" ] ||
+				fail "-t $tp -p $pat: endpoints alive $LIMIT_MS ms after their parent's SIGKILL: $(tagged_procs "$tag" | tr '\n' ';')"
 			out=$("$IPCLAB" clean 2>&1) || fail "clean after -t $tp -p $pat: exit $?: $out"
 			n=$(echo "$out" | sed -n 's/^ipclab clean: removed \([0-9]*\) object.*/\1/p')
 			removed=$((removed + ${n:-0}))
