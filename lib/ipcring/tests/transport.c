@@ -30,7 +30,10 @@ extern const struct transport tp_ring;
 
 static bool fail_anon_shared;
 
-/* The program's mmap: fails anonymous shared mappings when asked. */
+/* The program's mmap: fails anonymous shared mappings when asked. Not
+ * instrumented by ThreadSanitizer, whose start-up calls it before its
+ * own state exists. */
+__attribute__((no_sanitize("thread")))
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	if (fail_anon_shared && (flags & MAP_ANONYMOUS) && (flags & MAP_SHARED)) {
