@@ -22,11 +22,11 @@ IPCRING_TEST_NAMES := unit attach stress death eventfd examples hostile \
 		      connect peers dispatch kills batch
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
 IPCRING_EXAMPLES := $(B)/examples/ipcring-server $(B)/examples/ipcring-client
-IPCRING_BENCH	:= $(B)/bench/ring_bare
+IPCRING_BENCH	:= $(B)/bench/ring_bare $(B)/bench/ring_setup
 IPCRING_XOBJS	:= $(IPCRING_TEST_NAMES:%=$(IPCRING_B)/tests/%.o) \
 		   $(IPCRING_B)/tests/tutil.o \
 		   $(IPCRING_B)/examples/server.o $(IPCRING_B)/examples/client.o \
-		   $(B)/bench/ring_bare.o
+		   $(B)/bench/ring_bare.o $(B)/bench/ring_setup.o
 IPCRING_STRESS_N ?= 1000000000
 
 ALL_TARGETS	+= $(IPCRING_A) $(IPCRING_SO) $(IPCRING_PC) $(IPCRING_EXAMPLES) \
@@ -63,7 +63,12 @@ $(B)/examples/ipcring-%: $(IPCRING_B)/examples/%.o $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(IPCRING_BENCH): $(B)/bench/ring_bare.o $(IPCRING_A)
+$(B)/bench/ring_bare: $(B)/bench/ring_bare.o $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# connect to first reply, back to back against spaced apart (alternated)
+$(B)/bench/ring_setup: $(B)/bench/ring_setup.o $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
