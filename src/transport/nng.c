@@ -26,8 +26,11 @@
  * whether the connection (nng's pipe) went away, which a pipe-removal
  * callback records (for the pipe the socket paired with, not a refused
  * stranger's): a dead peer is -ECONNRESET (recv, once nothing is left
- * to read) or -EPIPE (send), never a wait. A zero-length message is the
- * EOF marker (as zmq and posix-mq). */
+ * to read) or -EPIPE (send), never a wait. nng retries a dial or an
+ * accept that gets no descriptor without end and without a word: a hello
+ * wait that finds none free in the process for a second gives up, naming
+ * ulimit -n. A zero-length message is the EOF marker (as zmq and
+ * posix-mq). */
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -87,6 +90,7 @@ static int nn_tcp_check_opts(const void *opts, char *err, size_t errlen)
 #define NN_HELLO_SLICES 100	/* the server waits this many slices for the hello */
 #define NN_LINGER_SLICES 20	/* close: slices to wait for the peer's EOF marker */
 #define NN_DRAIN_MAX (1u << 20)	/* close: messages of a peer still sending, dropped */
+#define NN_STARVED_SLICES 10	/* hello waits: slices in a row with no descriptor free */
 
 struct tp_endpoint {
 	nng_socket sock;
@@ -94,6 +98,7 @@ struct tp_endpoint {
 	_Atomic bool peer_gone;	/* nng removed the connection's pipe */
 	_Atomic uint32_t pipe;	/* the id of the pipe nng added first, 0 = none yet */
 	bool eof_seen;		/* recv returned the peer's EOF marker */
+	bool moved;		/* a message was sent or received (the hello aside) */
 	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
 };
 
@@ -202,6 +207,21 @@ static bool nn_peer_gone(struct tp_endpoint *ep)
 	return atomic_load(&ep->peer_gone);
 }
 
+/* A hello wait's slice ran out: is this process out of descriptors, for
+ * NN_STARVED_SLICES slices in a row? The connection needs one (the
+ * dialer's socket, the listener's accepted one) and nng retries either
+ * without end and without a word, so a wait with none free would last
+ * until the cell's stall limit and end without the reason. */
+static bool nn_starved(unsigned *starved)
+{
+	int e = tp_fds_free(1);
+
+	*starved = e == EMFILE || e == ENFILE ? *starved + 1 : 0;
+	return *starved >= NN_STARVED_SLICES;
+}
+
+#define NN_STARVED_FIX "(nng retries without end); raise the open-file limit: ulimit -n"
+
 /* The server's check of the client's hello: the run's secret and its id. */
 static int nn_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigned id,
 			  char *err, size_t errlen)
@@ -211,12 +231,17 @@ static int nn_hello_check(struct tp_channel *ch, struct tp_endpoint *ep, unsigne
 	nng_msg *m = NULL;
 	int rv = NNG_ETIMEDOUT;
 	bool remote = c->remote.mode != TPR_LOCAL;
+	unsigned starved = 0;
 
 	want.id = id;
 	for (unsigned i = 0; i < NN_HELLO_SLICES && rv == NNG_ETIMEDOUT; i++) {
 		rv = nng_recvmsg(ep->sock, &m, 0);
 		if (rv == NNG_ETIMEDOUT && nn_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: server %u: stopped", ch->tp->name, id);
+		if (rv == NNG_ETIMEDOUT && nn_starved(&starved))
+			return errf(err, errlen, EMFILE,
+				    "%s: server %u: out of file descriptors, client %u's connection "
+				    "cannot be accepted " NN_STARVED_FIX, ch->tp->name, id, id);
 	}
 	if (rv == NNG_ETIMEDOUT)
 		return errf(err, errlen, ETIMEDOUT, "%s: client %u's hello did not come within %d s",
@@ -256,6 +281,7 @@ static int nn_hello_send(struct tp_channel *ch, struct tp_endpoint *ep, unsigned
 	void *msg = &h;
 	size_t len = sizeof(h);
 	int rv = NNG_ETIMEDOUT;
+	unsigned starved = 0;
 
 	h.id = id;
 	if (c->remote.mode == TPR_CLIENT) {
@@ -268,6 +294,10 @@ static int nn_hello_send(struct tp_channel *ch, struct tp_endpoint *ep, unsigned
 		rv = nng_send(ep->sock, msg, len, 0);
 		if (rv == NNG_ETIMEDOUT && nn_stopping(ep))
 			return errf(err, errlen, EINTR, "%s: client %u: stopped", ch->tp->name, id);
+		if (rv == NNG_ETIMEDOUT && nn_starved(&starved))
+			return errf(err, errlen, EMFILE,
+				    "%s: client %u: out of file descriptors, no connection to the "
+				    "server can be made " NN_STARVED_FIX, ch->tp->name, id);
 	}
 	if (rv == NNG_ETIMEDOUT)
 		return errf(err, errlen, ETIMEDOUT,
@@ -356,8 +386,10 @@ static ssize_t nn_send(struct tp_endpoint *ep, const void *buf, size_t len)
 	for (;;) {
 		int rv = nng_send(ep->sock, (void *)buf, len, 0);
 
-		if (rv == 0)
+		if (rv == 0) {
+			ep->moved = true;
 			return (ssize_t)len;
+		}
 		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
 			return -nn_errno(rv);
 		if (nn_stopping(ep))
@@ -371,6 +403,7 @@ static ssize_t nn_take(struct tp_endpoint *ep, nng_msg *m, void *buf, size_t len
 {
 	size_t n = nng_msg_len(m);
 
+	ep->moved = true;
 	if (n == 0)
 		ep->eof_seen = true;
 	if (n > len) {
@@ -448,8 +481,11 @@ static void nn_close(struct tp_endpoint *ep)
 		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN && rv != NNG_EINTR)
 			break;
 	}
-	/* the peer closed first: it drains until our marker comes */
-	if (!ep->eof_seen)
+	/* the peer closed first: it drains until our marker comes. Nothing
+	 * to keep for a peer when no message moved (an open that failed
+	 * after others of the side's had opened: their peers are not
+	 * reading yet, and waiting for each in turn made that error late) */
+	if (!ep->eof_seen && ep->moved)
 		nn_await_peer_close(ep);
 	nn_free(ep);
 }

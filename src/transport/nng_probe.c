@@ -245,8 +245,9 @@ int nn_probe(const struct tp_config *cfg, char *why, size_t len)
 		return errf(why, len, -ret, "cannot check nng in a child process: %s",
 			    strerror(-ret));
 	if (rv)
-		return errf(why, len, nn_errno(rv), "nng cannot open a pair0 socket: %s",
-			    nng_strerror(rv));
+		return errf(why, len, nn_errno(rv), "nng cannot open a pair0 socket: %s%s",
+			    nng_strerror(rv), nn_errno(rv) == EMFILE || nn_errno(rv) == ENFILE ?
+			    "; raise the open-file limit: ulimit -n" : "");
 	return 0;
 }
 
