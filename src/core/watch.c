@@ -34,6 +34,7 @@ const char *runner_side_name(const struct side_stats *st, char *buf, size_t len)
 }
 
 static void prefer_dead_peer(struct run_state *rs, unsigned failed);
+static void prefer_own_error(struct run_state *rs, unsigned failed, uint64_t until);
 
 /* A side that failed with EPIPE or ECONNRESET (its peer closed) may only
  * echo another's failure: a side that fails says so (SIDE_FAILED) before
@@ -130,8 +131,10 @@ static void prefer_dead_peer(struct run_state *rs, unsigned failed)
 {
 	uint64_t until = now_ns() + NSEC_PER_SEC;
 
-	if (rs->cell->threads)
+	if (rs->cell->threads) {
+		prefer_own_error(rs, failed, until);
 		return;
+	}
 	do {
 		for (unsigned j = 0; j < rs->nsides; j++) {
 			int status;
@@ -145,6 +148,30 @@ static void prefer_dead_peer(struct run_state *rs, unsigned failed)
 		}
 		usleep(5000);
 	} while (now_ns() < until);
+}
+
+/* Threads: a side whose open failed closed its ends (in the transport's
+ * open) before it could say that it failed, so its peer's EPIPE or
+ * ECONNRESET may come first (dbus under ulimit -n: the client's dup fails,
+ * the server's handshake is reset). Give the others until @until, or until
+ * all are done, to say so: the first with an error of its own is named;
+ * with none, the echo stands. */
+static void prefer_own_error(struct run_state *rs, unsigned failed, uint64_t until)
+{
+	const struct side_stats *st = &rs->ctl->sides[failed];
+	bool others_done = false;
+
+	if (st->status != -EPIPE && st->status != -ECONNRESET)
+		return;
+	while (!rs->fail[0] && !others_done && now_ns() < until) {
+		others_done = true;
+		for (unsigned j = 0; j < rs->nsides; j++)
+			if (j != failed && atomic_load(&rs->ctl->sides[j].state) != SIDE_DONE)
+				others_done = false;
+		name_failure(rs, st);
+		if (!rs->fail[0] && !others_done)
+			usleep(2000);
+	}
 }
 
 /* Non-blocking check of every side; false once something failed. */
