@@ -82,13 +82,28 @@ for tp in "${tps[@]}"; do
 	done
 done
 
+# nng with process endpoints at a limit the server's process reaches part
+# way (its listeners and accepted connections, four clients): it waited
+# out the cell's stall limit as the thread endpoints below did.
+for tp in nng-ipc nng-tcp; do
+	printf '%s\n' "${tps[@]}" | grep -qx -- "$tp" || continue
+	limit_case "ulimit -n 12: $tp --clients 4" 1 "$nofile_re" \
+		bash -c 'ulimit -n "$1"; shift; exec "$@"' _ 12 \
+		"$IPCLAB" "${run_args[@]}" -t "$tp" --clients 4 "${fault_opts[@]}"
+done
+
 # RLIMIT_NOFILE with thread endpoints (FAULT_THREAD_TRANSPORTS, default
-# ring-ipc), four clients: when the server side fails (it cannot accept or
-# make a channel), clients still waiting in their connect must end at the
-# cell's stop word. A connect that ignored it kept its thread until the
-# runner gave up on it ("an endpoint thread did not stop"), and the
-# server's error, which names the limit, was never printed.
-for tp in ${FAULT_THREAD_TRANSPORTS:-ring-ipc}; do
+# ring-ipc nng-ipc nng-tcp dbus), four clients: when the server side fails
+# (it cannot accept or make a channel), clients still waiting in their
+# connect must end at the cell's stop word. A connect that ignored it kept
+# its thread until the runner gave up on it ("an endpoint thread did not
+# stop"), and the server's error, which names the limit, was never
+# printed. nng retries a dial or an accept that has no descriptor without
+# end and without a word: its endpoints waited out the cell's stall limit
+# and ended without the reason. A dbus client whose dup failed closed its
+# end before it said so, and the server's "Connection reset by peer" was
+# named instead.
+for tp in ${FAULT_THREAD_TRANSPORTS:-ring-ipc nng-ipc nng-tcp dbus}; do
 	printf '%s\n' "${tps[@]}" | grep -qx -- "$tp" || continue
 	for n in 8 12 16 20 24; do
 		limit_case "ulimit -n $n: $tp --clients 4 -e thread" 1 "$nofile_re" \
