@@ -17,6 +17,7 @@
 #include "internal.h"
 
 #define SPIN_CLOCK_EVERY	64u	/* iterations between clock reads */
+#define SPIN_POLITE_NS		1000u	/* a spin this long also yields at each clock read */
 #define IDLE_CHECK_EVERY	64u	/* failed non-blocking calls between checks */
 
 /* Shared futex: never FUTEX_PRIVATE_FLAG, the word lives in a MAP_SHARED page. */
@@ -198,24 +199,39 @@ static int ring_idle(struct ipcring *r, ring_ready_fn ready)
 	return -EAGAIN;
 }
 
+/*
+ * Spin for the budget. Past its first SPIN_POLITE_NS the spinner also
+ * yields at each look at the clock: the peer it waits for may have been
+ * woken onto this very CPU (the scheduler puts a wakee beside its waker),
+ * and a pure spin would keep it off the CPU for the whole budget. With no
+ * other task to run the yield returns at once; a reply across CPUs in
+ * under SPIN_POLITE_NS never meets one.
+ */
 static int ring_spin(struct ipcring *r, ring_ready_fn ready, uint64_t deadline)
 {
-	uint64_t end;
+	uint64_t now, end, polite;
 	unsigned int i;
 	int ret;
 
 	if (!r->spin_ns)
 		return 0;
-	end = ring_now_ns() + r->spin_ns;
+	now = ring_now_ns();
+	end = now + r->spin_ns;
 	if (end > deadline)
 		end = deadline;
+	polite = now + SPIN_POLITE_NS;
 	for (i = 1;; i++) {
 		ring_cpu_relax();
 		ret = ready(r, false);
 		if (ret)
 			return ret;
-		if (!(i % SPIN_CLOCK_EVERY) && ring_now_ns() >= end)
+		if (i % SPIN_CLOCK_EVERY)
+			continue;
+		now = ring_now_ns();
+		if (now >= end)
 			return 0;
+		if (now >= polite)
+			sched_yield();
 	}
 }
 
