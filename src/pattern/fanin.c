@@ -13,6 +13,7 @@
  * no system call to wake it. Every client found ready is served in each
  * round, so none starves here either. */
 #include <errno.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 
 #define FANIN_SLICE_MS 100	/* longest wait between stop checks */
 #define FANIN_SPIN_CHECK 64	/* spin rounds between clock (and stop) reads */
+#define FANIN_POLITE_NS 1000	/* a spin this long also yields at each clock read */
 
 bool pat_fanin_possible(const struct participant *p, int serve_mode)
 {
@@ -77,11 +79,14 @@ static int fanin_scan(struct participant *p, struct pat_fanin *f, unsigned *read
 	return n;
 }
 
-/* Spin over every client, then arm them all and sleep in epoll. */
+/* Spin over every client, then arm them all and sleep in epoll. Past the
+ * first FANIN_POLITE_NS the spin also yields at each look at the clock:
+ * the clients it waits for may have been woken onto this CPU, and with
+ * more endpoints than CPUs a pure spin keeps them off it for the budget. */
 static int fanin_wait_spin(struct participant *p, struct pat_fanin *f, unsigned *ready)
 {
 	struct epoll_event ev[MAX_CLIENTS];
-	uint64_t end = 0;
+	uint64_t end = 0, polite = 0;
 	int n;
 
 	for (unsigned k = 1;; k++) {
@@ -91,12 +96,16 @@ static int fanin_wait_spin(struct participant *p, struct pat_fanin *f, unsigned 
 		if (k % FANIN_SPIN_CHECK == 0 || !f->spin_ns) {
 			uint64_t t = now_ns();
 
-			if (!end)
+			if (!end) {
 				end = t + f->spin_ns;
+				polite = t + FANIN_POLITE_NS;
+			}
 			if (t >= end)
 				break;
 			if (pat_stopping(p))
 				return -EINTR;
+			if (t >= polite)
+				sched_yield();
 		}
 		cpu_relax();
 	}
