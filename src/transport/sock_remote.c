@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +165,23 @@ int tp_remote_reserve(const char *tp, const struct tp_remote *r, unsigned n, int
 	}
 	return errf(err, errlen, EADDRINUSE, "%s: no %u consecutive free ports on %s in %d tries", tp,
 		    n, host, TP_RESERVE_TRIES);
+}
+
+int tp_remote_reserve_block(struct tp_channel *ch, const struct tp_remote *r, unsigned n,
+			    int **resv, _Atomic uint32_t *ports, char *err, size_t errlen)
+{
+	int first;
+
+	*resv = malloc(n * sizeof(**resv));
+	if (!*resv)
+		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
+	first = tp_remote_reserve(ch->tp->name, r, n, *resv, err, errlen);
+	if (first < 0)
+		return first;
+	for (unsigned id = 0; id < n; id++)
+		atomic_store_explicit(&ports[id], (uint32_t)first + id, memory_order_relaxed);
+	tp_setting(ch, "listen_port", "%d", first);
+	tp_setting(ch, "listen_ports", "%d-%d (client id i: %d+i)", first, first + (int)n - 1,
+		   first);
+	return 0;
 }

@@ -56,6 +56,12 @@ int tp_remote_connect(int fd, const struct sockaddr_storage *sa);
 int tp_remote_reserve(const char *tp, const struct tp_remote *r, unsigned n, int *fds, char *err,
 		      size_t errlen);
 void tp_remote_unreserve(int *fds, unsigned n);
+/* The server side of a library transport's channel: tp_remote_reserve into
+ * a new *resv (free with tp_remote_unreserve and free), each id's port
+ * into ports[id], the block in the channel's settings. 0 or -errno. */
+struct tp_channel;
+int tp_remote_reserve_block(struct tp_channel *ch, const struct tp_remote *r, unsigned n,
+			    int **resv, _Atomic uint32_t *ports, char *err, size_t errlen);
 /* poll one fd for events up to ms; 1 ready, 0 timeout, -errno. */
 int tp_remote_poll(int fd, short events, int ms);
 

@@ -167,20 +167,7 @@ static int zq_addr_ipc(struct tp_channel *ch, struct zq_chan *c, unsigned id, ch
  * that the control connection hands out one number. */
 static int zq_reserve(struct tp_channel *ch, struct zq_chan *c, char *err, size_t errlen)
 {
-	int first;
-
-	c->resv = malloc(c->n * sizeof(*c->resv));
-	if (!c->resv)
-		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
-	first = tp_remote_reserve(ch->tp->name, &c->remote, c->n, c->resv, err, errlen);
-	if (first < 0)
-		return first;
-	for (unsigned id = 0; id < c->n; id++)
-		atomic_store_explicit(&c->ports[id], (uint32_t)first + id, memory_order_relaxed);
-	tp_setting(ch, "listen_port", "%d", first);
-	tp_setting(ch, "listen_ports", "%d-%d (client id i: %d+i)", first, first + (int)c->n - 1,
-		   first);
-	return 0;
+	return tp_remote_reserve_block(ch, &c->remote, c->n, &c->resv, c->ports, err, errlen);
 }
 
 /* -O listen/connect/secret: which side of a remote cell this is. */
