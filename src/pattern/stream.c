@@ -101,26 +101,13 @@ static uint64_t send_stamp(struct participant *p, uint64_t seq, uint32_t mask, u
  * no pacing, no think, a transport that loses nothing. The same header,
  * checks and sampled stamps as stream_send_loop, with what it reads of the
  * cell in locals (the transport's calls are opaque to the compiler, which
- * would otherwise load them again after each) and the progress word
- * published every progress_mask() + 1 messages. */
+ * would otherwise load them again after each). */
 static bool stream_fast(const struct participant *p, unsigned n)
 {
 	const struct cell *c = p->cell;
 
 	return n == 1 && !c->duration_ns && !(c->rate > 0) && !c->think && !c->think_iters &&
 	       !(c->tp->caps & TP_LOSSY);
-}
-
-/* Progress is published every 64 messages, or every 64 KiB where that is
- * fewer (a power of two minus one, as a mask): the watchdog then sees a
- * message-sized step of at most 64 KiB, far within any --timeout's reach. */
-static uint64_t progress_mask(size_t size)
-{
-	uint64_t n = 64;
-
-	while (n > 1 && n * size > 65536)
-		n >>= 1;
-	return n - 1;
 }
 
 static int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
@@ -132,7 +119,7 @@ static int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
 	ssize_t (*const send)(struct tp_endpoint *, const void *, size_t) = tp->send;
 	const size_t len = c->size;
 	const bool verify = c->verify;
-	const uint64_t warmup = c->warmup, total = warmup + c->count, pmask = progress_mask(len);
+	const uint64_t warmup = c->warmup, total = warmup + c->count;
 	void *const pbuf = p->buf;
 	double clock_ns = clock_cost_ns(c);
 	uint64_t t0 = now_ns(), stamp_at = warmup, seq;
@@ -163,18 +150,13 @@ static int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
 			pat_build(pbuf, len, (uint32_t)seq, flags, ts, verify, false);
 			r = send(ep, pbuf, len);
 		}
-		if (__builtin_expect(r != (ssize_t)len, 0)) {
-			pat_progress(p, seq);
+		if (__builtin_expect(r != (ssize_t)len, 0))
 			return pat_send_failed(p, (uint32_t)seq, r, len);
-		}
-		if ((seq & pmask) == 0) {
-			pat_progress(p, seq + 1);
-			/* as stream_send_loop: for transports that never block */
-			if ((seq & 255) == 0 && !flags && pat_stopping(p))
-				return -EINTR;
-		}
+		pat_progress(p, seq + 1);
+		/* as stream_send_loop: for transports that never block */
+		if ((seq & 255) == 0 && !flags && pat_stopping(p))
+			return -EINTR;
 	}
-	pat_progress(p, total);
 	p->st->msgs = total - warmup;
 	p->st->bytes = p->st->msgs * len;
 	pat_window_end(p);
@@ -291,7 +273,7 @@ static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool 
 	ssize_t (*const recv)(struct tp_endpoint *, void *, size_t) = tp->recv;
 	const size_t len = c->size;
 	const bool verify = c->verify;
-	const uint64_t warmup = c->warmup, pmask = progress_mask(len);
+	const uint64_t warmup = c->warmup;
 	void *const pbuf = p->buf;
 	struct hist *hist = &p->st->hist;
 	uint64_t want;
@@ -309,7 +291,6 @@ static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool 
 			memcpy(w, msg, sizeof(w));
 		if (__builtin_expect(w[0] != (uint32_t)want || (w[1] & MSG_LEN_MASK) != len ||
 				     n != (ssize_t)len || verify, 0)) {
-			pat_progress(p, want);
 			if (n == -EINTR && pat_stopping(p))
 				return -EINTR;
 			ret = pat_check_msg(p, msg, n, (uint32_t)want);
@@ -322,14 +303,12 @@ static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool 
 			hist_add(hist, now_ns() - ts);
 		if (zc)
 			release(ep);
-		if ((want & pmask) == 0)
-			pat_progress(p, want + 1);
+		pat_progress(p, want + 1);
 		if (want + 1 == warmup)
 			pat_window_begin(p);
 		if (w[1] & MSG_F_END)
 			break;
 	}
-	pat_progress(p, want + 1);
 	p->st->msgs = want + 1 > warmup ? want + 1 - warmup : 0;
 	p->st->bytes = p->st->msgs * len;
 	if (want + 1 < warmup)
