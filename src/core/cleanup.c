@@ -329,24 +329,36 @@ const char *cleanup_private_dir(void)
 		return cl_dir;
 	}
 	pthread_mutex_unlock(&cl_lock);
-	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/ipclab-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
-	    sizeof(tmpl))
-		return errno = ENAMETOOLONG, NULL;
-	/* register first: the entry names the template, fixed up below */
-	int h = cleanup_add(CL_DIR, tmpl);
+	int n = snprintf(tmpl, sizeof(tmpl), "%s/ipclab-XXXXXX", tmp && *tmp ? tmp : "/tmp"), h = -1;
 
-	if (h < 0)
-		return errno = -h, NULL;
-	if (!mkdtemp(tmpl)) {
+	if ((size_t)n >= sizeof(tmpl))
+		return errno = ENAMETOOLONG, NULL;
+	/* mkdtemp's name (six random letters and digits), made here so that the
+	 * run registry holds the very name before the directory exists: a
+	 * SIGKILL between the two then leaves nothing `ipclab clean` cannot
+	 * find (with mkdtemp the registry could only hold the template) */
+	for (int tries = 0; h < 0; tries++) {
+		static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+		unsigned char r[6];
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (unsigned char)((now_ns() >> (8 * i)) ^ (uint64_t)getpid() ^ tries);
+		for (size_t i = 0; i < sizeof(r); i++)
+			tmpl[n - 6 + (int)i] = set[r[i] % (sizeof(set) - 1)];
+		h = cleanup_add(CL_DIR, tmpl);
+		if (h < 0)
+			return errno = -h, NULL;
+		if (!mkdir(tmpl, 0700))
+			break;
 		int e = errno;
 
-		cleanup_forget(h);
-		errno = e;
-		return NULL;
+		cleanup_forget(h);	/* not ours: never removed */
+		h = -1;
+		if (e != EEXIST || tries >= 100)
+			return errno = e, NULL;
 	}
-	snprintf(cl_table[h].name, CL_NAME, "%s", tmpl);
 	pthread_mutex_lock(&cl_lock);
-	registry_note_add(h, CL_DIR, -1, tmpl);
 	snprintf(cl_dir, sizeof(cl_dir), "%s", tmpl);
 	cl_dir_handle = h;
 	pthread_mutex_unlock(&cl_lock);
