@@ -113,9 +113,17 @@ wait_children() {
 
 # describe_tagged TAG: what each process of a run is doing (after a hang).
 describe_tagged() {
-	local p
+	local p t
 	for p in $(tagged_procs "$1"); do
 		echo "  pid $p ppid $(awk '{print $4}' "/proc/$p/stat" 2>/dev/null) state $(proc_state "$p") wchan $(cat "/proc/$p/wchan" 2>/dev/null) stack: $(head -3 "/proc/$p/stack" 2>/dev/null | awk '{print $2}' | tr '\n' ' ')"
+		# every thread of it (thread endpoints, a library's own threads)
+		for t in /proc/"$p"/task/*; do
+			[ "${t##*/}" = "$p" ] && continue
+			echo "    thread ${t##*/} $(cat "$t/comm" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null) stack: $(head -3 "$t/stack" 2>/dev/null | awk '{print $2}' | tr '\n' ' ')"
+		done
+		# and the user-space stacks, where gdb is installed
+		command -v gdb >/dev/null &&
+			timeout 20 gdb -p "$p" -batch -ex 'thread apply all bt 8' 2>/dev/null | grep -E '^(Thread|#)' | head -60 | sed 's/^/    /'
 	done
 }
 
