@@ -129,10 +129,13 @@ int ipcring_abort(struct ipcring *r)
 
 /*
  * A batch is one contiguous run of records: room for all of them and the
- * pre-zeroed header after the last is made at once, and every header inside
- * the run is zeroed now, so that the consumer, which reads a header only
- * after the record before it was committed (release), never sees a stale
- * commit word from the previous lap.
+ * pre-zeroed header after the last is made at once. Its first header was
+ * zeroed by the commit before it; commit_batch() zeroes each next header
+ * before the release store that commits the record in front of it, as
+ * ipcring_commit() does, so that the consumer, which reads a header only
+ * after the record before it was committed, never sees a stale commit word
+ * from the previous lap. Nothing is written to the ring before the commit:
+ * each line is first written by whoever fills the record.
  */
 int ipcring_reserve_batch(struct ipcring *r, struct ipcring_rec *recs, unsigned int n,
 			  int timeout_ms)
@@ -162,14 +165,10 @@ int ipcring_reserve_batch(struct ipcring *r, struct ipcring_rec *recs, unsigned 
 	if (pad)
 		prod_put_pad(r, pad);
 	for (i = 0, off = 0; i < n; i++) {
-		if (i)
-			atomic_store_explicit(&ring_rec_at(r, r->pos + off)->w0, 0,
-					      memory_order_relaxed);
 		recs[i].buf = r->data + ((r->pos + off) & r->mask) + REC_HDR;
 		r->bres_len[i] = (uint32_t)recs[i].len;
 		off += ring_rec_size(r, (uint32_t)recs[i].len);
 	}
-	atomic_store_explicit(&ring_rec_at(r, r->pos + off)->w0, 0, memory_order_relaxed);
 	r->reserved = false;
 	r->bres_n = n;
 	return 0;
@@ -191,9 +190,8 @@ int ipcring_commit_batch(struct ipcring *r, const struct ipcring_rec *recs,
 		uint32_t len = (uint32_t)recs[i].len, rs = ring_rec_size(r, len);
 		struct ring_rec *rec = ring_rec_at(r, r->pos);
 
-		if (i + 1 == n)	/* the last may be shorter: its next header moves */
-			atomic_store_explicit(&ring_rec_at(r, r->pos + rs)->w0, 0,
-					      memory_order_relaxed);
+		/* the next header first; ordered before the commit by the release */
+		atomic_store_explicit(&ring_rec_at(r, r->pos + rs)->w0, 0, memory_order_relaxed);
 		rec->w1 = r->pos;
 		atomic_store_explicit(&rec->w0, REC_COMMITTED | len, memory_order_release);
 		r->pos += rs;
