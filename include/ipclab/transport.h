@@ -30,6 +30,8 @@ enum tp_caps {
 
 enum tp_role { TP_SERVER = 0, TP_CLIENT = 1 };
 
+#define TP_BATCH_MAX 64u	/* most messages one reserve_n/peek_n hands out */
+
 struct tp_config {
 	size_t msg_size;	/* every message of the cell has this size */
 	unsigned clients;	/* number of client endpoints (ids 0..clients-1) */
@@ -101,6 +103,20 @@ struct transport {
 	 * sends what was written there. */
 	ssize_t (*reserve)(struct tp_endpoint *ep, void **buf, size_t len);
 	ssize_t (*commit)(struct tp_endpoint *ep, size_t len);
+	/* Optional, with reserve/commit: places for up to @max (1..TP_BATCH_MAX)
+	 * messages of @len bytes at once, for a transport that publishes
+	 * several with one index update (ring -O batch). Returns how many it
+	 * reserved (1..max; fewer where its batch or the free room ends) with
+	 * bufs[] filled, or -errno like send. commit_n() then sends all @n in
+	 * order: 0 or -errno. A stream's common case uses these where present. */
+	ssize_t (*reserve_n)(struct tp_endpoint *ep, void **bufs, size_t len, unsigned max);
+	int (*commit_n)(struct tp_endpoint *ep, unsigned n, size_t len);
+	/* Optional, with peek/release: up to @max (1..TP_BATCH_MAX) received
+	 * messages in place, msgs[i] of lens[i] bytes, waiting for the first;
+	 * the count, 0 when the peer closed and all was read, or -errno.
+	 * release_n() hands all @n of them back at once. */
+	ssize_t (*peek_n)(struct tp_endpoint *ep, const void **msgs, size_t *lens, unsigned max);
+	void (*release_n)(struct tp_endpoint *ep, unsigned n);
 	int (*pollfd)(const struct tp_endpoint *ep);	/* -1 if none; optional */
 	/* Optional, with pollfd, for the server of several clients: can recv
 	 * on @ep return at once (a message, the end or an error is waiting)?

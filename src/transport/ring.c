@@ -96,6 +96,7 @@ struct tp_endpoint {
 	unsigned run_n, run_i;		/* reserved run: places, handed out so far */
 	bool run_open;			/* run_i's place is handed out, not committed */
 	struct ipcring_rec run[IPCRING_BATCH_MAX];
+	struct ipcring_rec got[IPCRING_BATCH_MAX];	/* peek_n's records */
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
@@ -425,6 +426,97 @@ static void ring_release(struct tp_endpoint *ep)
 	ring_ep_release(&ep->re);
 }
 
+/* reserve_n: a run of up to @max places (no more than the batch has left
+ * before its publication) with one ipcring_reserve_batch(); where no run
+ * fits now, one place, waiting for room as reserve does. */
+static ssize_t ring_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, unsigned max)
+{
+	unsigned n = ep->re.batch - ep->re.pending;
+	ssize_t r;
+
+	if (ep->run_n && ring_run_end(ep, IPCRING_MORE))
+		return -EPROTO;
+	if (n > max)
+		n = max;
+	if (n > IPCRING_BATCH_MAX)
+		n = IPCRING_BATCH_MAX;
+	if (n >= 2) {
+		for (unsigned i = 0; i < n; i++)
+			ep->run[i].len = len;
+		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0) == 0) {
+			for (unsigned i = 0; i < n; i++)
+				bufs[i] = ep->run[i].buf;
+			ep->run_n = n;
+			return (ssize_t)n;
+		}
+	}
+	r = ring_ep_reserve(&ep->re, &bufs[0], len);
+	return r < 0 ? r : 1;
+}
+
+/* commit_n: the run with one ipcring_commit_batch(), published when the
+ * batch is complete (IPCRING_MORE before); a single place as commit. */
+static int ring_commit_n(struct tp_endpoint *ep, unsigned n, size_t len)
+{
+	bool publish;
+	ssize_t r;
+
+	if (!ep->run_n) {
+		if (n != 1)
+			return -EINVAL;
+		r = ring_ep_commit(&ep->re, len);
+		return r < 0 ? (int)r : 0;
+	}
+	if (n != ep->run_n)
+		return -EINVAL;
+	ep->re.pending += n;
+	publish = ep->re.pending >= ep->re.batch;
+	ep->run_n = ep->run_i = 0;
+	if (publish)
+		ep->re.pending = 0;
+	return ipcring_commit_batch(ep->re.tx, ep->run, n, publish ? 0 : IPCRING_MORE);
+}
+
+/* peek_n: what is committed, up to @max, with one ipcring_peek_batch()
+ * (what this endpoint sent published first, as peek does); when nothing
+ * is, the wait of peek, then the records behind the first. */
+static ssize_t ring_peek_n(struct tp_endpoint *ep, const void **msgs, size_t *lens,
+			   unsigned max)
+{
+	const void *m;
+	ssize_t r;
+	int k;
+
+	if (max > IPCRING_BATCH_MAX)
+		max = IPCRING_BATCH_MAX;
+	if (ep->re.pending) {
+		if (ep->run_n)
+			(void)ring_run_end(ep, 0);
+		ring_ep_flush(&ep->re);
+	}
+	k = ipcring_peek_batch(ep->re.rx, ep->got, max, 0);
+	if (k == -EAGAIN) {
+		r = ring_ep_peek(&ep->re, &m);
+		if (r <= 0)
+			return r;
+		k = ipcring_peek_batch(ep->re.rx, ep->got, max, 0);	/* m first */
+	}
+	if (k <= 0)
+		return k;
+	for (int i = 0; i < k; i++) {
+		msgs[i] = ep->got[i].buf;
+		lens[i] = ep->got[i].len;
+	}
+	ep->re.peeked = true;
+	return k;
+}
+
+static void ring_release_n(struct tp_endpoint *ep, unsigned n)
+{
+	ep->re.peeked = false;
+	(void)ipcring_release_batch(ep->re.rx, n);
+}
+
 static ssize_t ring_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
 	return tp_recv_via_peek(ep, buf, len, ring_peek, ring_release);
@@ -452,7 +544,9 @@ static void ring_close(struct tp_endpoint *ep)
 		.max_msg = ring_max_msg, .max_msg_limit = "-O capacity (a message is at most a quarter of the ring)", .create = create_##id, .open = ring_open,	\
 		.send = ring_send, .recv = ring_recv, .peek = ring_peek,		\
 		.release = ring_release, .reserve = ring_reserve,			\
-		.commit = ring_commit, .close = ring_close, .destroy = ring_destroy,	\
+		.commit = ring_commit, .reserve_n = ring_reserve_n,			\
+		.commit_n = ring_commit_n, .peek_n = ring_peek_n,			\
+		.release_n = ring_release_n, .close = ring_close, .destroy = ring_destroy, \
 	}
 
 RING_TRANSPORT(ring, "ring",

@@ -14,6 +14,9 @@
  * for a reply (the run so far must be published before it waits); every
  * message arrives once, in order, intact, and the last ones, short of a
  * batch, arrive at the sender's close, followed by the end of the stream.
+ * The same through the batch operations (reserve_n/commit_n, peek_n/
+ * release_n), each call asking for a random number of places or records:
+ * none hands out more than asked, or more places than the batch has left.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +164,101 @@ static void test_batch_runs(const char *batch)
 	free(opts);
 }
 
+struct n_test {
+	struct tp_endpoint *client, *server;
+	unsigned batch;
+};
+
+static void *n_sender(void *arg)
+{
+	struct n_test *t = arg;
+	uint64_t rnd = 0x2545f4914f6cdd1dull;
+	void *bufs[TP_BATCH_MAX];
+	const void *reply;
+	uint32_t i = 0;
+
+	while (i < RUN_MSGS) {
+		unsigned max = 1 + (unsigned)(t_rand(&rnd) % TP_BATCH_MAX);
+		ssize_t k;
+
+		if (max > RUN_MSGS - i)
+			max = RUN_MSGS - i;
+		k = tp_ring.reserve_n(t->client, bufs, RUN_SIZE, max);
+		if (k < 1 || (unsigned)k > max || (unsigned)k > t->batch)
+			T_FAIL("batch=%u: reserve_n(%u) at message %u gave %zd", t->batch, max, i, k);
+		for (ssize_t j = 0; j < k; j++)
+			run_fill(bufs[j], i + (uint32_t)j);
+		if (tp_ring.commit_n(t->client, (unsigned)k, RUN_SIZE))
+			T_FAIL("batch=%u: commit_n of messages %u.. failed", t->batch, i);
+		for (ssize_t j = 0; j < k; j++, i++)
+			if (i % RUN_ASK_EVERY == RUN_ASK_EVERY - 1) {
+				if (tp_ring.peek(t->client, &reply, RUN_SIZE) != RUN_SIZE)
+					T_FAIL("no reply after message %u", i);
+				tp_ring.release(t->client);
+			}
+		if (t_rand(&rnd) % 1024 == 0)
+			usleep(2000);
+	}
+	tp_ring.close(t->client);
+	return NULL;
+}
+
+static void test_batch_n(const char *batch)
+{
+	unsigned char want[RUN_SIZE];
+	char err[256], *opts = calloc(1, tp_ring.opts_size);
+	struct tp_config cfg = { .msg_size = RUN_SIZE, .clients = 1, .threads = true };
+	struct tp_channel ch = { .tp = &tp_ring, .cfg = &cfg };
+	uint64_t rnd = 0x853c49e6748fea9bull;
+	const void *msgs[TP_BATCH_MAX];
+	size_t lens[TP_BATCH_MAX];
+	struct n_test t = { .batch = (unsigned)atoi(batch) };
+	pthread_t th;
+	uint32_t i = 0;
+	ssize_t k;
+
+	T_ASSERT(opts);
+	T_EQ(opt_defaults(tp_ring.options, opts, err, sizeof(err)), 0);
+	T_EQ(opt_set(opt_find(tp_ring.options, "batch"), opts, batch, err, sizeof(err)), 0);
+	T_EQ(opt_set(opt_find(tp_ring.options, "capacity"), opts, "4096", err, sizeof(err)), 0);
+	cfg.opts = opts;
+	if (tp_ring.create(&ch, err, sizeof(err)))
+		T_FAIL("batch=%s: create: %s", batch, err);
+	if (tp_ring.open(&ch, TP_SERVER, 0, &t.server, err, sizeof(err)) ||
+	    tp_ring.open(&ch, TP_CLIENT, 0, &t.client, err, sizeof(err)))
+		T_FAIL("batch=%s: open: %s", batch, err);
+	T_EQ(pthread_create(&th, NULL, n_sender, &t), 0);
+	while (i < RUN_MSGS) {
+		unsigned max = 1 + (unsigned)(t_rand(&rnd) % TP_BATCH_MAX);
+
+		k = tp_ring.peek_n(t.server, msgs, lens, max);
+		if (k < 1 || (unsigned)k > max)
+			T_FAIL("batch=%s: peek_n(%u) at message %u gave %zd", batch, max, i, k);
+		for (ssize_t j = 0; j < k; j++, i++) {
+			run_fill(want, i);
+			if (lens[j] != RUN_SIZE || memcmp(msgs[j], want, RUN_SIZE))
+				T_FAIL("batch=%s: message %u is not the one sent (out of order, "
+				       "lost, torn or %zu bytes)", batch, i, lens[j]);
+		}
+		tp_ring.release_n(t.server, (unsigned)k);
+		for (uint32_t m = i - (uint32_t)k; m < i; m++)
+			if (m % RUN_ASK_EVERY == RUN_ASK_EVERY - 1) {
+				void *p;
+
+				T_EQ(tp_ring.reserve(t.server, &p, RUN_SIZE), RUN_SIZE);
+				memset(p, 0, RUN_SIZE);
+				T_EQ(tp_ring.commit(t.server, RUN_SIZE), RUN_SIZE);
+			}
+	}
+	k = tp_ring.peek_n(t.server, msgs, lens, TP_BATCH_MAX);
+	if (k != 0)
+		T_FAIL("batch=%s: after the last message peek_n gave %zd, not the end", batch, k);
+	T_EQ(pthread_join(th, NULL), 0);
+	tp_ring.close(t.server);
+	tp_ring.destroy(&ch);
+	free(opts);
+}
+
 int main(void)
 {
 	alarm(120);	/* a batch left unpublished hangs both threads: end it */
@@ -169,5 +267,9 @@ int main(void)
 	test_batch_runs("7");
 	test_batch_runs("64");
 	test_batch_runs("100");
+	test_batch_n("1");
+	test_batch_n("7");
+	test_batch_n("64");
+	test_batch_n("100");
 	return 0;
 }
