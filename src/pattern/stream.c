@@ -110,6 +110,65 @@ static bool stream_fast(const struct participant *p, unsigned n)
 	       !(c->tp->caps & TP_LOSSY);
 }
 
+/* stream_send_fast through a batching transport (reserve_n/commit_n): the
+ * same messages, header, stamps and progress, built in runs of places that
+ * the transport publishes at once. A run never crosses the end of the
+ * warm-up, so the window opens at the same message. */
+static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
+{
+	const struct cell *c = p->cell;
+	const struct transport *tp = c->tp;
+	ssize_t (*const reserve_n)(struct tp_endpoint *, void **, size_t, unsigned) = tp->reserve_n;
+	int (*const commit_n)(struct tp_endpoint *, unsigned, size_t) = tp->commit_n;
+	const size_t len = c->size;
+	const bool verify = c->verify;
+	const uint64_t warmup = c->warmup, total = warmup + c->count;
+	double clock_ns = clock_cost_ns(c);
+	uint64_t t0 = now_ns(), stamp_at = warmup, seq = 0;
+	uint32_t every = 1;
+	void *bufs[TP_BATCH_MAX];
+	ssize_t k;
+	int r;
+
+	while (seq < total) {
+		uint64_t lim = total - seq;
+
+		if (__builtin_expect(seq == warmup, 0)) {
+			every = choose_sampling(clock_ns, now_ns() - t0, warmup);
+			p->st->sample_every = every;
+			pat_window_begin(p);
+		}
+		if (seq < warmup && warmup - seq < lim)
+			lim = warmup - seq;
+		if (lim > TP_BATCH_MAX)
+			lim = TP_BATCH_MAX;
+		k = reserve_n(ep, bufs, len, (unsigned)lim);
+		if (__builtin_expect(k <= 0 || (uint64_t)k > lim, 0))
+			return pat_send_failed(p, (uint32_t)seq, k <= 0 ? k : -EPROTO, len);
+		for (ssize_t i = 0; i < k; i++, seq++) {
+			uint64_t ts = 0;
+
+			if (__builtin_expect(seq == stamp_at, 0)) {
+				ts = now_ns();
+				stamp_at += every;
+			}
+			pat_build(bufs[i], len, (uint32_t)seq, seq + 1 == total ? MSG_F_END : 0, ts,
+				  verify, true);
+		}
+		r = commit_n(ep, (unsigned)k, len);
+		if (__builtin_expect(r < 0, 0))
+			return pat_send_failed(p, (uint32_t)(seq - 1), r, len);
+		pat_progress(p, seq);
+		/* as stream_send_loop: for transports that never block */
+		if (seq < total && pat_stopping(p))
+			return -EINTR;
+	}
+	p->st->msgs = total - warmup;
+	p->st->bytes = p->st->msgs * len;
+	pat_window_end(p);
+	return 0;
+}
+
 static int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
 {
 	const struct cell *c = p->cell;
@@ -126,6 +185,8 @@ static int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
 	uint32_t every = 1;
 	ssize_t r;
 
+	if (reserve && tp->reserve_n && tp->commit_n)
+		return stream_send_batched(p, ep);
 	for (seq = 0; seq < total; seq++) {
 		uint32_t flags = seq + 1 == total ? MSG_F_END : 0;
 		uint64_t ts = 0;
@@ -264,6 +325,72 @@ static int stream_recv_one(struct participant *p, struct tp_endpoint *ep, uint64
 /* stream_recv_loop's common case (stream_fast): the same checks of every
  * message's length and sequence (the out-of-line check names what is
  * wrong), the sampled one-way latency, the end marker. */
+/* stream_recv_fast through a batching transport (peek_n/release_n): every
+ * message of each run checked as there, the run handed back at once. */
+static int stream_recv_batched(struct participant *p, struct tp_endpoint *ep)
+{
+	const struct cell *c = p->cell;
+	const struct transport *tp = c->tp;
+	ssize_t (*const peek_n)(struct tp_endpoint *, const void **, size_t *, unsigned) =
+		tp->peek_n;
+	void (*const release_n)(struct tp_endpoint *, unsigned) = tp->release_n;
+	const size_t len = c->size;
+	const bool verify = c->verify;
+	const uint64_t warmup = c->warmup;
+	struct hist *hist = &p->st->hist;
+	const void *msgs[TP_BATCH_MAX];
+	size_t lens[TP_BATCH_MAX];
+	uint64_t want = 0;
+	bool end = false;
+	int ret;
+
+	if (!warmup)
+		pat_window_begin(p);
+	while (!end) {
+		ssize_t k = peek_n(ep, msgs, lens, TP_BATCH_MAX);
+
+		if (__builtin_expect(k <= 0 || k > (ssize_t)TP_BATCH_MAX, 0)) {
+			if (k == -EINTR && pat_stopping(p))
+				return -EINTR;
+			return pat_check_msg(p, p->buf, k <= 0 ? k : -EPROTO, (uint32_t)want);
+		}
+		for (ssize_t i = 0; i < k; i++, want++) {
+			const void *msg = msgs[i];
+			uint32_t w[2] = { 0, 0 };
+			uint64_t ts;
+
+			if (__builtin_expect(end, 0))	/* a message after the last */
+				return pat_fail(p, EBADMSG, "message %llu after the end marker",
+						(unsigned long long)want);
+			if (__builtin_expect(lens[i] == len && !verify, 1))
+				memcpy(w, msg, sizeof(w));
+			if (__builtin_expect(w[0] != (uint32_t)want ||
+					     (w[1] & MSG_LEN_MASK) != len || lens[i] != len || verify,
+					     0)) {
+				ret = pat_check_msg(p, msg, (ssize_t)lens[i], (uint32_t)want);
+				if (ret)
+					return ret;
+				memcpy(w, msg, sizeof(w));
+			}
+			memcpy(&ts, (const char *)msg + offsetof(struct msg_hdr, ts_ns), sizeof(ts));
+			if (ts && want >= warmup)
+				hist_add(hist, now_ns() - ts);
+			if (want + 1 == warmup)
+				pat_window_begin(p);
+			if (w[1] & MSG_F_END)
+				end = true;
+		}
+		release_n(ep, (unsigned)k);
+		pat_progress(p, want);
+	}
+	p->st->msgs = want > warmup ? want - warmup : 0;
+	p->st->bytes = p->st->msgs * len;
+	if (want < warmup)
+		pat_window_begin(p);
+	pat_window_end(p);
+	return 0;
+}
+
 static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool zc)
 {
 	const struct cell *c = p->cell;
@@ -279,6 +406,8 @@ static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool 
 	uint64_t want;
 	int ret;
 
+	if (zc && tp->peek_n && tp->release_n)
+		return stream_recv_batched(p, ep);
 	if (!warmup)
 		pat_window_begin(p);
 	for (want = 0;; want++) {
