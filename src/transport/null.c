@@ -6,7 +6,13 @@
  * the real transports: whole messages, EOF after the peer's close, -EINTR
  * when a signal interrupts a wait. -O fault makes each sender get one
  * message wrong on purpose (lose it, send it twice, one byte short, or a
- * payload byte flipped), so that tests can see the patterns' checks fire. */
+ * payload byte flipped), so that tests can see the patterns' checks fire.
+ *
+ * null-zc: the same queues, sent and received in place (reserve/commit,
+ * peek/release) and in runs of slots (reserve_n/commit_n, peek_n/
+ * release_n), as a batching ring is: the self-test of the patterns' paths
+ * through those operations, -O fault included (a run's message is spoilt
+ * when the run is committed). */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -71,6 +77,8 @@ struct tp_endpoint {
 	struct null_box *rx, *tx;
 	int fault;		/* -O fault, NF_NONE once done */
 	uint64_t fault_at, sent;
+	unsigned reserved;	/* null-zc: places handed out, not committed */
+	unsigned peeked;	/* null-zc: records handed out, not released */
 };
 
 static struct null_box *null_box(const struct null_chan *nc, unsigned idx)
@@ -259,6 +267,175 @@ static ssize_t null_recv(struct tp_endpoint *ep, void *buf, size_t len)
 	return n;
 }
 
+/* ---- null-zc: in place, in runs ------------------------------------------ */
+
+/* Up to @max free slots from head on, waiting for one; with -O fault=dup
+ * due in this run, one slot is kept free for the copy. */
+static ssize_t zc_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, unsigned max)
+{
+	struct null_box *b = ep->tx;
+	uint32_t spare = ep->fault == NF_DUP ? 1 : 0, free_slots;
+	int ret;
+
+	if (len > ep->nc.slot_size || !max)
+		return len ? -EMSGSIZE : -EINVAL;
+	while (!(ld(&b->closed) & NB_RX_CLOSED) && b->head - ld(&b->tail) + spare >= ep->nc.slots)
+		if ((ret = null_sleep(b, null_can_put, ep->nc.slots - spare)) < 0)
+			return ret;
+	if (ld(&b->closed) & NB_RX_CLOSED)
+		return -EPIPE;
+	free_slots = ep->nc.slots - (b->head - ld(&b->tail)) - spare;
+	if (max > free_slots)
+		max = free_slots;
+	if (max > TP_BATCH_MAX)
+		max = TP_BATCH_MAX;
+	for (unsigned i = 0; i < max; i++)
+		bufs[i] = null_slot(&ep->nc, b, b->head + i)->data;
+	ep->reserved = max;
+	return (ssize_t)max;
+}
+
+/* Publish the run's @n messages, spoiling the one -O fault names: the
+ * slots after a dropped one move down, those after a doubled one up. */
+static int zc_commit_n(struct tp_endpoint *ep, unsigned n, size_t len)
+{
+	struct null_box *b = ep->tx;
+	uint32_t h = b->head, pub = n;
+	struct null_slot *s;
+
+	if (!n || n > ep->reserved)
+		return -EINVAL;
+	ep->reserved = 0;
+	for (unsigned i = 0; i < n; i++)
+		null_slot(&ep->nc, b, h + i)->len = (uint32_t)len;
+	if (__builtin_expect(ep->fault != NF_NONE, 0) && ep->fault_at >= ep->sent &&
+	    ep->fault_at < ep->sent + n && len) {
+		uint32_t at = (uint32_t)(ep->fault_at - ep->sent);
+		int fault = ep->fault;
+
+		ep->fault = NF_NONE;
+		s = null_slot(&ep->nc, b, h + at);
+		if (fault == NF_DROP) {
+			for (uint32_t i = at; i + 1 < n; i++)
+				memcpy(null_slot(&ep->nc, b, h + i)->data,
+				       null_slot(&ep->nc, b, h + i + 1)->data, len);
+			pub = n - 1;
+		} else if (fault == NF_DUP) {	/* n < slots: reserve_n kept one */
+			for (uint32_t i = n; i > at + 1; i--) {
+				null_slot(&ep->nc, b, h + i)->len = (uint32_t)len;
+				memcpy(null_slot(&ep->nc, b, h + i)->data,
+				       null_slot(&ep->nc, b, h + i - 1)->data, len);
+			}
+			null_slot(&ep->nc, b, h + at + 1)->len = (uint32_t)len;
+			memcpy(null_slot(&ep->nc, b, h + at + 1)->data, s->data, len);
+			pub = n + 1;
+		} else if (fault == NF_SHORT) {
+			s->len = (uint32_t)len - 1;
+		} else if (fault == NF_CORRUPT) {
+			s->data[len - 1] = (unsigned char)~s->data[len - 1];
+		}
+	}
+	ep->sent += n;
+	__atomic_store_n(&b->head, h + pub, __ATOMIC_SEQ_CST);
+	null_wake(b);
+	return 0;
+}
+
+/* -O fault=dup in place needs a slot beside the run for the copy. */
+static int zc_check_opts(const void *opts, char *err, size_t errlen)
+{
+	const struct null_opts *o = opts;
+
+	if (o && o->fault == NF_DUP && o->slots < 2)
+		return errf(err, errlen, EINVAL, "null-zc: -O fault=dup needs -O slots=2 or more "
+			    "(the copy takes a slot beside the run)");
+	return 0;
+}
+
+static ssize_t zc_reserve(struct tp_endpoint *ep, void **buf, size_t len)
+{
+	ssize_t r = zc_reserve_n(ep, buf, len, 1);
+
+	return r < 0 ? r : (ssize_t)len;
+}
+
+static ssize_t zc_commit(struct tp_endpoint *ep, size_t len)
+{
+	int r = zc_commit_n(ep, 1, len);
+
+	return r < 0 ? r : (ssize_t)len;
+}
+
+static ssize_t zc_send(struct tp_endpoint *ep, const void *buf, size_t len)
+{
+	void *p;
+	ssize_t r = zc_reserve(ep, &p, len);
+
+	if (r < 0)
+		return r;
+	memcpy(p, buf, len);
+	return zc_commit(ep, len);
+}
+
+/* Up to @max messages from tail on, waiting for one; 0 after the close. */
+static ssize_t zc_peek_n(struct tp_endpoint *ep, const void **msgs, size_t *lens, unsigned max)
+{
+	struct null_box *b = ep->rx;
+	uint32_t have;
+	int ret;
+
+	while (!null_can_take(b, 0))
+		if ((ret = null_sleep(b, null_can_take, 0)) < 0)
+			return ret;
+	have = ld(&b->head) - b->tail;
+	if (!have)
+		return 0;
+	if (have > ep->nc.slots)
+		return -EPROTO;
+	if (max > have)
+		max = have;
+	if (max > TP_BATCH_MAX)
+		max = TP_BATCH_MAX;
+	for (unsigned i = 0; i < max; i++) {
+		const struct null_slot *s = null_slot(&ep->nc, b, b->tail + i);
+
+		msgs[i] = s->data;
+		lens[i] = s->len;
+	}
+	ep->peeked = max;
+	return (ssize_t)max;
+}
+
+static void zc_release_n(struct tp_endpoint *ep, unsigned n)
+{
+	struct null_box *b = ep->rx;
+
+	if (n > ep->peeked)
+		n = ep->peeked;
+	ep->peeked = 0;
+	__atomic_store_n(&b->tail, b->tail + n, __ATOMIC_SEQ_CST);
+	null_wake(b);
+}
+
+static ssize_t zc_peek(struct tp_endpoint *ep, const void **msg, size_t len)
+{
+	size_t n;
+	ssize_t r = zc_peek_n(ep, msg, &n, 1);
+
+	(void)len;
+	return r <= 0 ? r : (ssize_t)n;
+}
+
+static void zc_release(struct tp_endpoint *ep)
+{
+	zc_release_n(ep, 1);
+}
+
+static ssize_t zc_recv(struct tp_endpoint *ep, void *buf, size_t len)
+{
+	return tp_recv_via_peek(ep, buf, len, zc_peek, zc_release);
+}
+
 static void null_close(struct tp_endpoint *ep)
 {
 	if (!ep)
@@ -292,6 +469,30 @@ const struct transport tp_null = {
 	.open = null_open,
 	.send = null_send,
 	.recv = null_recv,
+	.close = null_close,
+	.destroy = null_destroy,
+};
+
+const struct transport tp_null_zc = {
+	.name = "null-zc",
+	.summary = "lab self-test: null's queues sent and received in place, in runs of slots "
+		   "(the batch operations)",
+	.caps = TP_IN_PROCESS | TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY | TP_ZEROCOPY_SEND,
+	.options = null_options,
+	.opts_size = sizeof(struct null_opts),
+	.check_opts = zc_check_opts,
+	.create = null_create,
+	.open = null_open,
+	.send = zc_send,
+	.recv = zc_recv,
+	.peek = zc_peek,
+	.release = zc_release,
+	.reserve = zc_reserve,
+	.commit = zc_commit,
+	.reserve_n = zc_reserve_n,
+	.commit_n = zc_commit_n,
+	.peek_n = zc_peek_n,
+	.release_n = zc_release_n,
 	.close = null_close,
 	.destroy = null_destroy,
 };

@@ -8,6 +8,7 @@
 #include "ipclab/util.h"
 
 extern const struct transport tp_null;
+extern const struct transport tp_null_zc;
 extern const struct transport tp_pipe;
 extern const struct transport tp_unix_stream;
 extern const struct transport tp_posix_mq;
@@ -49,6 +50,7 @@ extern const struct transport tp_dbus;
 
 const struct transport *const transports[] = {
 	&tp_null,
+	&tp_null_zc,
 	&tp_pipe,
 	&tp_unix_stream,
 	&tp_posix_mq,

@@ -6,7 +6,9 @@
 # the sender's broken pipe that follows), in the stream pattern's common
 # case and its general loop (several clients, --think-ns), both directions,
 # process and thread endpoints, and in ping-pong. A flipped byte is seen
-# with --verify only. A cell without a fault moves every message.
+# with --verify only. A cell without a fault moves every message. The same
+# through null-zc, in place and in runs (the stream's batched loops, a
+# run's message spoilt at its commit, -O slots making runs of 1 to 64).
 . "$(dirname "$0")/../lib/common.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -23,14 +25,15 @@ declare -A want=(
 spoilt() {
 	local what=$1 f=$2 rc
 	shift 2
-	"$IPCLAB" run -t null -n 5000 -O fault="$f" -O fault-at=3000 -q -f json -o "$dir/r.json" \
+	"$IPCLAB" run -t "$tp" -n 5000 -O fault="$f" -O fault-at=3000 -q -f json -o "$dir/r.json" \
 		"$@" 2>"$dir/err"
 	rc=$?
-	[ $rc = 1 ] || { fail "$what: exit $rc, expected 1: $(head -3 "$dir/err")"; return; }
+	[ $rc = 1 ] || { fail "$tp $what: exit $rc, expected 1: $(head -3 "$dir/err")"; return; }
 	grep -qF "${want[$f]}" "$dir/err" ||
-		fail "$what: the report does not say '${want[$f]}': $(head -3 "$dir/err")"
+		fail "$tp $what: the report does not say '${want[$f]}': $(head -3 "$dir/err")"
 }
 
+for tp in null null-zc; do
 for e in process thread; do
 	for d in c2s s2c; do
 		for f in drop dup short; do
@@ -44,14 +47,22 @@ for e in process thread; do
 	spoilt "pingpong $e dup" dup -p pingpong -e "$e"
 	spoilt "pingpong $e short" short -p pingpong -e "$e"
 	# no --verify: the payload is not checked, the header is intact
-	"$IPCLAB" run -t null -p stream -n 5000 -e "$e" -O fault=corrupt -O fault-at=3000 -q \
-		-f json -o "$dir/r.json" 2>"$dir/err" || fail "stream $e corrupt without --verify failed"
-	"$IPCLAB" run -t null -p stream -n 5000 -e "$e" -O fault=none -q -f json -o "$dir/r.json" \
-		2>"$dir/err" || fail "stream $e fault=none: $(head -3 "$dir/err")"
+	"$IPCLAB" run -t "$tp" -p stream -n 5000 -e "$e" -O fault=corrupt -O fault-at=3000 -q \
+		-f json -o "$dir/r.json" 2>"$dir/err" || fail "$tp stream $e corrupt without --verify failed"
+	"$IPCLAB" run -t "$tp" -p stream -n 5000 -e "$e" -O fault=none -q -f json -o "$dir/r.json" \
+		2>"$dir/err" || fail "$tp stream $e fault=none: $(head -3 "$dir/err")"
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]
 assert r["status"] == "ok" and r["metrics"]["msgs"] == 5000, r["metrics"]' "$dir/r.json" ||
-		fail "stream $e fault=none: not every message moved"
+		fail "$tp stream $e fault=none: not every message moved"
 done
+done
+# runs of one slot to 64: the fault at a run's first, inner and last place
+for slots in 1 3 64; do
+	for f in drop short; do
+		tp=null-zc spoilt "slots=$slots stream $f" "$f" -p stream -O slots=$slots
+	done
+done
+tp=null-zc spoilt "slots=2 stream dup" dup -p stream -O slots=2
 
 [ -z "$(new_leftovers "$before" "$(leftovers)")" ] || fail "left behind: $(new_leftovers "$before" "$(leftovers)")"
 finish
