@@ -334,6 +334,90 @@ static int ring_recv(struct ref_chan *ch, int role, void *buf, size_t n, const c
 	return ipcring_release(g->side[role].rx);
 }
 
+/* Up to @max messages as one run (at most what the batch has left before
+ * its publication), reserved and committed at once, as the transport's
+ * reserve_n/commit_n; one alone where no run fits. */
+static int ring_send_n(struct ref_chan *ch, int role, size_t n, unsigned max, const char **what)
+{
+	struct ref_ring *g = ch->priv;
+	struct ref_ring_side *sd = &g->side[role];
+	unsigned k = g->batch - sd->pending;
+	bool publish;
+	int r;
+
+	if (sd->run_n && ring_run_end(g, role, IPCRING_MORE)) {
+		*what = "ipcring_commit_batch";
+		return -EPROTO;
+	}
+	if (k > max)
+		k = max;
+	if (k > IPCRING_BATCH_MAX)
+		k = IPCRING_BATCH_MAX;
+	if (k >= 2) {
+		for (unsigned j = 0; j < k; j++)
+			sd->run[j].len = n;
+		if (ipcring_reserve_batch(sd->tx, sd->run, k, 0) == 0) {
+			for (unsigned j = 0; j < k; j++)
+				for (size_t b = 0; b < n; b += 64)
+					((unsigned char *)sd->run[j].buf)[b] = (unsigned char)j;
+			sd->pending += k;
+			publish = sd->pending >= g->batch;
+			if (publish)
+				sd->pending = 0;
+			r = ipcring_commit_batch(sd->tx, sd->run, k, publish ? 0 : IPCRING_MORE);
+			if (r)
+				*what = "ipcring_commit_batch";
+			return r ? r : (int)k;
+		}
+	}
+	r = ring_send(ch, role, NULL, n, what);
+	return r ? r : 1;
+}
+
+/* What is committed, up to @max, with one peek_batch and one release_batch
+ * (copied out unless the cell receives in place); when nothing is, the
+ * wait of ring_recv. */
+static int ring_recv_n(struct ref_chan *ch, int role, void *buf, size_t n, unsigned max,
+		       const char **what)
+{
+	struct ref_ring *g = ch->priv;
+	struct ref_ring_side *sd = &g->side[role];
+	struct ipcring_rec *got = sd->run;	/* a receiving side reserves no runs */
+	const void *msg;
+	size_t len;
+	int k, r;
+
+	if (sd->pending) {
+		(void)ring_run_end(g, role, 0);
+		sd->pending = 0;
+		(void)ipcring_flush(sd->tx);
+	}
+	k = ipcring_peek_batch(sd->rx, got, max, 0);
+	if (k == -EAGAIN) {
+		r = ipcring_peek(sd->rx, &msg, &len, REF_SLICE_MS);
+		while (r == -EAGAIN || r == -ETIMEDOUT) {
+			pthread_testcancel();
+			r = ipcring_peek(sd->rx, &msg, &len, REF_SLICE_MS);
+		}
+		if (r <= 0) {
+			*what = "ipcring_peek";
+			return r ? r : -EPIPE;
+		}
+		k = ipcring_peek_batch(sd->rx, got, max, 0);
+	}
+	if (k <= 0) {
+		*what = "ipcring_peek_batch";
+		return k ? k : -EPIPE;
+	}
+	if (!g->zerocopy)
+		for (int j = 0; j < k; j++)
+			memcpy(buf, got[j].buf, got[j].len < n ? got[j].len : n);
+	r = ipcring_release_batch(sd->rx, (unsigned)k);
+	if (r)
+		*what = "ipcring_release_batch";
+	return r ? r : k;
+}
+
 static void ring_destroy(struct ref_chan *ch)
 {
 	struct ref_ring *g = ch->priv;
@@ -355,6 +439,8 @@ static const struct ref_ops ring_ops = {
 	.side_open = ring_side_open,
 	.send = ring_send,
 	.recv = ring_recv,
+	.send_n = ring_send_n,
+	.recv_n = ring_recv_n,
 	.side_close = ring_side_close,
 	.destroy = ring_destroy,
 };

@@ -17,6 +17,8 @@ struct cell;
 enum { REF_SERVER, REF_CLIENT };
 enum ref_kind { REF_FD, REF_MQ, REF_OPS };
 
+#define REF_BATCH_MAX 64u	/* as TP_BATCH_MAX */
+
 struct ref_chan;
 
 /* A channel that is neither descriptors nor a POSIX queue: its calls. Each
@@ -27,6 +29,12 @@ struct ref_ops {
 	int (*side_open)(struct ref_chan *ch, int role, const char **what); /* optional */
 	int (*send)(struct ref_chan *ch, int role, const void *buf, size_t n, const char **what);
 	int (*recv)(struct ref_chan *ch, int role, void *buf, size_t n, const char **what);
+	/* Optional, for a stream's common case (as the cell's batching
+	 * transports): send up to @max (1..REF_BATCH_MAX) messages of @n
+	 * bytes, or receive up to @max; how many moved (>= 1), or as above. */
+	int (*send_n)(struct ref_chan *ch, int role, size_t n, unsigned max, const char **what);
+	int (*recv_n)(struct ref_chan *ch, int role, void *buf, size_t n, unsigned max,
+		      const char **what);
 	void (*side_close)(struct ref_chan *ch, int role); /* optional */
 	void (*destroy)(struct ref_chan *ch);
 };
