@@ -97,6 +97,15 @@ static uint64_t send_stamp(struct participant *p, uint64_t seq, uint32_t mask, u
 	return ts;
 }
 
+/* A transport with the batch operations both ways (a -d run too goes
+ * through them: stream_send_batched reads the clock as the general loop). */
+static bool stream_batched(const struct cell *c)
+{
+	const struct transport *tp = c->tp;
+
+	return tp->reserve && tp->reserve_n && tp->commit_n && tp->peek_n && tp->release_n;
+}
+
 /* The common case on a loop of its own: one endpoint, a count of messages,
  * no pacing, no think, a transport that loses nothing. The same header,
  * checks and sampled stamps as stream_send_loop, with what it reads of the
@@ -106,14 +115,16 @@ static bool stream_fast(const struct participant *p, unsigned n)
 {
 	const struct cell *c = p->cell;
 
-	return n == 1 && !c->duration_ns && !(c->rate > 0) && !c->think && !c->think_iters &&
-	       !(c->tp->caps & TP_LOSSY);
+	return n == 1 && (!c->duration_ns || stream_batched(c)) && !(c->rate > 0) && !c->think &&
+	       !c->think_iters && !(c->tp->caps & TP_LOSSY);
 }
 
 /* stream_send_fast through a batching transport (reserve_n/commit_n): the
  * same messages, header, stamps and progress, built in runs of places that
  * the transport publishes at once. A run never crosses the end of the
- * warm-up, so the window opens at the same message. */
+ * warm-up, so the window opens at the same message. With -d, the clock is
+ * read before a run once 1024 messages went since the last read; once past
+ * the deadline, the next message is the last (as stream_send_loop's). */
 static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
 {
 	const struct cell *c = p->cell;
@@ -122,22 +133,33 @@ static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
 	int (*const commit_n)(struct tp_endpoint *, unsigned, size_t) = tp->commit_n;
 	const size_t len = c->size;
 	const bool verify = c->verify;
-	const uint64_t warmup = c->warmup, total = warmup + c->count;
+	const uint64_t warmup = c->warmup;
 	double clock_ns = clock_cost_ns(c);
-	uint64_t t0 = now_ns(), stamp_at = warmup, seq = 0;
+	uint64_t t0 = now_ns(), stamp_at = warmup, seq = 0, total = pat_total(p);
+	uint64_t deadline = 0, next_check = UINT64_MAX;
 	uint32_t every = 1;
 	void *bufs[TP_BATCH_MAX];
 	ssize_t k;
 	int r;
 
 	while (seq < total) {
-		uint64_t lim = total - seq;
+		uint64_t lim;
 
 		if (__builtin_expect(seq == warmup, 0)) {
 			every = choose_sampling(clock_ns, now_ns() - t0, warmup);
 			p->st->sample_every = every;
 			pat_window_begin(p);
+			if (c->duration_ns) {
+				deadline = p->st->win_start_ns + c->duration_ns;
+				next_check = seq;
+			}
 		}
+		if (__builtin_expect(seq >= next_check, 0)) {
+			next_check = seq + 1024;
+			if (now_ns() >= deadline)
+				total = seq + 1;
+		}
+		lim = total - seq;
 		if (seq < warmup && warmup - seq < lim)
 			lim = warmup - seq;
 		if (lim > TP_BATCH_MAX)
@@ -163,7 +185,7 @@ static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
 		if (seq < total && pat_stopping(p))
 			return -EINTR;
 	}
-	p->st->msgs = total - warmup;
+	p->st->msgs = total > warmup ? total - warmup : 0;
 	p->st->bytes = p->st->msgs * len;
 	pat_window_end(p);
 	return 0;

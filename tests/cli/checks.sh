@@ -8,7 +8,8 @@
 # process and thread endpoints, and in ping-pong. A flipped byte is seen
 # with --verify only. A cell without a fault moves every message. The same
 # through null-zc, in place and in runs (the stream's batched loops, a
-# run's message spoilt at its commit, -O slots making runs of 1 to 64).
+# run's message spoilt at its commit, -O slots making runs of 1 to 64),
+# counted and for a duration (-d).
 . "$(dirname "$0")/../lib/common.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -63,6 +64,14 @@ for slots in 1 3 64; do
 	done
 done
 tp=null-zc spoilt "slots=2 stream dup" dup -p stream -O slots=2
+# -d: a batching transport's stream runs its batched loops for a duration
+tp=null-zc spoilt "stream -d drop" drop -p stream -d 300ms
+"$IPCLAB" run -t null-zc -p stream -d 200ms -q -f json -o "$dir/r.json" 2>"$dir/err" ||
+	fail "null-zc stream -d 200ms: $(head -3 "$dir/err")"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; m=r["metrics"]
+assert r["status"] == "ok" and m["msgs"] > 0, m
+assert 0.2e9 <= m["elapsed_ns"] < 2e9, m["elapsed_ns"]' "$dir/r.json" ||
+	fail "null-zc stream -d 200ms: no messages, or a window that is not the duration"
 
 [ -z "$(new_leftovers "$before" "$(leftovers)")" ] || fail "left behind: $(new_leftovers "$before" "$(leftovers)")"
 finish
