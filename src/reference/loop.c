@@ -266,8 +266,9 @@ static int side_loop(struct ref_side *s)
 	}
 	if (s->ch->lossy)
 		return lossy_stream(s, total);
+	/* as the cell's stream takes its batched loops, -d runs too */
 	if (s->ch->kind == REF_OPS && s->ch->ops->send_n && s->ch->ops->recv_n && !think &&
-	    !c->duration_ns && !(c->rate > 0))
+	    !(c->rate > 0))
 		return batched_stream(s, total);
 	/* stream: one side floods, the other times the count after the warm-up */
 	for (uint64_t i = 0; i < total; i++) {
