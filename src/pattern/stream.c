@@ -106,17 +106,23 @@ static bool stream_batched(const struct cell *c)
 	return tp->reserve && tp->reserve_n && tp->commit_n && tp->peek_n && tp->release_n;
 }
 
+/* ... and this endpoint of it moves runs (see transport.h's runs). */
+static bool stream_runs(const struct cell *c, const struct tp_endpoint *ep)
+{
+	return stream_batched(c) && (!c->tp->runs || c->tp->runs(ep));
+}
+
 /* The common case on a loop of its own: one endpoint, a count of messages,
  * no pacing, no think, a transport that loses nothing. The same header,
  * checks and sampled stamps as stream_send_loop, with what it reads of the
  * cell in locals (the transport's calls are opaque to the compiler, which
  * would otherwise load them again after each). */
-static bool stream_fast(const struct participant *p, unsigned n)
+static bool stream_fast(const struct participant *p, unsigned n, struct tp_endpoint *const *eps)
 {
 	const struct cell *c = p->cell;
 
-	return n == 1 && (!c->duration_ns || stream_batched(c)) && !(c->rate > 0) && !c->think &&
-	       !c->think_iters && !(c->tp->caps & TP_LOSSY);
+	return n == 1 && (!c->duration_ns || stream_runs(c, eps[0])) && !(c->rate > 0) &&
+	       !c->think && !c->think_iters && !(c->tp->caps & TP_LOSSY);
 }
 
 /* stream_send_fast through a batching transport (reserve_n/commit_n): the
@@ -181,8 +187,9 @@ static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
 		if (__builtin_expect(r < 0, 0))
 			return pat_send_failed(p, (uint32_t)(seq - 1), r, len);
 		pat_progress(p, seq);
-		/* as stream_send_loop: for transports that never block */
-		if (seq < total && pat_stopping(p))
+		/* as stream_send_loop: for transports that never block, once
+		 * every 256 messages (a run of 1 each time would cost a call) */
+		if (((seq - (uint64_t)k) ^ seq) >> 8 && seq < total && pat_stopping(p))
 			return -EINTR;
 	}
 	p->st->msgs = total > warmup ? total - warmup : 0;
@@ -207,7 +214,7 @@ static int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
 	uint32_t every = 1;
 	ssize_t r;
 
-	if (reserve && tp->reserve_n && tp->commit_n)
+	if (stream_runs(c, ep))
 		return stream_send_batched(p, ep);
 	for (seq = 0; seq < total; seq++) {
 		uint32_t flags = seq + 1 == total ? MSG_F_END : 0;
@@ -256,7 +263,7 @@ static int stream_send_loop(struct participant *p)
 	uint32_t mask = 0;
 	int ret;
 
-	if (stream_fast(p, n))
+	if (stream_fast(p, n, eps))
 		return stream_send_fast(p, eps[0]);
 	clock_ns = clock_cost_ns(c);
 	t0 = now_ns();
@@ -428,7 +435,7 @@ static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool 
 	uint64_t want;
 	int ret;
 
-	if (zc && tp->peek_n && tp->release_n)
+	if (zc && stream_runs(c, ep))
 		return stream_recv_batched(p, ep);
 	if (!warmup)
 		pat_window_begin(p);
@@ -482,7 +489,7 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 
 	p->st->zerocopy = zc;
 	p->st->has_hist = true;
-	if (stream_fast(p, n))
+	if (stream_fast(p, n, eps))
 		return stream_recv_fast(p, eps[0], zc);
 	for (round = 0; left; round++) {
 		for (unsigned i = 0; i < n; i++) {

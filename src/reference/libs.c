@@ -439,6 +439,15 @@ static const struct ref_ops ring_ops = {
 	.side_open = ring_side_open,
 	.send = ring_send,
 	.recv = ring_recv,
+	.side_close = ring_side_close,
+	.destroy = ring_destroy,
+};
+
+/* -O batch > 1: a stream in runs, as the cell's (see transport.h's runs) */
+static const struct ref_ops ring_ops_runs = {
+	.side_open = ring_side_open,
+	.send = ring_send,
+	.recv = ring_recv,
 	.send_n = ring_send_n,
 	.recv_n = ring_recv_n,
 	.side_close = ring_side_close,
@@ -471,6 +480,8 @@ int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t e
 	g->memfd[0] = g->memfd[1] = g->efd[0] = g->efd[1] = -1;
 	g->batch = (uint32_t)ref_tp_opt(c, "batch");
 	g->batch = g->batch ? g->batch : 1;
+	if (g->batch > 1)
+		ch->ops = &ring_ops_runs;
 	g->zerocopy = ref_zerocopy(c);
 	for (int i = 0; i < 2; i++) {
 		int r = ipcring_create(&ro, &g->memfd[i], &g->efd[i]);

@@ -511,6 +511,11 @@ static ssize_t ring_peek_n(struct tp_endpoint *ep, const void **msgs, size_t *le
 	return k;
 }
 
+static bool ring_runs(const struct tp_endpoint *ep)
+{
+	return ep->re.batch > 1;
+}
+
 static void ring_release_n(struct tp_endpoint *ep, unsigned n)
 {
 	ep->re.peeked = false;
@@ -546,7 +551,8 @@ static void ring_close(struct tp_endpoint *ep)
 		.release = ring_release, .reserve = ring_reserve,			\
 		.commit = ring_commit, .reserve_n = ring_reserve_n,			\
 		.commit_n = ring_commit_n, .peek_n = ring_peek_n,			\
-		.release_n = ring_release_n, .close = ring_close, .destroy = ring_destroy, \
+		.release_n = ring_release_n, .runs = ring_runs, .close = ring_close,	\
+		.destroy = ring_destroy,						\
 	}
 
 RING_TRANSPORT(ring, "ring",
