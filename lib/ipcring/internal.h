@@ -165,6 +165,10 @@ void ring_map_put(struct ring_map *m);
 
 /* segment.c */
 int ring_validate(const struct ring_shm *h, uint64_t fd_size, long page);
+/* ipcring_attach(); @own_efd: @eventfd is the one ipcring_create() just made
+ * in this process (the server's own ends), known to be a proper eventfd */
+int ring_attach(struct ipcring **ring, int memfd, enum ipcring_role role, int eventfd,
+		bool own_efd);
 
 /*
  * The library's millisecond, in ns: what a timeout_ms or poll_ms counts.

@@ -195,10 +195,10 @@ int ipc_conn_attach(struct ipcring_conn *c, int req_fd, int req_efd, int rep_fd,
 {
 	int ret;
 
-	if (server) {
-		ret = ipcring_attach(&c->rx, req_fd, IPCRING_CONSUMER, req_efd);
+	if (server) {	/* the rings it has just made */
+		ret = ring_attach(&c->rx, req_fd, IPCRING_CONSUMER, req_efd, true);
 		if (!ret)
-			ret = ipcring_attach(&c->tx, rep_fd, IPCRING_PRODUCER, rep_efd);
+			ret = ring_attach(&c->tx, rep_fd, IPCRING_PRODUCER, rep_efd, true);
 	} else {
 		ret = ipcring_attach(&c->tx, req_fd, IPCRING_PRODUCER, req_efd);
 		if (!ret)

@@ -268,7 +268,9 @@ static int efd_check(int fd)
 	return 0;
 }
 
-static int efd_setup(struct ipcring *r, const struct ring_cfg *c, int eventfd)
+/* @own: the eventfd that ipcring_create() made in this process for this
+ * ring, not yet handed to anyone: it is what efd_check() looks for. */
+static int efd_setup(struct ipcring *r, const struct ring_cfg *c, int eventfd, bool own)
 {
 	int ret;
 
@@ -277,7 +279,7 @@ static int efd_setup(struct ipcring *r, const struct ring_cfg *c, int eventfd)
 		return 0;
 	if (eventfd < 0)
 		return -EINVAL;
-	ret = efd_check(eventfd);
+	ret = own ? 0 : efd_check(eventfd);
 	if (ret)
 		return ret;
 	r->efd = fcntl(eventfd, F_DUPFD_CLOEXEC, 0);
@@ -302,6 +304,12 @@ static void handle_free(struct ipcring *r)
 int ipcring_attach(struct ipcring **ring, int memfd, enum ipcring_role role,
 		   int eventfd)
 {
+	return ring_attach(ring, memfd, role, eventfd, false);
+}
+
+int ring_attach(struct ipcring **ring, int memfd, enum ipcring_role role, int eventfd,
+		bool own_efd)
+{
 	struct ring_shm h;
 	struct ipcring *r;
 	struct stat st;
@@ -319,7 +327,7 @@ int ipcring_attach(struct ipcring **ring, int memfd, enum ipcring_role role,
 	if (!r)
 		return -ENOMEM;
 	r->peer_fd = r->auto_pidfd = -1;
-	ret = efd_setup(r, &h.cfg, eventfd);
+	ret = efd_setup(r, &h.cfg, eventfd, own_efd);
 	if (!ret)
 		ret = ring_map_get(memfd, &st, &h.cfg, &r->map, &r->shm,
 				   &r->data, &r->data_len);

@@ -111,9 +111,9 @@ void ipc_srv_spare_make(struct ipcring_server *s)
 	if (!ret)
 		ret = ipcring_create(&s->ring, &fds[2], &fds[3]);
 	if (!ret)
-		ret = ipcring_attach(&rx, fds[0], IPCRING_CONSUMER, fds[1]);
+		ret = ring_attach(&rx, fds[0], IPCRING_CONSUMER, fds[1], true);
 	if (!ret)
-		ret = ipcring_attach(&tx, fds[2], IPCRING_PRODUCER, fds[3]);
+		ret = ring_attach(&tx, fds[2], IPCRING_PRODUCER, fds[3], true);
 	if (ret) {
 		(void)ipcring_close(rx);
 		(void)ipcring_close(tx);
