@@ -5,8 +5,9 @@
  * rotation with a per-connection quantum, a bounded spin over every ring,
  * then sleep in epoll with every request ring armed. New sockets wait in
  * epoll for their hello (or a deadline); a hang-up serves what a graceful
- * close left, then drops the connection. Once the dispatcher has been
- * idle for SRV_SPARE_IDLE_MS it makes a channel ahead (server.c).
+ * close left, then drops the connection. When no client waits for it (or
+ * after SRV_SPARE_IDLE_MS of quiet) the dispatcher makes a channel ahead
+ * (server.c) and frees what dropped connections held (srv_idle).
  */
 #include <errno.h>
 #include <poll.h>
@@ -22,6 +23,7 @@
 #define SRV_EVENTS		64
 #define SRV_ACCEPT_BURST	16
 #define SRV_CHECK_NS		1000000u	/* look at the sockets at least every 1 ms */
+#define SRV_REAP_NS		5000000u	/* a dropped connection, freed within 5 ms */
 
 /* ---- the dispatcher ---- */
 
@@ -60,10 +62,23 @@ static void srv_unlink_conn(struct ipcring_server *s, struct ipcring_conn *c)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->sock, NULL);
 	if (c->rx)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, ipcring_fd(c->rx), NULL);
-	s->conns[c->slot] = NULL;
-	s->nconns--;
 }
 
+static void srv_free_slot(struct ipcring_server *s, struct ipcring_conn *c)
+{
+	s->conns[c->slot] = NULL;
+	s->nconns--;
+	ipc_conn_free(c);
+}
+
+/*
+ * Drop a connection: out of epoll and of the rotation, and the disconnected
+ * hook, at once. An open one's rings are unmapped (their pages freed) and
+ * its descriptors closed only when the dispatcher next has nothing to do
+ * (srv_reap): that is 25-50 us for two 64 KiB rings, and a client that
+ * closes and connects again would otherwise wait for it before its
+ * handshake. Until then it keeps its slot, as CONN_DEAD.
+ */
 static void srv_drop(struct ipcring_server *s, struct ipcring_conn *c, int why)
 {
 	bool open = c->state == CONN_OPEN;
@@ -74,7 +89,87 @@ static void srv_drop(struct ipcring_server *s, struct ipcring_conn *c, int why)
 		s->ops.disconnected(s->ops_ctx, c, why);
 		s->cur = NULL;
 	}
-	ipc_conn_free(c);
+	if (!open) {
+		srv_free_slot(s, c);
+		return;
+	}
+	c->state = CONN_DEAD;
+	c->since_ns = ring_now_ns();
+}
+
+static unsigned int srv_ndead(const struct ipcring_server *s)
+{
+	return s->nconns - s->npending - s->nopen;
+}
+
+/* Free the dropped connections that died at least @age_ns ago. */
+static void srv_reap(struct ipcring_server *s, uint64_t age_ns)
+{
+	unsigned int dead = srv_ndead(s);
+	uint64_t now = ring_now_ns();
+
+	for (unsigned int i = 0; dead && i < s->nslots; i++) {
+		struct ipcring_conn *c = s->conns[i];
+
+		if (!c || c->state != CONN_DEAD)
+			continue;
+		dead--;
+		if (now - c->since_ns >= age_ns)
+			srv_free_slot(s, c);
+	}
+}
+
+/*
+ * Is a client likely to send its first request any moment? One that was
+ * let in less than SRV_SPARE_IDLE_MS ago and not yet served: it is
+ * attaching its ends, and work done now would delay its first reply.
+ */
+static bool srv_fresh_conn(const struct ipcring_server *s, uint64_t now)
+{
+	for (unsigned int i = 0; i < s->nopen; i++) {
+		const struct ipcring_conn *c = s->open[i];
+
+		if (!c->batches && now - c->since_ns < SRV_SPARE_IDLE_MS * 1000000ull)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Has a client a reply that it has not read (released) yet? It may be
+ * about to read it, and work done now would delay it where the two share a
+ * CPU (a wake-up moves the woken side to the waker's).
+ */
+static bool srv_reply_unread(const struct ipcring_server *s)
+{
+	for (unsigned int i = 0; i < s->nopen; i++) {
+		const struct ring_shm *h = s->open[i]->tx->shm;
+
+		if (atomic_load_explicit(&h->tail, memory_order_relaxed) !=
+		    atomic_load_explicit(&h->head, memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Nothing to serve: make the next channel ahead, then free what the dropped
+ * connections held, if no client waits for the loop: none let in that is
+ * about to send its first request, none with a reply it has not read.
+ * That is most often when a client has just closed; one that closes and
+ * connects again then finds its channel made. Otherwise this waits for
+ * SRV_SPARE_IDLE_MS of quiet (ipcring_server_dispatch).
+ */
+static void srv_idle(struct ipcring_server *s)
+{
+	if ((s->spare.rx && !srv_ndead(s)) || srv_fresh_conn(s, ring_now_ns()) ||
+	    srv_reply_unread(s))
+		return;
+	ipc_srv_spare_make(s);
+	/* the freeing waits for the next idle moment if a client (or a
+	 * request) came meanwhile */
+	if (srv_ndead(s) && ipc_wait_fd(s->epfd, POLLIN, 0) == -EAGAIN)
+		srv_reap(s, 0);
 }
 
 static void srv_open_pending(struct ipcring_server *s, struct ipcring_conn *c);
@@ -162,7 +257,7 @@ static struct ipcring_conn *srv_conn_of(struct ipcring_server *s, uint64_t key)
 	if (slot >= s->nslots)
 		return NULL;
 	c = s->conns[slot];
-	return c && c->gen == (uint32_t)(key >> 32) ? c : NULL;
+	return c && c->gen == (uint32_t)(key >> 32) && c->state != CONN_DEAD ? c : NULL;
 }
 
 static void srv_expire_pending(struct ipcring_server *s, uint64_t now)
@@ -300,8 +395,11 @@ static int srv_arm(struct ipcring_server *s)
 	return 0;
 }
 
+/* Spin over every ring; ends early when a connection closes, so that the
+ * idle work (srv_idle) is not held up behind the spin. */
 static int srv_spin(struct ipcring_server *s)
 {
+	unsigned int dead = srv_ndead(s);
 	uint64_t end;
 	int n;
 
@@ -313,6 +411,8 @@ static int srv_spin(struct ipcring_server *s)
 			n = srv_round(s);
 			if (n)
 				return n;
+			if (srv_ndead(s) != dead)
+				return 0;
 			ring_cpu_relax();
 		}
 	} while (ring_now_ns() < end);
@@ -332,18 +432,25 @@ int ipcring_server_dispatch(struct ipcring_server *s, int timeout_ms)
 		ret = srv_events(s, 0);
 		if (ret < 0)
 			return ret;
+		/* never idle: the dropped connections are freed all the same */
+		if (srv_ndead(s))
+			srv_reap(s, SRV_REAP_NS);
 	}
 	n = srv_round(s);
-	if (!n && timeout_ms)
-		n = srv_spin(s);
+	if (!n) {
+		srv_idle(s);
+		if (timeout_ms && !(n = srv_spin(s)))
+			srv_idle(s);	/* a client that closed meanwhile */
+	}
 	if (n)
 		return n;
 	/* nothing to do: arm every request ring, then sleep in epoll (or, with
 	 * timeout 0, only look once, leaving the fd armed for the caller) */
 	if (srv_arm(s))
 		return srv_round(s);
-	if (!s->spare.rx && timeout_ms) {
-		/* a short sleep first; if it stays idle, make a channel ahead */
+	if ((!s->spare.rx || srv_ndead(s)) && timeout_ms) {
+		/* a short sleep first; if it stays idle, free what the dropped
+		 * connections held and make a channel ahead */
 		int t = timeout_ms < 0 || timeout_ms > SRV_SPARE_IDLE_MS ?
 			SRV_SPARE_IDLE_MS : timeout_ms;
 
@@ -354,10 +461,13 @@ int ipcring_server_dispatch(struct ipcring_server *s, int timeout_ms)
 			return srv_round(s);
 		if (timeout_ms > 0)
 			timeout_ms -= t;
+		srv_reap(s, 0);
 		ipc_srv_spare_make(s);
 		if (srv_arm(s))
 			return srv_round(s);
 	}
+	if (srv_ndead(s))	/* timeout 0: not left for a later call */
+		srv_reap(s, 0);
 	ret = srv_events(s, timeout_ms);
 	if (ret < 0)
 		return ret;

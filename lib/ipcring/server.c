@@ -9,10 +9,11 @@
  * Set-up time: most of a connection's set-up is the server making its two
  * rings (memfds, and page allocation when its ends map and prefault them).
  * So the server keeps one channel made ahead, its own ends attached: a
- * new client gets it at once. The next is made once the server has been
- * idle for SRV_SPARE_IDLE_MS: not at once, or the new client's first
- * request would wait for it. Connections that come faster than that (a
- * burst) make their own rings in the handshake, as without one.
+ * new client gets it at once. The dispatcher makes the next when no client
+ * waits for it (none just let in, none with a reply unread: most often
+ * when a client has just closed), or else once it has been idle for
+ * SRV_SPARE_IDLE_MS; not at once, or the new client's first request would
+ * wait for it. A handshake that finds none makes its rings itself.
  */
 #include <errno.h>
 #include <fcntl.h>

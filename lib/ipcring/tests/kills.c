@@ -6,10 +6,14 @@
  * connected client is reported (-EPIPE) within 100 ms of its reaping, and
  * the server's open descriptors and resident memory are the same after the
  * 1000 kills as after the first 50 (printed). A clean close is 0, not -EPIPE.
+ * A closed client's connection is freed (its socket closed) within 100 ms
+ * also while a flooding client never lets the server be idle.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +32,8 @@ struct state {
 	int gone;
 	int why;
 	uint64_t gone_ns;
+	int sock;		/* the server's socket of that client */
+	ino_t sock_ino;
 };
 
 static void on_conn(void *ctx, struct ipcring_conn *c)
@@ -36,8 +42,14 @@ static void on_conn(void *ctx, struct ipcring_conn *c)
 	uint64_t tag;
 
 	T_EQ(ipcring_conn_tag(c, &tag), 0);
-	if (tag == st->want)
+	if (tag == st->want) {
+		struct stat sb;
+
 		st->connected = 1;
+		st->sock = ipcring_conn_socket(c);
+		T_EQ(fstat(st->sock, &sb), 0);
+		st->sock_ino = sb.st_ino;
+	}
 }
 
 static int on_msg(void *ctx, struct ipcring_conn *c, const void *m, size_t len)
@@ -177,6 +189,54 @@ static void fence(struct ipcring_server *s, struct state *st, const char *name, 
 	T_EQ(ipcring_server_nconns(s), 0);
 }
 
+/* Is @fd still the socket it was (the number may have been reused)? */
+static bool open_as(int fd, ino_t ino)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && sb.st_ino == ino;
+}
+
+/*
+ * A client that connects and closes while another floods: the server,
+ * always busy, still closes what the closed one held within 100 ms.
+ */
+static void busy_close(struct ipcring_server *s, struct state *st, const char *name,
+		       uint64_t tag)
+{
+	pid_t flood, quick;
+	uint64_t t0;
+	int status;
+
+	*st = (struct state){ .want = tag };
+	flood = fork();
+	T_ASSERT(flood >= 0);
+	if (flood == 0)
+		child(name, 0, tag);
+	dispatch_until(s, &st->connected, 1, "flooding client");
+	*st = (struct state){ .want = tag + 1 };
+	quick = fork();
+	T_ASSERT(quick >= 0);
+	if (quick == 0)
+		child(name, 4, tag + 1);
+	dispatch_until(s, &st->connected, 1, "closing client");
+	T_ASSERT(st->sock >= 0);
+	dispatch_until(s, &st->gone, 1, "close");
+	T_EQ(st->why, 0);
+	t0 = t_now_ns();
+	while (open_as(st->sock, st->sock_ino)) {
+		T_ASSERT(ipcring_server_dispatch(s, 0) >= 0);
+		if (t_now_ns() > t0 + LIMIT_NS)
+			T_FAIL("a closed client's socket was still open after 100 ms");
+	}
+	T_EQ(waitpid(quick, &status, 0), quick);
+	*st = (struct state){ .want = tag };
+	T_EQ(kill(flood, SIGKILL), 0);
+	T_EQ(waitpid(flood, &status, 0), flood);
+	dispatch_until(s, &st->gone, 1, "flooding client's death");
+	T_EQ(st->why, -EPIPE);
+}
+
 /* Idle for a while first, so that the server has made its channel ahead
  * (after 1 ms idle): both counts then hold it, whichever client last took
  * it. */
@@ -208,6 +268,7 @@ int main(void)
 		}
 		one_kill(s, &st, name, (int)(t_rand(&rnd) % 4), (uint64_t)i + 1, &rnd, &worst);
 	}
+	busy_close(s, &st, name, KILLS + 3);
 	fence(s, &st, name, KILLS + 2);
 	settle(s);
 	fds1 = count_fds();
