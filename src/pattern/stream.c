@@ -354,6 +354,36 @@ static int stream_recv_one(struct participant *p, struct tp_endpoint *ep, uint64
 /* stream_recv_loop's common case (stream_fast): the same checks of every
  * message's length and sequence (the out-of-line check names what is
  * wrong), the sampled one-way latency, the end marker. */
+/* One message of the common case's receive (@n: what the transport gave):
+ * its sequence and length checked inline (the out-of-line check names what
+ * is wrong), its sampled stamp timed. 0 with its header's second word in
+ * *w1 (the flags), -EINTR on a stop, or pat_fail()'s result. */
+static inline int stream_check_one(struct participant *p, const void *msg, ssize_t n,
+				   uint64_t want, size_t len, bool verify, uint64_t warmup,
+				   struct hist *hist, uint32_t *w1)
+{
+	uint32_t w[2] = { 0, 0 };
+	uint64_t ts;
+	int ret;
+
+	if (__builtin_expect(n == (ssize_t)len && !verify, 1))
+		memcpy(w, msg, sizeof(w));
+	if (__builtin_expect(w[0] != (uint32_t)want || (w[1] & MSG_LEN_MASK) != len ||
+			     n != (ssize_t)len || verify, 0)) {
+		if (n == -EINTR && pat_stopping(p))
+			return -EINTR;
+		ret = pat_check_msg(p, msg, n, (uint32_t)want);
+		if (ret)
+			return ret;
+		memcpy(w, msg, sizeof(w));
+	}
+	memcpy(&ts, (const char *)msg + offsetof(struct msg_hdr, ts_ns), sizeof(ts));
+	if (ts && want >= warmup)
+		hist_add(hist, now_ns() - ts);
+	*w1 = w[1];
+	return 0;
+}
+
 /* stream_recv_fast through a batching transport (peek_n/release_n): every
  * message of each run checked as there, the run handed back at once. */
 static int stream_recv_batched(struct participant *p, struct tp_endpoint *ep)
@@ -384,29 +414,18 @@ static int stream_recv_batched(struct participant *p, struct tp_endpoint *ep)
 			return pat_check_msg(p, p->buf, k <= 0 ? k : -EPROTO, (uint32_t)want);
 		}
 		for (ssize_t i = 0; i < k; i++, want++) {
-			const void *msg = msgs[i];
-			uint32_t w[2] = { 0, 0 };
-			uint64_t ts;
+			uint32_t w1;
 
 			if (__builtin_expect(end, 0))	/* a message after the last */
 				return pat_fail(p, EBADMSG, "message %llu after the end marker",
 						(unsigned long long)want);
-			if (__builtin_expect(lens[i] == len && !verify, 1))
-				memcpy(w, msg, sizeof(w));
-			if (__builtin_expect(w[0] != (uint32_t)want ||
-					     (w[1] & MSG_LEN_MASK) != len || lens[i] != len || verify,
-					     0)) {
-				ret = pat_check_msg(p, msg, (ssize_t)lens[i], (uint32_t)want);
-				if (ret)
-					return ret;
-				memcpy(w, msg, sizeof(w));
-			}
-			memcpy(&ts, (const char *)msg + offsetof(struct msg_hdr, ts_ns), sizeof(ts));
-			if (ts && want >= warmup)
-				hist_add(hist, now_ns() - ts);
+			ret = stream_check_one(p, msgs[i], (ssize_t)lens[i], want, len, verify,
+					       warmup, hist, &w1);
+			if (ret)
+				return ret;
 			if (want + 1 == warmup)
 				pat_window_begin(p);
-			if (w[1] & MSG_F_END)
+			if (w1 & MSG_F_END)
 				end = true;
 		}
 		release_n(ep, (unsigned)k);
@@ -442,29 +461,17 @@ static int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool 
 	for (want = 0;; want++) {
 		const void *msg = pbuf;
 		ssize_t n = zc ? peek(ep, &msg, len) : recv(ep, pbuf, len);
-		uint32_t w[2] = { 0, 0 };
-		uint64_t ts;
+		uint32_t w1;
 
-		if (__builtin_expect(n == (ssize_t)len && !verify, 1))
-			memcpy(w, msg, sizeof(w));
-		if (__builtin_expect(w[0] != (uint32_t)want || (w[1] & MSG_LEN_MASK) != len ||
-				     n != (ssize_t)len || verify, 0)) {
-			if (n == -EINTR && pat_stopping(p))
-				return -EINTR;
-			ret = pat_check_msg(p, msg, n, (uint32_t)want);
-			if (ret)
-				return ret;
-			memcpy(w, msg, sizeof(w));
-		}
-		memcpy(&ts, (const char *)msg + offsetof(struct msg_hdr, ts_ns), sizeof(ts));
-		if (ts && want >= warmup)
-			hist_add(hist, now_ns() - ts);
+		ret = stream_check_one(p, msg, n, want, len, verify, warmup, hist, &w1);
+		if (ret)
+			return ret;
 		if (zc)
 			release(ep);
 		pat_progress(p, want + 1);
 		if (want + 1 == warmup)
 			pat_window_begin(p);
-		if (w[1] & MSG_F_END)
+		if (w1 & MSG_F_END)
 			break;
 	}
 	p->st->msgs = want + 1 > warmup ? want + 1 - warmup : 0;
