@@ -115,28 +115,41 @@ static void *run_sender(void *arg)
 	return NULL;
 }
 
+/* A ring channel of one client in a 4 KiB ring with -O batch, both ends
+ * open (thread endpoints); *opts to free after destroy. */
+static void open_batch_pair(const char *batch, struct tp_config *cfg, struct tp_channel *ch,
+			    char **opts, struct tp_endpoint **server, struct tp_endpoint **client)
+{
+	char err[256];
+
+	*opts = calloc(1, tp_ring.opts_size);
+	T_ASSERT(*opts);
+	*cfg = (struct tp_config){ .msg_size = RUN_SIZE, .clients = 1, .threads = true };
+	*ch = (struct tp_channel){ .tp = &tp_ring, .cfg = cfg };
+	T_EQ(opt_defaults(tp_ring.options, *opts, err, sizeof(err)), 0);
+	T_EQ(opt_set(opt_find(tp_ring.options, "batch"), *opts, batch, err, sizeof(err)), 0);
+	T_EQ(opt_set(opt_find(tp_ring.options, "capacity"), *opts, "4096", err, sizeof(err)), 0);
+	cfg->opts = *opts;
+	if (tp_ring.create(ch, err, sizeof(err)))
+		T_FAIL("batch=%s: create: %s", batch, err);
+	if (tp_ring.open(ch, TP_SERVER, 0, server, err, sizeof(err)) ||
+	    tp_ring.open(ch, TP_CLIENT, 0, client, err, sizeof(err)))
+		T_FAIL("batch=%s: open: %s", batch, err);
+}
+
 static void test_batch_runs(const char *batch)
 {
 	unsigned char want[RUN_SIZE];
-	char err[256], *opts = calloc(1, tp_ring.opts_size);
-	struct tp_config cfg = { .msg_size = RUN_SIZE, .clients = 1, .threads = true };
-	struct tp_channel ch = { .tp = &tp_ring, .cfg = &cfg };
+	struct tp_config cfg;
+	struct tp_channel ch;
 	struct run_test t;
 	const void *msg;
 	pthread_t th;
+	char *opts;
 	ssize_t n;
 	uint32_t i;
 
-	T_ASSERT(opts);
-	T_EQ(opt_defaults(tp_ring.options, opts, err, sizeof(err)), 0);
-	T_EQ(opt_set(opt_find(tp_ring.options, "batch"), opts, batch, err, sizeof(err)), 0);
-	T_EQ(opt_set(opt_find(tp_ring.options, "capacity"), opts, "4096", err, sizeof(err)), 0);
-	cfg.opts = opts;
-	if (tp_ring.create(&ch, err, sizeof(err)))
-		T_FAIL("batch=%s: create: %s", batch, err);
-	if (tp_ring.open(&ch, TP_SERVER, 0, &t.server, err, sizeof(err)) ||
-	    tp_ring.open(&ch, TP_CLIENT, 0, &t.client, err, sizeof(err)))
-		T_FAIL("batch=%s: open: %s", batch, err);
+	open_batch_pair(batch, &cfg, &ch, &opts, &t.server, &t.client);
 	T_EQ(pthread_create(&th, NULL, run_sender, &t), 0);
 	for (i = 0; i < RUN_MSGS; i++) {
 		n = tp_ring.peek(t.server, &msg, RUN_SIZE);
@@ -206,27 +219,18 @@ static void *n_sender(void *arg)
 static void test_batch_n(const char *batch)
 {
 	unsigned char want[RUN_SIZE];
-	char err[256], *opts = calloc(1, tp_ring.opts_size);
-	struct tp_config cfg = { .msg_size = RUN_SIZE, .clients = 1, .threads = true };
-	struct tp_channel ch = { .tp = &tp_ring, .cfg = &cfg };
+	struct tp_config cfg;
+	struct tp_channel ch;
 	uint64_t rnd = 0x853c49e6748fea9bull;
 	const void *msgs[TP_BATCH_MAX];
 	size_t lens[TP_BATCH_MAX];
 	struct n_test t = { .batch = (unsigned)atoi(batch) };
 	pthread_t th;
 	uint32_t i = 0;
+	char *opts;
 	ssize_t k;
 
-	T_ASSERT(opts);
-	T_EQ(opt_defaults(tp_ring.options, opts, err, sizeof(err)), 0);
-	T_EQ(opt_set(opt_find(tp_ring.options, "batch"), opts, batch, err, sizeof(err)), 0);
-	T_EQ(opt_set(opt_find(tp_ring.options, "capacity"), opts, "4096", err, sizeof(err)), 0);
-	cfg.opts = opts;
-	if (tp_ring.create(&ch, err, sizeof(err)))
-		T_FAIL("batch=%s: create: %s", batch, err);
-	if (tp_ring.open(&ch, TP_SERVER, 0, &t.server, err, sizeof(err)) ||
-	    tp_ring.open(&ch, TP_CLIENT, 0, &t.client, err, sizeof(err)))
-		T_FAIL("batch=%s: open: %s", batch, err);
+	open_batch_pair(batch, &cfg, &ch, &opts, &t.server, &t.client);
 	T_EQ(pthread_create(&th, NULL, n_sender, &t), 0);
 	while (i < RUN_MSGS) {
 		unsigned max = 1 + (unsigned)(t_rand(&rnd) % TP_BATCH_MAX);
