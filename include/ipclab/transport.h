@@ -147,6 +147,11 @@ const struct transport *transport_find(const char *name);
 void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* send() for a transport that sends in place: reserve, copy in, commit. */
+ssize_t tp_send_via_reserve(struct tp_endpoint *ep, const void *buf, size_t len,
+			    ssize_t (*reserve)(struct tp_endpoint *, void **, size_t),
+			    ssize_t (*commit)(struct tp_endpoint *, size_t));
+
 /* recv() for a zero-copy transport: peek, copy out, release (-EMSGSIZE,
  * releasing the message, if it is longer than len). */
 ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,

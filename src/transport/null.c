@@ -368,13 +368,7 @@ static ssize_t zc_commit(struct tp_endpoint *ep, size_t len)
 
 static ssize_t zc_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
-	void *p;
-	ssize_t r = zc_reserve(ep, &p, len);
-
-	if (r < 0)
-		return r;
-	memcpy(p, buf, len);
-	return zc_commit(ep, len);
+	return tp_send_via_reserve(ep, buf, len, zc_reserve, zc_commit);
 }
 
 /* Up to @max messages from tail on, waiting for one; 0 after the close. */

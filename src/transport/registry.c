@@ -130,6 +130,19 @@ ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,
 	return n;
 }
 
+ssize_t tp_send_via_reserve(struct tp_endpoint *ep, const void *buf, size_t len,
+			    ssize_t (*reserve)(struct tp_endpoint *, void **, size_t),
+			    ssize_t (*commit)(struct tp_endpoint *, size_t))
+{
+	void *p;
+	ssize_t r = reserve(ep, &p, len);
+
+	if (r < 0)
+		return r;
+	memcpy(p, buf, len);
+	return commit(ep, len);
+}
+
 int transport_validate(const struct transport *tp, char *err, size_t errlen)
 {
 	const char *missing = NULL;
@@ -152,6 +165,12 @@ int transport_validate(const struct transport *tp, char *err, size_t errlen)
 		missing = "peek/release (TP_ZEROCOPY)";
 	else if ((tp->caps & TP_ZEROCOPY_SEND) && (!tp->reserve || !tp->commit))
 		missing = "reserve/commit (TP_ZEROCOPY_SEND)";
+	else if (!tp->reserve_n != !tp->commit_n || (tp->reserve_n && !tp->reserve))
+		missing = "reserve_n with commit_n, and reserve/commit";
+	else if (!tp->peek_n != !tp->release_n || (tp->peek_n && !tp->peek))
+		missing = "peek_n with release_n, and peek/release";
+	else if (tp->runs && !tp->reserve_n && !tp->peek_n)
+		missing = "the batch operations (runs)";
 	else if (tp->options && !tp->opts_size)
 		missing = "opts_size";
 	if (missing)

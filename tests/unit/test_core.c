@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for the core helpers: histogram error bound against exact
  * percentiles, size/count/duration parsing, option tables, placement
- * parsing, message fill and check. */
+ * parsing, message fill and check, the transport table's check of the
+ * batch operations. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include "ipclab/msg.h"
 #include "ipclab/opt.h"
 #include "ipclab/placement.h"
+#include "ipclab/transport.h"
 #include "ipclab/util.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -242,6 +245,43 @@ static void test_edit_distance(void **state)
 	assert_int_equal(edit_distance("abc", "xyz"), 3);
 }
 
+/* transport_validate: the batch operations come in pairs, on top of the
+ * one-message operations they batch; every registered transport passes. */
+static void test_transport_batch_ops(void **state)
+{
+	const struct transport *ring = transport_find("ring"), *nzc = transport_find("null-zc");
+	struct transport t;
+	char err[256];
+
+	(void)state;
+	assert_non_null(ring);
+	assert_non_null(nzc);
+	assert_int_equal(transports_validate(err, sizeof(err)), 0);
+	t = *ring;
+	t.commit_n = NULL;
+	assert_int_equal(transport_validate(&t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "reserve_n with commit_n"));
+	t = *ring;
+	t.release_n = NULL;
+	assert_int_equal(transport_validate(&t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "peek_n with release_n"));
+	t = *nzc;
+	t.caps &= ~TP_ZEROCOPY;
+	t.peek = NULL;
+	t.release = NULL;
+	assert_int_equal(transport_validate(&t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "peek_n with release_n, and peek/release"));
+	t = *ring;
+	t.reserve_n = NULL;
+	t.commit_n = NULL;
+	t.peek_n = NULL;
+	t.release_n = NULL;
+	assert_int_equal(transport_validate(&t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "(runs)"));
+	t.runs = NULL;
+	assert_int_equal(transport_validate(&t, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_placement_parse),
 		cmocka_unit_test(test_msg_fill_check),
 		cmocka_unit_test(test_edit_distance),
+		cmocka_unit_test(test_transport_batch_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
