@@ -184,6 +184,11 @@ static void srv_add_pending(struct ipcring_server *s, struct ipcring_conn *c)
 	 * reason, after the hello); slots beyond are for handshakes only */
 	for (i = 0; i < s->nslots && s->conns[i]; i++)
 		;
+	if (i == s->nslots && srv_ndead(s)) {
+		srv_reap(s, 0);		/* dropped ones held every slot */
+		for (i = 0; i < s->nslots && s->conns[i]; i++)
+			;
+	}
 	if (i == s->nslots) {
 		ipc_conn_free(c);	/* a flood of handshakes: no word */
 		return;
@@ -209,7 +214,15 @@ static void srv_accept_burst(struct ipcring_server *s)
 	struct ipcring_conn *c;
 
 	for (int k = 0; k < SRV_ACCEPT_BURST; k++) {
-		if (ipc_srv_accept_one(s, &c))
+		int ret = ipc_srv_accept_one(s, &c, !srv_ndead(s));
+
+		if ((ret == -EMFILE || ret == -ENFILE) && srv_ndead(s)) {
+			/* dropped connections still hold descriptors: free
+			 * them, then refuse the client only if still short */
+			srv_reap(s, 0);
+			ret = ipc_srv_accept_one(s, &c, true);
+		}
+		if (ret)
 			return;
 		srv_add_pending(s, c);
 	}

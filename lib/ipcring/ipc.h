@@ -112,7 +112,10 @@ struct ipcring_server {
 };
 
 /* server.c */
-int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out);
+/* One connection off the listening socket: 0, -EAGAIN or -errno; with
+ * @refuse_nofd a client that finds no descriptor free is refused, with the
+ * reason (else the caller may free some and try again). */
+int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out, bool refuse_nofd);
 int ipc_srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool full,
 		      char *reason, size_t len);
 void ipc_srv_refuse(int sock, int err, const char *reason);

@@ -272,7 +272,7 @@ static void srv_refuse_nofd(struct ipcring_server *s, int err)
 }
 
 /* accept4 one pending connection (non-blocking) into a new handle. */
-int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out)
+int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out, bool refuse_nofd)
 {
 	struct ipcring_conn *c;
 	int fd, ret;
@@ -280,7 +280,7 @@ int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out)
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		ret = errno == EWOULDBLOCK ? -EAGAIN : -errno;
-		if (ret == -EMFILE || ret == -ENFILE)
+		if (refuse_nofd && (ret == -EMFILE || ret == -ENFILE))
 			srv_refuse_nofd(s, ret);
 		return ret;
 	}
@@ -313,7 +313,7 @@ int ipcring_server_accept(struct ipcring_server *s, struct ipcring_conn **conn,
 		return -EINVAL;
 	*conn = NULL;
 	for (;;) {
-		ret = ipc_srv_accept_one(s, &c);
+		ret = ipc_srv_accept_one(s, &c, true);
 		if (ret != -EAGAIN)
 			break;
 		if (!s->spare.rx && timeout_ms) {
