@@ -162,6 +162,8 @@ struct ipcring_info {
  * @eventfd: with IPCRING_WAIT_EVENTFD, receives the eventfd both ends must
  *           attach with (O_CLOEXEC|O_NONBLOCK); else set to -1. May be NULL
  *           in the other modes.
+ * The whole segment is written here (its pages allocated now, not at the
+ * first attach): short of memory, this fails with -ENOMEM or -ENOSPC.
  * Returns 0, -EINVAL for a bad option, or the errno of a failed syscall.
  */
 IPCRING_MUST_CHECK
