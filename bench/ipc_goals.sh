@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ipcring as an IPC system against libqb's IPC: every goal of its table,
+# measured side by side, one command. Each group is ONE ipclab run with
+# --repeat $REPS (the cells interleaved, every figure the median of the
+# repetitions), unpinned, defaults:
+#   flood1   ring-ipc vs libqb-ipc, 1 client ping-pong 64 B flat out: p50 RTT
+#   paced    the same at 20/s: p50 RTT (a cold wake each time)
+#   flood4   4 clients flooding one server: exchanges/s and p99 RTT
+#   stream   ring -O batch=64 vs pipe and libqb-rb, 64 B and 4 KiB streams
+#   setup    bench/ring_setup: connect -> first reply, back to back and
+#            spaced 2 ms apart (medians of $SETUP_ROUNDS rounds of 200)
+#   idle     ipcring-dispatch's idle server: CPU per second with 100 silent
+#            clients
+# bench/ring_floor (the smallest spinning ring) runs before and after: this
+# VM's cross-CPU traffic has a fast mode (~300 M msg/s there) and a slow one
+# (~70 M), and the stream goals are met only in the fast one.
+# Prints the goal table with a verdict per row; the JSON of each group stays
+# in $OUT. Not part of `make check`: numbers, not tests.
+# Usage: B=build bench/ipc_goals.sh   (REPS=5, SETUP_ROUNDS=5, OUT=dir)
+set -u
+cd "$(dirname "$0")/.."
+B=${B:-build}
+IPCLAB=${IPCLAB:-$B/ipclab}
+SETUP=$B/bench/ring_setup
+FLOOR=$B/bench/ring_floor
+IDLE=$B/tests/ipcring-dispatch
+REPS=${REPS:-5}
+SETUP_ROUNDS=${SETUP_ROUNDS:-5}
+OUT=${OUT:-$(mktemp -d /tmp/ipc-goals.XXXXXX)}
+for f in "$IPCLAB" "$SETUP" "$FLOOR" "$IDLE"; do
+	[ -x "$f" ] || { echo "ipc_goals.sh: $f missing: run make (and make tests) first"; exit 1; }
+done
+command -v python3 >/dev/null || { echo "ipc_goals.sh: needs python3"; exit 1; }
+mkdir -p "$OUT"
+
+floor() { "$FLOOR" -r 3 2>&1 | awk '/header\+tail/ { print $3 }'; }
+run() { # name args...
+	local name=$1
+	shift
+	echo "ipc_goals.sh: $name: ipclab run $* --repeat $REPS" >&2
+	"$IPCLAB" run "$@" --repeat "$REPS" -q -f json -o "$OUT/$name.json" ||
+		echo "ipc_goals.sh: $name: ipclab exited $? (failed cells are shown as n/a)" >&2
+}
+
+floor >"$OUT/floor_before.txt"
+run flood1 -t ring-ipc,libqb-ipc -p pingpong -s 64 -n 200000
+run paced -t ring-ipc,libqb-ipc -p pingpong -s 64 --rate 20/s -n 40
+run flood4 -t ring-ipc,libqb-ipc -p pingpong -s 64 --clients 4 -n 200000
+run stream -t ring,pipe,libqb-rb -p stream -s 64,4k -n 3000000 -O batch=64
+echo "ipc_goals.sh: setup: $SETUP -r $SETUP_ROUNDS" >&2
+"$SETUP" -r "$SETUP_ROUNDS" >"$OUT/setup.txt" 2>&1
+echo "ipc_goals.sh: idle: $IDLE" >&2
+"$IDLE" >"$OUT/idle.txt" 2>&1
+floor >"$OUT/floor_after.txt"
+
+python3 - "$OUT" <<'EOF'
+import json, os, re, sys
+
+out = sys.argv[1]
+
+def cells(name):
+    try:
+        return json.load(open(os.path.join(out, name + ".json")))["results"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+def metric(name, tp, key, size=None):
+    for r in cells(name):
+        if r["transport"] == tp and r["status"] == "ok" and (size is None or r["size_bytes"] == size):
+            return r["metrics"].get(key)
+    return None
+
+def read(name):
+    try:
+        return open(os.path.join(out, name)).read()
+    except OSError:
+        return ""
+
+rows = []
+
+def row(what, a, b, ratio, goal, met, unit=""):
+    fmt = lambda v: "n/a" if v is None else ("%.3g%s" % (v, unit))
+    verdict = "n/a" if ratio is None else ("met" if met(ratio) else "NOT met")
+    rows.append((what, fmt(a), fmt(b), "n/a" if ratio is None else "%.3g" % ratio, goal, verdict))
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+for name, key, what, goal, ok in (
+        ("flood1", "lat_p50_ns", "1 client flood, p50 RTT (ns)", "<= 0.02", lambda r: r <= 0.02),
+        ("paced", "lat_p50_ns", "paced 20/s, p50 RTT (ns)", "<= 1.1", lambda r: r <= 1.1),
+        ("flood4", "msgs_per_s", "4 clients flood, exchanges/s", ">= 5", lambda r: r >= 5),
+        ("flood4", "lat_p99_ns", "4 clients flood, p99 RTT (ns)", "<= 0.2", lambda r: r <= 0.2)):
+    a, b = metric(name, "ring-ipc", key), metric(name, "libqb-ipc", key)
+    row(what + ": ring-ipc / libqb-ipc", a, b, ratio(a, b), goal, ok)
+for size, peer, goal, ok in ((64, "pipe", ">= 30", lambda r: r >= 30),
+                             (64, "libqb-rb", ">= 10", lambda r: r >= 10),
+                             (4096, "libqb-rb", ">= 1.5", lambda r: r >= 1.5)):
+    a, b = metric("stream", "ring", "msgs_per_s", size), metric("stream", peer, "msgs_per_s", size)
+    row("stream %d B batch=64, msgs/s: ring / %s" % (size, peer), a, b, ratio(a, b), goal, ok)
+m = re.search(r"back to back ([0-9.]+) us, 2000 us apart ([0-9.]+) us", read("setup.txt"))
+b2b = float(m.group(1)) if m else None
+row("set-up p50, back to back (us); spaced 2 ms: %s us" % (m.group(2) if m else "n/a"),
+    b2b, None, b2b, "< 200 us", lambda v: v < 200)
+m = re.search(r"\(([0-9.]+) us per second\)", read("idle.txt"))
+idle = float(m.group(1)) if m else None
+row("idle server, 100 silent clients (us CPU per s)", idle, None, idle, "< 1000 us/s",
+    lambda v: v < 1000)
+
+print("ring_floor (fast mode ~300 M msg/s, slow ~70 M): before %s M, after %s M"
+      % (read("floor_before.txt").strip() or "n/a", read("floor_after.txt").strip() or "n/a"))
+w = max(len(r[0]) for r in rows)
+print("%-*s  %10s  %10s  %8s  %-9s  %s" % (w, "goal", "ours", "peer", "ratio", "goal", "verdict"))
+for r in rows:
+    print("%-*s  %10s  %10s  %8s  %-9s  %s" % ((w,) + r))
+print("raw results: %s" % out)
+EOF
