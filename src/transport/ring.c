@@ -97,6 +97,7 @@ struct tp_endpoint {
 	bool run_open;			/* run_i's place is handed out, not committed */
 	struct ipcring_rec run[IPCRING_BATCH_MAX];
 	struct ipcring_rec got[IPCRING_BATCH_MAX];	/* peek_n's records */
+	size_t run_len;			/* reserve_n: every run[].len is this (0: unset) */
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
@@ -368,6 +369,7 @@ static int ring_run_next(struct tp_endpoint *ep, size_t len, void **buf)
 			n = IPCRING_BATCH_MAX;
 		if (n < 2)
 			return -EAGAIN;
+		ep->run_len = 0;	/* reserve_n's lengths: not these */
 		for (unsigned i = 0; i < n; i++)
 			ep->run[i].len = len;
 		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0))
@@ -441,8 +443,11 @@ static ssize_t ring_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, u
 	if (n > IPCRING_BATCH_MAX)
 		n = IPCRING_BATCH_MAX;
 	if (n >= 2) {
-		for (unsigned i = 0; i < n; i++)
-			ep->run[i].len = len;
+		if (ep->run_len != len) {	/* the run's lengths, as last time */
+			for (unsigned i = 0; i < IPCRING_BATCH_MAX; i++)
+				ep->run[i].len = len;
+			ep->run_len = len;
+		}
 		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0) == 0) {
 			for (unsigned i = 0; i < n; i++)
 				bufs[i] = ep->run[i].buf;
