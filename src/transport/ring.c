@@ -98,6 +98,7 @@ struct tp_endpoint {
 	struct ipcring_rec run[IPCRING_BATCH_MAX];
 	struct ipcring_rec got[IPCRING_BATCH_MAX];	/* peek_n's records */
 	size_t run_len;			/* reserve_n: every run[].len is this (0: unset) */
+	unsigned run_max;		/* reserve_n: the longest run of run_len the ring takes */
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
@@ -428,6 +429,27 @@ static void ring_release(struct tp_endpoint *ep)
 	ring_ep_release(&ep->re);
 }
 
+/* reserve_n's runs of @len-byte messages: every run[].len set once, and
+ * the longest run the ring takes (a batch is at most half of it; each
+ * record is the message and an 8-byte header, aligned), so that a run too
+ * long for it is not tried at every call. */
+static void ring_run_lengths(struct tp_endpoint *ep, size_t len)
+{
+	struct ipcring_info in;
+
+	for (unsigned i = 0; i < IPCRING_BATCH_MAX; i++)
+		ep->run[i].len = len;
+	ep->run_len = len;
+	ep->run_max = IPCRING_BATCH_MAX;
+	if (!ipcring_info(ep->re.tx, &in) && in.align) {
+		size_t rs = (len + 8 + in.align - 1) & ~((size_t)in.align - 1);
+		size_t fit = (in.capacity / 2 - 8) / rs;
+
+		if (fit < ep->run_max)
+			ep->run_max = (unsigned)fit;
+	}
+}
+
 /* reserve_n: a run of up to @max places (no more than the batch has left
  * before its publication) with one ipcring_reserve_batch(); where no run
  * fits now, one place, waiting for room as reserve does. */
@@ -438,16 +460,13 @@ static ssize_t ring_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, u
 
 	if (ep->run_n && ring_run_end(ep, IPCRING_MORE))
 		return -EPROTO;
+	if (ep->run_len != len)
+		ring_run_lengths(ep, len);
 	if (n > max)
 		n = max;
-	if (n > IPCRING_BATCH_MAX)
-		n = IPCRING_BATCH_MAX;
+	if (n > ep->run_max)
+		n = ep->run_max;
 	if (n >= 2) {
-		if (ep->run_len != len) {	/* the run's lengths, as last time */
-			for (unsigned i = 0; i < IPCRING_BATCH_MAX; i++)
-				ep->run[i].len = len;
-			ep->run_len = len;
-		}
 		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0) == 0) {
 			for (unsigned i = 0; i < n; i++)
 				bufs[i] = ep->run[i].buf;
