@@ -4,6 +4,7 @@
  * lists what it created and is removed once everything is gone. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,6 +112,15 @@ static void test_registry_file(void **state)
 	assert_int_equal(access(registry_dir(), F_OK), -1);
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	(void)remove(path);	/* go on: remove what can be */
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +136,7 @@ int main(void)
 	snprintf(base, sizeof(base), "%s", tmpl);
 	setenv("IPCLAB_STATE_DIR", strcat(strcpy((char[PATH_MAX]){ 0 }, tmpl), "/state"), 1);
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	rmdir(tmpl);
+	/* all of it, also what a failed test left in it */
+	nftw(tmpl, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return ret ? 1 : 0;
 }
