@@ -486,13 +486,7 @@ static ssize_t iom_commit(struct tp_endpoint *ep, size_t len)
 
 static ssize_t iom_send(struct tp_endpoint *ep, const void *buf, size_t len)
 {
-	void *slot;
-	ssize_t r = iom_reserve(ep, &slot, len);
-
-	if (r < 0)
-		return r;
-	memcpy(slot, buf, len);
-	return iom_commit(ep, len);
+	return tp_send_via_reserve(ep, buf, len, iom_reserve, iom_commit);
 }
 
 static ssize_t iom_peek(struct tp_endpoint *ep, const void **msg, size_t len)
