@@ -137,6 +137,14 @@ static void open_batch_pair(const char *batch, struct tp_config *cfg, struct tp_
 		T_FAIL("batch=%s: open: %s", batch, err);
 }
 
+/* open_batch_pair's channel, once the sender thread closed its end */
+static void close_batch_pair(struct tp_channel *ch, char *opts, struct tp_endpoint *server)
+{
+	tp_ring.close(server);
+	tp_ring.destroy(ch);
+	free(opts);
+}
+
 static void test_batch_runs(const char *batch)
 {
 	unsigned char want[RUN_SIZE];
@@ -172,9 +180,7 @@ static void test_batch_runs(const char *batch)
 	if (n != 0)
 		T_FAIL("batch=%s: after the last message peek gave %zd, not the end", batch, n);
 	T_EQ(pthread_join(th, NULL), 0);
-	tp_ring.close(t.server);
-	tp_ring.destroy(&ch);
-	free(opts);
+	close_batch_pair(&ch, opts, t.server);
 }
 
 struct n_test {
@@ -258,9 +264,7 @@ static void test_batch_n(const char *batch)
 	if (k != 0)
 		T_FAIL("batch=%s: after the last message peek_n gave %zd, not the end", batch, k);
 	T_EQ(pthread_join(th, NULL), 0);
-	tp_ring.close(t.server);
-	tp_ring.destroy(&ch);
-	free(opts);
+	close_batch_pair(&ch, opts, t.server);
 }
 
 int main(void)
