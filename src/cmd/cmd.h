@@ -44,18 +44,25 @@ int say_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The one atomic output writer (output.c): output_open gives stdout when
- * path is NULL, else a temporary file beside path, registered for cleanup
- * before it exists; output_commit renames it over path (ok) or removes it.
- * Both print their own error ("ipclab[ CMD]: ...") and return the exit
- * status: 0, 1 (cannot write) or 2 (a path too long to be safe). */
+/* The one output writer (output.c): output_open gives stdout when path is
+ * NULL; for a regular file or a new path, a temporary file beside it under
+ * an unguessable name, registered for cleanup before it exists, which
+ * output_commit renames over path (ok) or removes; for what else is there
+ * (a device such as /dev/null, a FIFO, a Unix socket, /dev/stdout or
+ * /dev/fd/N) the thing itself, written into and never replaced. Both print
+ * their own error ("ipclab[ CMD]: ...") and return the exit status: 0, 1
+ * (cannot write) or 2 (a path too long to be safe, a directory). */
 struct output {
 	FILE *f;
 	const char *path;	/* NULL: stdout */
 	const char *cmd;	/* for messages; NULL for run */
 	int handle;		/* cleanup handle of the temporary file */
+	bool special;		/* written into what is at path, no rename */
 	char tmp[PATH_MAX];
 };
+/* -o PATH checked when parsed, before any work: not a directory, its
+ * directory exists, not too long. 0, or 2 with the error said. */
+int output_check(const char *path, const char *cmd);
 int output_open(struct output *o, const char *path, const char *cmd);
 /* failed: the writer failed (why, "" if it said nothing); 0 or 1. */
 int output_commit(struct output *o, int failed, const char *why);

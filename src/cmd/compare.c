@@ -63,7 +63,7 @@ static int cmp_option(int opt, char *arg, struct cmp_args *a)
 		return 0;
 	case 'o':
 		a->output = arg;
-		return 0;
+		return output_check(arg, "compare");
 	}
 	return 0;
 }

@@ -258,7 +258,11 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 		break;
 	}
 	case 'q': a->quiet = true; break;
-	case 'o': a->output = arg; break;
+	case 'o':
+		if (output_check(arg, NULL))
+			return 2;
+		a->output = arg;
+		break;
 	case 'f':
 		if (!reporter_find(arg) || !strcmp(arg, "pivot"))
 			return usage_error("-f %s: expected table, ranked, json, csv or markdown", arg);

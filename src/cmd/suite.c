@@ -182,7 +182,11 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 		case 'Q': o->quick = true; break;
 		case 'D': o->dry_run = true; break;
 		case 'S': *only = optarg; break;
-		case 'o': o->output = optarg; break;
+		case 'o':
+			if (output_check(optarg, "suite"))
+				return 2;
+			o->output = optarg;
+			break;
 		case 'q': o->quiet = true; break;
 		case 'h': return suite_usage(stdout, -1);
 		case 'T':
