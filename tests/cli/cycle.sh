@@ -130,7 +130,7 @@ fi
 # --trace: each stage's woken-to-running from the scheduler's events (where
 # --trace can run here: BTF, root, libbpf)
 if [ -r /sys/kernel/btf/vmlinux ] && [ "$(id -u)" = 0 ] &&
-   "$IPCLAB" run -t null -n 10 --trace -f json -o /dev/null >/dev/null 2>&1; then
+   "$IPCLAB" run -t null -n 10 --trace -f json -o "$dir/trace-probe.json" >/dev/null 2>&1; then
 	if run_json traced -t pipe --clients 2 --period 1ms -n 200 --trace; then
 		jq -e '.results[0].metrics.stages | length == 2 and
 			all(.[]; .woken_p50_ns != null and .woken_p50_ns <= .woken_p99_ns)' \

@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-err=$("$IPCLAB" run -t null -n 10 --profile -f json -o /dev/null 2>&1)
+err=$("$IPCLAB" run -t null -n 10 --profile -f json -o "$tmp/probe.json" 2>&1)
 case $err in
 *libdw*|*"not available"*) echo "skip: $err"; exit 77 ;;
 *CAP_PERFMON*) echo "skip: --profile needs root here: $err"; exit 77 ;;

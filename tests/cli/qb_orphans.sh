@@ -15,7 +15,7 @@ full=/dev/shm/qb-$dead-$dead-9-ipcltC
 mkdir -m 0770 "$orphan" "$alive" "$full"
 touch "$full/someone-else-header"
 trap 'rm -rf "$orphan" "$alive" "$full"' EXIT
-"$IPCLAB" run -t libqb-ipc -p pingpong -n 200 -q -f json -o /dev/null 2>"$IPCLAB_TEST_TAG/err" ||
+"$IPCLAB" run -t libqb-ipc -p pingpong -n 200 -q -f json -o "$IPCLAB_TEST_TAG/run.json" 2>"$IPCLAB_TEST_TAG/err" ||
 	fail "libqb-ipc run: $(cat "$IPCLAB_TEST_TAG/err")"
 [ ! -e "$orphan" ] && echo "ok   an empty qb-* directory of two dead processes removed" ||
 	fail "the orphaned $orphan is still there"
