@@ -28,6 +28,7 @@ struct opt_desc {
 	const char *choices;	/* OPT_CHOICE: "a|b|c" */
 	const char *help;
 	unsigned flags;		/* OPT_POW2 */
+	const char *zero_word;	/* a number: this word means 0 (e.g. "auto"), shown as it */
 };
 
 #define OPT_POW2 1u		/* a number: only a power of two */

@@ -82,11 +82,16 @@ int opt_set(const struct opt_desc *d, void *dst, const char *val, char *err, siz
 	default:
 		break;
 	}
+	if (d->zero_word && !strcmp(val, d->zero_word)) {
+		memset(field, 0, sizeof(uint64_t));
+		return 0;
+	}
 	ret = parse_number(d, val, &v);
 	if (ret)
-		return errf(err, errlen, EINVAL, "-O %s=%s: not a valid %s", d->name, val,
+		return errf(err, errlen, EINVAL, "-O %s=%s: not a valid %s%s%s", d->name, val,
 			    d->type == OPT_SIZE ? "size (e.g. 64, 4k, 1M)" :
-			    d->type == OPT_DURATION ? "duration (e.g. 100ms, 5s)" : "number");
+			    d->type == OPT_DURATION ? "duration (e.g. 100ms, 5s)" : "number",
+			    d->zero_word ? " or " : "", d->zero_word ? d->zero_word : "");
 	if (v < d->min || (d->max && v > d->max))
 		return errf(err, errlen, ERANGE, "-O %s=%s: out of range [%llu, %llu]", d->name, val,
 			    (unsigned long long)d->min, (unsigned long long)d->max);
@@ -143,6 +148,10 @@ void opt_format(const struct opt_desc *d, const void *src, char *buf, size_t len
 	}
 	default:
 		memcpy(&v, field, sizeof(v));
+		if (!v && d->zero_word) {
+			snprintf(buf, len, "%s", d->zero_word);
+			return;
+		}
 		/* a duration keeps its unit, so that -O reads it back the same */
 		snprintf(buf, len, d->type == OPT_DURATION ? "%lluns" : "%llu", (unsigned long long)v);
 	}

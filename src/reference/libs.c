@@ -201,6 +201,7 @@ struct ref_ring_side {
 struct ref_ring {
 	int memfd[2], efd[2]; /* client -> server, server -> client */
 	uint32_t batch;
+	bool auto_runs; /* -O batch=auto: send_n's runs, each published */
 	bool zerocopy;
 	struct ref_ring_side side[2]; /* [role] */
 };
@@ -341,7 +342,7 @@ static int ring_send_n(struct ref_chan *ch, int role, size_t n, unsigned max, co
 {
 	struct ref_ring *g = ch->priv;
 	struct ref_ring_side *sd = &g->side[role];
-	unsigned k = g->batch - sd->pending;
+	unsigned k = g->auto_runs ? max : g->batch - sd->pending;
 	bool publish;
 	int r;
 
@@ -361,7 +362,7 @@ static int ring_send_n(struct ref_chan *ch, int role, size_t n, unsigned max, co
 				for (size_t b = 0; b < n; b += 64)
 					((unsigned char *)sd->run[j].buf)[b] = (unsigned char)j;
 			sd->pending += k;
-			publish = sd->pending >= g->batch;
+			publish = g->auto_runs || sd->pending >= g->batch;
 			if (publish)
 				sd->pending = 0;
 			r = ipcring_commit_batch(sd->tx, sd->run, k, publish ? 0 : IPCRING_MORE);
@@ -479,8 +480,9 @@ int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t e
 	memset(g, 0, sizeof(*g));
 	g->memfd[0] = g->memfd[1] = g->efd[0] = g->efd[1] = -1;
 	g->batch = (uint32_t)ref_tp_opt(c, "batch");
+	g->auto_runs = !g->batch;
 	g->batch = g->batch ? g->batch : 1;
-	if (g->batch > 1)
+	if (g->batch > 1 || g->auto_runs)
 		ch->ops = &ring_ops_runs;
 	g->zerocopy = ref_zerocopy(c);
 	for (int i = 0; i < 2; i++) {

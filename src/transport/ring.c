@@ -25,7 +25,13 @@
  * library flushes before it blocks on a full ring). A batch is never left
  * unpublished while its sender waits: this transport commits the run so
  * far and flushes before an endpoint receives, and close() does so at the
- * end of a stream. */
+ * end of a stream.
+ *
+ * -O batch=auto (the default) never holds a message back: a message sent
+ * alone (ping-pong, --rate, --think, the general loop) is published at
+ * once, as with batch=1, and a closed-loop stream, whose sender has the
+ * next messages ready at once, moves them through reserve_n/commit_n as
+ * runs of up to TP_BATCH_MAX, each published at its commit. */
 #include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -64,13 +70,15 @@ static const struct opt_desc ring_options[] = {
 	  .def = "30us", .min = 0, .max = 1000000000,
 	  .help = "spin budget before sleeping (ring-spin: before yielding); 0 = none" },
 	{ .name = "batch", .type = OPT_UINT, .offset = offsetof(struct ring_opts, batch),
-	  .def = "1", .min = 1, .max = 65536,
-	  .help = "publish every Nth message (stream only; paced or think runs wait for N)" },
+	  .def = "auto", .min = 1, .max = 65536, .zero_word = "auto",
+	  .help = "auto: a closed-loop stream moves the messages ready at once as one run, "
+		  "published at its end, and any other message is published at once; "
+		  "N: publish every Nth message (paced or think runs wait for N)" },
 	{ .name = NULL },
 };
 
 static const struct ring_opts ring_defaults = {
-	.capacity = 1u << 20, .align = 0, .spin_ns = 30000, .batch = 1,
+	.capacity = 1u << 20, .align = 0, .spin_ns = 30000, .batch = 0,	/* auto */
 };
 
 /* Rings of one client id, in the channel's fd table. */
@@ -83,7 +91,7 @@ struct ring_pids {
 
 struct ring_chan {
 	struct ipcring_opts ro;
-	uint32_t batch;
+	uint32_t batch;			/* 0: auto */
 	unsigned nclients;
 	bool threads;
 	int *fd;			/* RF_PER_CLIENT per client, -1 when none */
@@ -95,6 +103,7 @@ struct tp_endpoint {
 	struct ring_ep re;		/* first: re.watch gets &ep->re */
 	unsigned run_n, run_i;		/* reserved run: places, handed out so far */
 	bool run_open;			/* run_i's place is handed out, not committed */
+	bool auto_runs;			/* -O batch=auto: runs are the pattern's, each published */
 	struct ipcring_rec run[IPCRING_BATCH_MAX];
 	struct ipcring_rec got[IPCRING_BATCH_MAX];	/* peek_n's records */
 	size_t run_len;			/* reserve_n: every run[].len is this (0: unset) */
@@ -158,7 +167,10 @@ static void ring_settings(struct tp_channel *ch, const struct ring_chan *rc)
 	tp_setting(ch, "max_record_bytes", "%u", ro->max_record);
 	tp_setting(ch, "release_threshold_bytes", "%u", ro->release_threshold);
 	tp_setting(ch, "spin_ns", "%u", ro->spin_ns == IPCRING_NO_SPIN ? 0 : ro->spin_ns);
-	tp_setting(ch, "batch", "%u", rc->batch);
+	if (rc->batch)
+		tp_setting(ch, "batch", "%u", rc->batch);
+	else
+		tp_setting(ch, "batch", "auto");
 	tp_setting(ch, "rings", "%u", 2 * rc->nclients);
 }
 
@@ -304,7 +316,10 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		ring_free_ep(ep);
 		return r;
 	}
-	ep->re.batch = rc->batch;
+	/* auto: one message at a time is published at once (batch 1); a run
+	 * of reserve_n/commit_n at its commit */
+	ep->re.batch = rc->batch ? rc->batch : 1;
+	ep->auto_runs = !rc->batch;
 	/* threads share one pid: nothing to watch */
 	ep->peer_known = rc->threads;
 	ep->peer_pid = &rc->pids[id].pid[role == TP_SERVER ? TP_CLIENT : TP_SERVER];
@@ -455,7 +470,7 @@ static void ring_run_lengths(struct tp_endpoint *ep, size_t len)
  * fits now, one place, waiting for room as reserve does. */
 static ssize_t ring_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, unsigned max)
 {
-	unsigned n = ep->re.batch - ep->re.pending;
+	unsigned n = ep->auto_runs ? max : ep->re.batch - ep->re.pending;
 	ssize_t r;
 
 	if (ep->run_n && ring_run_end(ep, IPCRING_MORE))
@@ -494,7 +509,7 @@ static int ring_commit_n(struct tp_endpoint *ep, unsigned n, size_t len)
 	if (n != ep->run_n)
 		return -EINVAL;
 	ep->re.pending += n;
-	publish = ep->re.pending >= ep->re.batch;
+	publish = ep->auto_runs || ep->re.pending >= ep->re.batch;
 	ep->run_n = ep->run_i = 0;
 	if (publish)
 		ep->re.pending = 0;
@@ -537,7 +552,7 @@ static ssize_t ring_peek_n(struct tp_endpoint *ep, const void **msgs, size_t *le
 
 static bool ring_runs(const struct tp_endpoint *ep)
 {
-	return ep->re.batch > 1;
+	return ep->re.batch > 1 || ep->auto_runs;
 }
 
 static void ring_release_n(struct tp_endpoint *ep, unsigned n)

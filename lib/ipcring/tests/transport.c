@@ -230,7 +230,8 @@ static void test_batch_n(const char *batch)
 	uint64_t rnd = 0x853c49e6748fea9bull;
 	const void *msgs[TP_BATCH_MAX];
 	size_t lens[TP_BATCH_MAX];
-	struct n_test t = { .batch = (unsigned)atoi(batch) };
+	/* auto: a run is as long as asked (up to what the ring takes) */
+	struct n_test t = { .batch = atoi(batch) ? (unsigned)atoi(batch) : TP_BATCH_MAX };
 	pthread_t th;
 	uint32_t i = 0;
 	char *opts;
@@ -267,6 +268,57 @@ static void test_batch_n(const char *batch)
 	close_batch_pair(&ch, opts, t.server);
 }
 
+/* -O batch=auto holds nothing back: a message committed alone, and a run
+ * committed with commit_n, are visible to the receiver at once, with no
+ * further call on the sending end (batch=64 would keep them unpublished
+ * and the peek below would wait until alarm() ends the test). */
+static void test_auto_publishes(void)
+{
+	struct tp_endpoint *server, *client;
+	const void *msgs[TP_BATCH_MAX];
+	size_t lens[TP_BATCH_MAX];
+	unsigned char want[RUN_SIZE];
+	static const unsigned asks[] = { 1, 2, 3, 17, 64 };
+	struct tp_config cfg;
+	struct tp_channel ch;
+	void *bufs[TP_BATCH_MAX];
+	uint32_t seq = 0;
+	ssize_t k, got;
+	char *opts;
+
+	open_batch_pair("auto", &cfg, &ch, &opts, &server, &client);
+	T_ASSERT(tp_ring.runs && tp_ring.runs(client));
+	T_EQ(tp_ring.reserve(client, &bufs[0], RUN_SIZE), RUN_SIZE);
+	run_fill(bufs[0], seq);
+	T_EQ(tp_ring.commit(client, RUN_SIZE), RUN_SIZE);
+	T_EQ(tp_ring.peek(server, &msgs[0], RUN_SIZE), RUN_SIZE);
+	run_fill(want, seq++);
+	if (memcmp(msgs[0], want, RUN_SIZE))
+		T_FAIL("batch=auto: a message sent alone is not the one received");
+	tp_ring.release(server);
+	for (size_t a = 0; a < sizeof(asks) / sizeof(asks[0]); a++) {
+		k = tp_ring.reserve_n(client, bufs, RUN_SIZE, asks[a]);
+		if (k < 1 || (unsigned)k > asks[a])
+			T_FAIL("batch=auto: reserve_n(%u) gave %zd", asks[a], k);
+		for (ssize_t j = 0; j < k; j++)
+			run_fill(bufs[j], seq + (uint32_t)j);
+		T_EQ(tp_ring.commit_n(client, (unsigned)k, RUN_SIZE), 0);
+		for (ssize_t seen = 0; seen < k; seen += got) {
+			got = tp_ring.peek_n(server, msgs, lens, TP_BATCH_MAX);
+			if (got < 1 || seen + got > k)
+				T_FAIL("batch=auto: after a run of %zd, peek_n gave %zd", k, got);
+			for (ssize_t j = 0; j < got; j++, seq++) {
+				run_fill(want, seq);
+				if (lens[j] != RUN_SIZE || memcmp(msgs[j], want, RUN_SIZE))
+					T_FAIL("batch=auto: message %u is not the one sent", seq);
+			}
+			tp_ring.release_n(server, (unsigned)got);
+		}
+	}
+	tp_ring.close(client);
+	close_batch_pair(&ch, opts, server);
+}
+
 int main(void)
 {
 	alarm(120);	/* a batch left unpublished hangs both threads: end it */
@@ -279,5 +331,8 @@ int main(void)
 	test_batch_n("7");
 	test_batch_n("64");
 	test_batch_n("100");
+	test_batch_runs("auto");
+	test_batch_n("auto");
+	test_auto_publishes();
 	return 0;
 }
