@@ -55,6 +55,8 @@ int pat_recv(struct participant *p, struct tp_endpoint *ep, uint32_t want_seq,
 	if (n == -EINTR && pat_stopping(p))
 		return -EINTR;
 	*hdr = msg;
+	if (zerocopy && n > 0 && !p->cell->verify)
+		msg_read_in_place(msg, (size_t)n);
 	return pat_check_fast(p, msg, n, want_seq);
 }
 

@@ -259,6 +259,8 @@ static int stream_recv_batched(struct participant *p, struct tp_endpoint *ep)
 					       warmup, hist, &w1);
 			if (ret)
 				return ret;
+			if (!verify)
+				msg_read_in_place(msgs[i], len);
 			if (want + 1 == warmup)
 				pat_window_begin(p);
 			if (w1 & MSG_F_END)
@@ -302,8 +304,11 @@ int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool zc)
 		ret = stream_check_one(p, msg, n, want, len, verify, warmup, hist, &w1);
 		if (ret)
 			return ret;
-		if (zc)
+		if (zc) {
+			if (!verify)
+				msg_read_in_place(msg, len);
 			release(ep);
+		}
 		pat_progress(p, want + 1);
 		if (want + 1 == warmup)
 			pat_window_begin(p);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ipcring.h"
+#include "ipclab/msg.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/experiment.h"
 #include "ref_int.h"
@@ -332,6 +333,8 @@ static int ring_recv(struct ref_chan *ch, int role, void *buf, size_t n, const c
 	}
 	if (!g->zerocopy)
 		memcpy(buf, msg, len < n ? len : n);
+	else
+		msg_read_in_place(msg, len);
 	return ipcring_release(g->side[role].rx);
 }
 
@@ -410,9 +413,12 @@ static int ring_recv_n(struct ref_chan *ch, int role, void *buf, size_t n, unsig
 		*what = "ipcring_peek_batch";
 		return k ? k : -EPIPE;
 	}
-	if (!g->zerocopy)
-		for (int j = 0; j < k; j++)
+	for (int j = 0; j < k; j++) {
+		if (!g->zerocopy)
 			memcpy(buf, got[j].buf, got[j].len < n ? got[j].len : n);
+		else
+			msg_read_in_place(got[j].buf, got[j].len);
+	}
 	r = ipcring_release_batch(sd->rx, (unsigned)k);
 	if (r)
 		*what = "ipcring_release_batch";

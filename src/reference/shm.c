@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ipclab/experiment.h"
+#include "ipclab/msg.h"
 #include "ref_int.h"
 
 #define REF_SLICE_NS 100000000 /* a futex wait's timeout (100 ms), as the cell's */
@@ -169,6 +170,8 @@ static int slot_recv(struct ref_chan *ch, int role, void *buf, size_t n, const c
 		return r;
 	if (!m->zerocopy) /* in place, as the cell where it receives in place */
 		memcpy(buf, slot_at(m, dir, m->tail[role]), n);
+	else
+		msg_read_in_place(slot_at(m, dir, m->tail[role]), n);
 	atomic_store(&d->tail, ++m->tail[role]);
 	if (atomic_load(&d->space_wanted) && atomic_exchange(&d->space_wanted, 0))
 		ring_word(&d->space);

@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -197,6 +201,72 @@ static void test_opt_table(void **state)
 	assert_null(opt_find(test_desc, "nope"));
 }
 
+/* A number option with a word for 0 (-O batch=auto): the word sets 0 and
+ * is shown back, numbers keep their range, anything else is refused. */
+struct word_opts {
+	uint64_t batch;
+};
+static const struct opt_desc word_desc[] = {
+	{ .name = "batch", .type = OPT_UINT, .offset = offsetof(struct word_opts, batch),
+	  .def = "auto", .min = 1, .max = 100, .zero_word = "auto" },
+	{ .name = NULL },
+};
+
+static void test_opt_zero_word(void **state)
+{
+	struct word_opts o = { .batch = 7 };
+	char err[ERRLEN], buf[64];
+
+	(void)state;
+	assert_int_equal(opt_defaults(word_desc, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.batch, 0);
+	opt_format(&word_desc[0], &o, buf, sizeof(buf));
+	assert_string_equal(buf, "auto");
+	assert_int_equal(opt_set(&word_desc[0], &o, "64", err, sizeof(err)), 0);
+	assert_int_equal(o.batch, 64);
+	opt_format(&word_desc[0], &o, buf, sizeof(buf));
+	assert_string_equal(buf, "64");
+	assert_int_equal(opt_set(&word_desc[0], &o, "0", err, sizeof(err)), -ERANGE);
+	assert_int_equal(opt_set(&word_desc[0], &o, "often", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "or auto"));
+	assert_int_equal(opt_set(&word_desc[0], &o, "auto", err, sizeof(err)), 0);
+	assert_int_equal(o.batch, 0);
+}
+
+/* msg_read_in_place loads from every cache line of the payload up to its
+ * length: a message whose last line lies in an unreadable page faults
+ * (in a child), one that ends before that page does not. */
+static int read_in_place_child(const unsigned char *msg, size_t len)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);	/* cmocka's handler would catch it */
+		msg_read_in_place(msg, len);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+}
+
+static void test_msg_read_in_place(void **state)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	/* a 4 KiB message starting 128 bytes into the page: its last line is past it */
+	assert_int_equal(read_in_place_child(m + 128, 4096), SIGSEGV);
+	assert_int_equal(read_in_place_child(m + 128, (size_t)pg - 128), 0);
+	assert_int_equal(read_in_place_child(m + pg - 64, 64), 0);	/* the header's line only */
+	munmap(m, 2 * (size_t)pg);
+}
+
 static void test_placement_parse(void **state)
 {
 	struct pin_spec pin;
@@ -290,6 +360,8 @@ int main(void)
 		cmocka_unit_test(test_hist_merge_empty),
 		cmocka_unit_test(test_parse_numbers),
 		cmocka_unit_test(test_opt_table),
+		cmocka_unit_test(test_opt_zero_word),
+		cmocka_unit_test(test_msg_read_in_place),
 		cmocka_unit_test(test_placement_parse),
 		cmocka_unit_test(test_msg_fill_check),
 		cmocka_unit_test(test_edit_distance),
