@@ -100,14 +100,8 @@ struct ring_chan {
 };
 
 struct tp_endpoint {
-	struct ring_ep re;		/* first: re.watch gets &ep->re */
-	unsigned run_n, run_i;		/* reserved run: places, handed out so far */
-	bool run_open;			/* run_i's place is handed out, not committed */
-	bool auto_runs;			/* -O batch=auto: runs are the pattern's, each published */
-	struct ipcring_rec run[IPCRING_BATCH_MAX];
-	struct ipcring_rec got[IPCRING_BATCH_MAX];	/* peek_n's records */
-	size_t run_len;			/* reserve_n: every run[].len is this (0: unset) */
-	unsigned run_max;		/* reserve_n: the longest run of run_len the ring takes */
+	struct ring_ep re;		/* first: re.watch gets &ep->re; its runs too */
+	bool run_open;			/* re.run_i's place is handed out, not committed */
 	bool peer_known;		/* the rings watch the peer (or need not) */
 	int pidfd;			/* the peer's, or -1 */
 	_Atomic int32_t *peer_pid;
@@ -268,24 +262,10 @@ static int ring_attach_ends(struct tp_channel *ch, struct tp_endpoint *ep, enum 
 
 /* Commit the messages of the reserved run that were committed to us
  * (dropping the places not handed out); publish unless @more. */
-static int ring_run_end(struct tp_endpoint *ep, unsigned int flags)
-{
-	unsigned n = ep->run_i;
-	int r;
-
-	if (!ep->run_n)
-		return 0;
-	ep->run_n = ep->run_i = 0;
-	r = ipcring_commit_batch(ep->re.tx, ep->run, n, flags);
-	if (!(flags & IPCRING_MORE))
-		ep->re.pending = 0;
-	return r;
-}
-
 static void ring_free_ep(struct tp_endpoint *ep)
 {
 	if (ep->re.tx)
-		(void)ring_run_end(ep, 0);
+		(void)ring_ep_run_end(&ep->re, 0);
 	if (ep->pidfd >= 0)
 		close(ep->pidfd);
 	(void)ipcring_close(ep->re.tx);
@@ -319,7 +299,7 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	/* auto: one message at a time is published at once (batch 1); a run
 	 * of reserve_n/commit_n at its commit */
 	ep->re.batch = rc->batch ? rc->batch : 1;
-	ep->auto_runs = !rc->batch;
+	ep->re.auto_runs = !rc->batch;
 	/* threads share one pid: nothing to watch */
 	ep->peer_known = rc->threads;
 	ep->peer_pid = &rc->pids[id].pid[role == TP_SERVER ? TP_CLIENT : TP_SERVER];
@@ -376,23 +356,23 @@ static void ring_watch(struct ring_ep *re, bool slice_over)
  * -EAGAIN when no run fits now (then the caller reserves one alone). */
 static int ring_run_next(struct tp_endpoint *ep, size_t len, void **buf)
 {
-	if (ep->run_i == ep->run_n || ep->run[ep->run_i].len != len) {
+	if (ep->re.run_i == ep->re.run_n || ep->re.run[ep->re.run_i].len != len) {
 		unsigned n = ep->re.batch - ep->re.pending;
 
-		if (ring_run_end(ep, IPCRING_MORE))
+		if (ring_ep_run_end(&ep->re, IPCRING_MORE))
 			return -EAGAIN;
 		if (n > IPCRING_BATCH_MAX)
 			n = IPCRING_BATCH_MAX;
 		if (n < 2)
 			return -EAGAIN;
-		ep->run_len = 0;	/* reserve_n's lengths: not these */
+		ep->re.run_len = 0;	/* reserve_n's lengths: not these */
 		for (unsigned i = 0; i < n; i++)
-			ep->run[i].len = len;
-		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0))
+			ep->re.run[i].len = len;
+		if (ipcring_reserve_batch(ep->re.tx, ep->re.run, n, 0))
 			return -EAGAIN;
-		ep->run_n = n;
+		ep->re.run_n = n;
 	}
-	*buf = ep->run[ep->run_i].buf;
+	*buf = ep->re.run[ep->re.run_i].buf;
 	ep->run_open = true;
 	return 0;
 }
@@ -411,12 +391,12 @@ static ssize_t ring_commit(struct tp_endpoint *ep, size_t len)
 
 	if (ep->run_open) {
 		ep->run_open = false;
-		ep->run[ep->run_i++].len = len;
+		ep->re.run[ep->re.run_i++].len = len;
 		r = 0;
 		if (++ep->re.pending >= ep->re.batch)
-			r = ring_run_end(ep, 0);
-		else if (ep->run_i == ep->run_n)
-			r = ring_run_end(ep, IPCRING_MORE);
+			r = ring_ep_run_end(&ep->re, 0);
+		else if (ep->re.run_i == ep->re.run_n)
+			r = ring_ep_run_end(&ep->re, IPCRING_MORE);
 		return r ? r : (ssize_t)len;
 	}
 	return ring_ep_commit(&ep->re, len);
@@ -432,8 +412,8 @@ static ssize_t ring_peek(struct tp_endpoint *ep, const void **msg, size_t len)
 	(void)len;
 	if (ep->re.pending) {
 		/* about to wait for the peer: what we sent must be visible first */
-		if (ep->run_n)
-			(void)ring_run_end(ep, 0);
+		if (ep->re.run_n)
+			(void)ring_ep_run_end(&ep->re, 0);
 		ring_ep_flush(&ep->re);
 	}
 	return ring_ep_peek(&ep->re, msg);	/* 0: the peer closed, all was read */
@@ -444,121 +424,30 @@ static void ring_release(struct tp_endpoint *ep)
 	ring_ep_release(&ep->re);
 }
 
-/* reserve_n's runs of @len-byte messages: every run[].len set once, and
- * the longest run the ring takes (a batch is at most half of it; each
- * record is the message and an 8-byte header, aligned), so that a run too
- * long for it is not tried at every call. */
-static void ring_run_lengths(struct tp_endpoint *ep, size_t len)
-{
-	struct ipcring_info in;
-
-	for (unsigned i = 0; i < IPCRING_BATCH_MAX; i++)
-		ep->run[i].len = len;
-	ep->run_len = len;
-	ep->run_max = IPCRING_BATCH_MAX;
-	if (!ipcring_info(ep->re.tx, &in) && in.align) {
-		size_t rs = (len + 8 + in.align - 1) & ~((size_t)in.align - 1);
-		size_t fit = (in.capacity / 2 - 8) / rs;
-
-		if (fit < ep->run_max)
-			ep->run_max = (unsigned)fit;
-	}
-}
-
-/* reserve_n: a run of up to @max places (no more than the batch has left
- * before its publication) with one ipcring_reserve_batch(); where no run
- * fits now, one place, waiting for room as reserve does. */
 static ssize_t ring_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, unsigned max)
 {
-	unsigned n = ep->auto_runs ? max : ep->re.batch - ep->re.pending;
-	ssize_t r;
-
-	if (ep->run_n && ring_run_end(ep, IPCRING_MORE))
-		return -EPROTO;
-	if (ep->run_len != len)
-		ring_run_lengths(ep, len);
-	if (n > max)
-		n = max;
-	if (n > ep->run_max)
-		n = ep->run_max;
-	if (n >= 2) {
-		if (ipcring_reserve_batch(ep->re.tx, ep->run, n, 0) == 0) {
-			for (unsigned i = 0; i < n; i++)
-				bufs[i] = ep->run[i].buf;
-			ep->run_n = n;
-			return (ssize_t)n;
-		}
-	}
-	r = ring_ep_reserve(&ep->re, &bufs[0], len);
-	return r < 0 ? r : 1;
+	return ring_ep_reserve_n(&ep->re, bufs, len, max);
 }
 
-/* commit_n: the run with one ipcring_commit_batch(), published when the
- * batch is complete (IPCRING_MORE before); a single place as commit. */
 static int ring_commit_n(struct tp_endpoint *ep, unsigned n, size_t len)
 {
-	bool publish;
-	ssize_t r;
-
-	if (!ep->run_n) {
-		if (n != 1)
-			return -EINVAL;
-		r = ring_ep_commit(&ep->re, len);
-		return r < 0 ? (int)r : 0;
-	}
-	if (n != ep->run_n)
-		return -EINVAL;
-	ep->re.pending += n;
-	publish = ep->auto_runs || ep->re.pending >= ep->re.batch;
-	ep->run_n = ep->run_i = 0;
-	if (publish)
-		ep->re.pending = 0;
-	return ipcring_commit_batch(ep->re.tx, ep->run, n, publish ? 0 : IPCRING_MORE);
+	return ring_ep_commit_n(&ep->re, n, len);
 }
 
-/* peek_n: what is committed, up to @max, with one ipcring_peek_batch()
- * (what this endpoint sent published first, as peek does); when nothing
- * is, the wait of peek, then the records behind the first. */
 static ssize_t ring_peek_n(struct tp_endpoint *ep, const void **msgs, size_t *lens,
 			   unsigned max)
 {
-	const void *m;
-	ssize_t r;
-	int k;
-
-	if (max > IPCRING_BATCH_MAX)
-		max = IPCRING_BATCH_MAX;
-	if (ep->re.pending) {
-		if (ep->run_n)
-			(void)ring_run_end(ep, 0);
-		ring_ep_flush(&ep->re);
-	}
-	k = ipcring_peek_batch(ep->re.rx, ep->got, max, 0);
-	if (k == -EAGAIN) {
-		r = ring_ep_peek(&ep->re, &m);
-		if (r <= 0)
-			return r;
-		k = ipcring_peek_batch(ep->re.rx, ep->got, max, 0);	/* m first */
-	}
-	if (k <= 0)
-		return k;
-	for (int i = 0; i < k; i++) {
-		msgs[i] = ep->got[i].buf;
-		lens[i] = ep->got[i].len;
-	}
-	ep->re.peeked = true;
-	return k;
-}
-
-static bool ring_runs(const struct tp_endpoint *ep)
-{
-	return ep->re.batch > 1 || ep->auto_runs;
+	return ring_ep_peek_n(&ep->re, msgs, lens, max);
 }
 
 static void ring_release_n(struct tp_endpoint *ep, unsigned n)
 {
-	ep->re.peeked = false;
-	(void)ipcring_release_batch(ep->re.rx, n);
+	ring_ep_release_n(&ep->re, n);
+}
+
+static bool ring_runs(const struct tp_endpoint *ep)
+{
+	return ring_ep_runs(&ep->re);
 }
 
 static ssize_t ring_recv(struct tp_endpoint *ep, void *buf, size_t len)

@@ -32,12 +32,30 @@ struct ring_ep {
 	uint32_t batch, pending;	/* messages committed with MORE, unpublished */
 	bool peeked;			/* rx holds a record handed out by peek */
 	const _Atomic int *stop;	/* the cell's stop word (tp_config) */
+	/* the batch operations' state (ring_ep_reserve_n and the others):
+	 * -O batch=auto publishes each run at its commit_n */
+	bool auto_runs;
+	unsigned run_n, run_i;		/* reserved run: places, handed out so far */
+	size_t run_len;			/* reserve_n: every run[].len is this (0: unset) */
+	unsigned run_max;		/* reserve_n: the longest run of run_len the ring takes */
+	struct ipcring_rec run[IPCRING_BATCH_MAX];
+	struct ipcring_rec got[IPCRING_BATCH_MAX];	/* peek_n's records */
 	/* NULL, or called before a wait (@slice_over false) and after each
 	 * slice of it in vain (true) that no stop request ended */
 	void (*watch)(struct ring_ep *ep, bool slice_over);
 };
 
 int ring_ep_reserve_wait(struct ring_ep *ep, size_t len, void **p);
+/* The transport interface's batch operations over ep's rings (see
+ * transport.h): runs of places reserved and committed with one library
+ * call each, at most what -O batch has left before its publication (auto:
+ * what is asked, published at commit_n), at most what the ring takes. */
+ssize_t ring_ep_reserve_n(struct ring_ep *re, void **bufs, size_t len, unsigned max);
+int ring_ep_commit_n(struct ring_ep *re, unsigned n, size_t len);
+ssize_t ring_ep_peek_n(struct ring_ep *re, const void **msgs, size_t *lens, unsigned max);
+void ring_ep_release_n(struct ring_ep *re, unsigned n);
+bool ring_ep_runs(const struct ring_ep *re);
+int ring_ep_run_end(struct ring_ep *re, unsigned int flags);
 int ring_ep_peek_wait(struct ring_ep *ep, const void **msg, size_t *n);
 
 /* A place for a @len-byte message on tx, waiting while the ring is full. */
