@@ -24,8 +24,12 @@
  * eventfd is kept readable whenever a request is waiting: an endpoint that
  * finds its ring empty announces sleep, and one that leaves requests
  * behind marks the eventfd itself.
- * -O batch=N publishes every Nth message (ring_ep_commit), as the ring
- * transport does with batch runs left out. */
+ * -O batch=N publishes every Nth message (ring_ep_commit), and runs of
+ * places move through the batch operations (reserve_n/commit_n, peek_n/
+ * release_n: ring_ep's, as the ring transport's); -O batch=auto, the
+ * default, publishes a message sent alone at once and a run at its
+ * commit_n. A fan-in server's endpoints are read one message at a time
+ * by the patterns, so no client's run can hold up the others there. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -58,13 +62,15 @@ static const struct opt_desc ripc_options[] = {
 	  .def = "30us", .min = 0, .max = 1000000000,
 	  .help = "spin budget before sleeping on the eventfd; 0 = none" },
 	{ .name = "batch", .type = OPT_UINT, .offset = offsetof(struct ripc_opts, batch),
-	  .def = "1", .min = 1, .max = 65536,
-	  .help = "publish every Nth message (stream only; paced or think runs wait for N)" },
+	  .def = "auto", .min = 1, .max = 65536, .zero_word = "auto",
+	  .help = "auto: a closed-loop stream moves the messages ready at once as one run, "
+		  "published at its end, and any other message is published at once; "
+		  "N: publish every Nth message (paced or think runs wait for N)" },
 	{ .name = NULL },
 };
 
 static const struct ripc_opts ripc_defaults = {
-	.capacity = 1u << 20, .spin_ns = 30000, .batch = 1,
+	.capacity = 1u << 20, .spin_ns = 30000, .batch = 0,	/* auto */
 };
 
 struct ripc_chan {
@@ -149,7 +155,10 @@ static int ripc_create(struct tp_channel *ch, char *err, size_t errlen)
 	tp_setting(ch, "mode", "eventfd");
 	tp_setting(ch, "capacity_bytes", "%llu", (unsigned long long)o->capacity);
 	tp_setting(ch, "spin_ns", "%llu", (unsigned long long)o->spin_ns);
-	tp_setting(ch, "batch", "%llu", (unsigned long long)o->batch);
+	if (o->batch)
+		tp_setting(ch, "batch", "%llu", (unsigned long long)o->batch);
+	else
+		tp_setting(ch, "batch", "auto");
 	tp_setting(ch, "protocol", "%u", IPCRING_PROTO_VERSION);
 	tp_setting(ch, "peer_check", "SO_PEERCRED, same uid");
 	return ripc_listen(ch, rc, err, errlen);
@@ -247,6 +256,9 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 		return errf(err, errlen, ENOMEM, "ring-ipc: out of memory");
 	ep->re.stop = ch->cfg->stop;
 	ep->re.batch = (uint32_t)ripc_opts_of(ch->cfg->opts)->batch;
+	ep->re.auto_runs = !ep->re.batch;
+	if (!ep->re.batch)
+		ep->re.batch = 1;	/* auto: a message alone is published at once */
 	if (role == TP_SERVER) {
 		r = ripc_accept(ch, id, ep->re.stop, &ep->conn, err, errlen);
 	} else {
@@ -323,6 +335,46 @@ static void ripc_release(struct tp_endpoint *ep)
 		ripc_arm(ep);
 }
 
+static ssize_t ripc_reserve_n(struct tp_endpoint *ep, void **bufs, size_t len, unsigned max)
+{
+	ssize_t r = ring_ep_reserve_n(&ep->re, bufs, len, max);
+
+	if (r == -EPIPE)
+		(void)ipcring_mark_peer_dead(ep->re.rx);
+	return r;
+}
+
+static int ripc_commit_n(struct tp_endpoint *ep, unsigned n, size_t len)
+{
+	return ring_ep_commit_n(&ep->re, n, len);
+}
+
+/* as ripc_peek: the other ring marked at a dead peer, the fan-in eventfd
+ * kept readable at the end, re-armed at release */
+static ssize_t ripc_peek_n(struct tp_endpoint *ep, const void **msgs, size_t *lens,
+			   unsigned max)
+{
+	ssize_t r = ring_ep_peek_n(&ep->re, msgs, lens, max);
+
+	if (r == -EPIPE)
+		(void)ipcring_mark_peer_dead(ep->re.tx);
+	if (r <= 0 && ep->level)
+		ripc_mark(ep);
+	return r;
+}
+
+static void ripc_release_n(struct tp_endpoint *ep, unsigned n)
+{
+	ring_ep_release_n(&ep->re, n);
+	if (ep->level)
+		ripc_arm(ep);
+}
+
+static bool ripc_runs(const struct tp_endpoint *ep)
+{
+	return ring_ep_runs(&ep->re);
+}
+
 static ssize_t ripc_recv(struct tp_endpoint *ep, void *buf, size_t len)
 {
 	return tp_recv_via_peek(ep, buf, len, ripc_peek, ripc_release);
@@ -351,6 +403,8 @@ static int ripc_ready(struct tp_endpoint *ep, bool arm)
 
 static void ripc_close(struct tp_endpoint *ep)
 {
+	if (ep->re.run_n)
+		(void)ring_ep_run_end(&ep->re, 0);
 	if (ep->re.peeked)
 		ring_ep_release(&ep->re);	/* not ripc_release: no arming now */
 	(void)ipcring_conn_close(ep->conn);
@@ -375,6 +429,11 @@ const struct transport tp_ring_ipc = {
 	.release = ripc_release,
 	.reserve = ripc_reserve,
 	.commit = ripc_commit,
+	.reserve_n = ripc_reserve_n,
+	.commit_n = ripc_commit_n,
+	.peek_n = ripc_peek_n,
+	.release_n = ripc_release_n,
+	.runs = ripc_runs,
 	.pollfd = ripc_pollfd,
 	.ready = ripc_ready,
 	.close = ripc_close,

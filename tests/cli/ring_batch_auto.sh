@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The ring transports' -O batch=auto, their default: the setting reaches
-# the record; a closed-loop stream through it loses, repeats and tears
+# The ring transports' -O batch=auto (ring, ring-spin, ring-eventfd and
+# ring-ipc), their default: the setting reaches the record; a closed-loop stream through it loses, repeats and tears
 # nothing (--verify, process and thread endpoints, each ring variant); and
 # no message waits for a batch to fill: a paced stream's one-way p50 stays
 # far under the pacing interval with auto (as with batch=1), while
@@ -30,7 +30,23 @@ if run_json n64 -t ring -O batch=64 -p stream -s 64 -n 20k; then
 fi
 expect_usage_error "-O batch=often" run -t ring -O batch=often -n 10
 
-# closed-loop streams through auto: every byte checked
+if run_json ipc-default -t ring-ipc -p stream -s 64 -n 20k; then
+	jq -e '.results[0].settings.batch == "auto"' "$dir/ipc-default.json" >/dev/null ||
+		fail "ring-ipc's default batch is not recorded as auto: $(jq -c '.results[0].settings' "$dir/ipc-default.json")"
+fi
+
+# closed-loop streams through auto: every byte checked (ring-ipc's clients
+# move runs, one client or four, while its server reads each in turn)
+for c in 1 4; do
+	for e in process thread; do
+		for b in auto 64; do
+			run_json "ipc-$c-$e-$b" -t ring-ipc -O batch=$b -p stream -s 4k -n 40k --clients $c -e "$e" --verify || continue
+			jq -e --argjson n $((40000 * c)) '.results[0] | .status == "ok" and .metrics.msgs == $n' \
+				"$dir/ipc-$c-$e-$b.json" >/dev/null ||
+				fail "ring-ipc $c clients $e batch=$b: $(jq -c '.results[0] | {status, reason, m: .metrics.msgs}' "$dir/ipc-$c-$e-$b.json")"
+		done
+	done
+done
 for t in ring ring-spin ring-eventfd; do
 	for e in process thread; do
 		for s in 64 4k; do
@@ -47,8 +63,9 @@ p50() { jq -r '.results[0].metrics.lat_p50_ns' "$dir/$1.json"; }
 for b in auto 1 8; do
 	run_json "paced-$b" -t ring -O batch=$b -p stream -s 64 --rate 100 -n 60 --warmup 5 || continue
 done
+run_json paced-ipc -t ring-ipc -p stream -s 64 --rate 100 -n 60 --warmup 5
 interval=10000000
-for b in auto 1; do
+for b in auto 1 ipc; do
 	v=$(p50 "paced-$b")
 	[ -n "$v" ] && [ "$v" != null ] && [ "$v" -lt $((interval / 2)) ] ||
 		fail "batch=$b: paced one-way p50 $v ns is not under half the 10 ms interval: a message waited"
