@@ -93,6 +93,11 @@ struct side_stats {
 	bool serve_spin;		/* ... spinning over them first (the ready hook) */
 	bool has_hist;
 	struct hist hist;
+	/* --rate ping-pong, each client's: hist counts from the actual send
+	 * (the IPC's own round trip); intended from the intended send time
+	 * (the open-loop view), late the send's lateness (intended -> actual) */
+	bool has_paced;
+	struct hist paced_intended, paced_late;
 	struct cycle_side cyc;		/* the cycle pattern's figures */
 };
 

@@ -66,6 +66,12 @@ struct result {
 	double lat_mean_ns;
 	uint64_t lat_samples;
 	uint32_t sample_every;		/* one-way: every Nth message carried a timestamp */
+	/* --rate: lat_* count from the actual send; ping-pong's round trips
+	 * from the intended send time too, and (ping-pong and stream) the
+	 * sender's lateness; 0 samples: none */
+	uint64_t paced_samples, late_samples;
+	uint64_t lat_intended_p50_ns, lat_intended_p99_ns, lat_intended_max_ns;
+	uint64_t send_late_p50_ns, send_late_p99_ns, send_late_max_ns;
 	double cpu_pct_total;		/* all sides, of one CPU (200 = two CPUs busy) */
 	double cpu_ns_per_msg;		/* user+sys of all sides per message */
 	double sys_ctx_switches_per_s;

@@ -339,12 +339,12 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 					   "shm-eventfd", "shm-sem", "unix-stream" };
 	const double rate = o->quick ? 20 : 1;
 	const struct result *fast = NULL;
-	char b[4][32];
+	char b[5][32];
 
 	printf("64 B ping-pong round trip: paced at %.0f msg/s (the reader sleeps between messages) vs flood\n",
 	       rate);
-	printf("  %-12s %7s %12s %12s %12s %12s\n", "transport", "clients", "paced p50", "paced p99",
-	       "flood p50", "flood exch/s");
+	printf("  %-12s %7s %12s %12s %12s %12s %12s\n", "transport", "clients", "paced p50",
+	       "paced p99", "timer late", "flood p50", "flood exch/s");
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		for (unsigned c = 1; c <= 4; c += 3) {
 			const struct result *p = seed_find(r, n, &(struct want){ .tp = tps[i], .clients = c,
@@ -360,9 +360,11 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 			}
 			if (p && p->status == RES_SKIPPED)
 				continue;
-			printf("  %-12s %7u %12s %12s %12s %12s\n", tps[i], c,
+			printf("  %-12s %7u %12s %12s %12s %12s %12s\n", tps[i], c,
 			       seed_val(b[0], 32, p, seed_ok(p) ? (double)p->lat_p50_ns : 0, fmt_ns),
 			       seed_val(b[1], 32, p, seed_ok(p) ? (double)p->lat_p99_ns : 0, fmt_ns),
+			       seed_val(b[4], 32, p, seed_ok(p) ? (double)p->send_late_p50_ns : 0,
+					fmt_ns),
 			       seed_val(b[2], 32, f, seed_ok(f) ? (double)f->lat_p50_ns : 0, fmt_ns),
 			       seed_val(b[3], 32, f, seed_ok(f) ? f->msgs_per_s : 0, fmt_count));
 			if (seed_ok(f) && c == 1 && (!fast || f->lat_p50_ns < fast->lat_p50_ns))
@@ -378,9 +380,15 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 
 	printf("Reading: %s had the lowest flood round trip (%s)", fast->transport,
 	       fmt_ns(b[0], 32, (double)fast->lat_p50_ns));
-	if (seed_ok(fp))
-		printf("; paced at %.0f/s its round trip was %.1fx the flood one", rate,
-		       (double)fp->lat_p50_ns / (double)fast->lat_p50_ns);
+	if (seed_ok(fp)) {
+		printf("; paced at %.0f/s its round trip, timed from the actual send, was %.1fx "
+		       "the flood one", rate, (double)fp->lat_p50_ns / (double)fast->lat_p50_ns);
+		if (fp->paced_samples)
+			printf(" (timed from the intended send, %.1fx: the sender's timer woke %s "
+			       "late at the median)",
+			       (double)fp->lat_intended_p50_ns / (double)fast->lat_p50_ns,
+			       fmt_ns(b[4], 32, (double)fp->send_late_p50_ns));
+	}
 	if (seed_ok(fp) && seed_ok(f4))
 		printf(", and 4 paced clients gave %.2fx the p50 of 1", (double)f4->lat_p50_ns /
 								       (double)fp->lat_p50_ns);

@@ -3,6 +3,7 @@
  * window, merged latency, CPU per side and per message, system view. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ipclab/runner.h"
@@ -52,6 +53,42 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 			hist_merge(&res->hist, &st->hist);
 	}
 	res->elapsed_ns = end > start ? end - start : 0;
+}
+
+/* --rate: every client's round trips from the intended send time
+ * (ping-pong), and the sends' lateness (ping-pong, stream), merged. */
+static void collect_paced(const struct run_ctl_view *v, struct result *res)
+{
+	struct hist *h = NULL;
+
+	for (unsigned i = 0; i < v->nsides; i++) {
+		const struct side_stats *st = &v->sides[i];
+
+		if (!st->has_paced)
+			continue;
+		if (!h) {
+			h = malloc(2 * sizeof(*h));
+			if (!h)
+				return;
+			hist_init(&h[0]);
+			hist_init(&h[1]);
+		}
+		hist_merge(&h[0], &st->paced_intended);
+		hist_merge(&h[1], &st->paced_late);
+	}
+	if (h && h[0].count) {
+		res->paced_samples = h[0].count;
+		res->lat_intended_p50_ns = hist_quantile(&h[0], 0.50);
+		res->lat_intended_p99_ns = hist_quantile(&h[0], 0.99);
+		res->lat_intended_max_ns = h[0].max;
+	}
+	if (h && h[1].count) {
+		res->late_samples = h[1].count;
+		res->send_late_p50_ns = hist_quantile(&h[1], 0.50);
+		res->send_late_p99_ns = hist_quantile(&h[1], 0.99);
+		res->send_late_max_ns = h[1].max;
+	}
+	free(h);
 }
 
 static void collect_latency(struct result *res)
@@ -176,6 +213,7 @@ void runner_collect(const struct run_ctl_view *v, struct result *res)
 	if (res->cell.pat && res->cell.pat->periodic && v->nsides)
 		collect_cycle(v, res);
 	collect_latency(res);
+	collect_paced(v, res);
 	collect_system(v, res);
 	if (res->elapsed_ns) {
 		double secs = (double)res->elapsed_ns / 1e9;

@@ -32,9 +32,14 @@ static int pingpong_client(struct participant *p)
 
 	p->st->zerocopy = zc;
 	p->st->has_hist = true;
+	if (c->rate > 0) {
+		p->st->has_paced = true;
+		hist_init(&p->st->paced_intended);
+		hist_init(&p->st->paced_late);
+	}
 	for (seq = 0; seq < total; seq++) {
 		uint32_t flags = seq + 1 == total ? MSG_F_END : 0;
-		uint64_t t0, t1;
+		uint64_t t0, t1, intended = 0;
 
 		if (seq == c->warmup) {
 			pat_window_begin(p);
@@ -42,12 +47,12 @@ static int pingpong_client(struct participant *p)
 				deadline = p->st->win_start_ns + c->duration_ns;
 		}
 		if (c->rate > 0 && seq >= c->warmup) {
-			/* paced: the round trip counts from the intended send time */
-			t0 = pat_intended(p, p->st->win_start_ns, seq - c->warmup);
-			pat_wait_until(p, t0);
-		} else {
-			t0 = now_ns();
+			/* paced: the round trip counts from the actual send (the
+			 * IPC's own); from the intended time too, and the lateness */
+			intended = pat_intended(p, p->st->win_start_ns, seq - c->warmup);
+			pat_wait_until(p, intended);
 		}
+		t0 = now_ns();
 		if (deadline && t0 >= deadline)
 			flags = MSG_F_END;
 		ret = pat_send(p, p->ep, (uint32_t)seq, flags, 0);
@@ -57,8 +62,13 @@ static int pingpong_client(struct participant *p)
 			return ret;
 		pat_recv_done(p, p->ep, zc);
 		t1 = now_ns();
-		if (seq >= c->warmup)
+		if (seq >= c->warmup) {
 			hist_add(&p->st->hist, t1 - t0);
+			if (intended) {
+				hist_add(&p->st->paced_intended, t1 - intended);
+				hist_add(&p->st->paced_late, t0 > intended ? t0 - intended : 0);
+			}
+		}
 		pat_progress(p, seq + 1);
 		if (flags & MSG_F_END)
 			break;

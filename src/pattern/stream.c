@@ -42,7 +42,8 @@ static unsigned side_eps(struct participant *p, struct tp_endpoint ***eps)
 	return 1;
 }
 
-/* Stamp of message seq: the intended send time when paced, else a sampled
+/* Stamp of message seq: when paced, the actual send time once the intended
+ * one came (its lateness into the sender's paced_late), else a sampled
  * clock read (0 = not sampled). Sets *end once the duration is over. */
 static uint64_t send_stamp(struct participant *p, uint64_t seq, uint32_t mask, uint64_t deadline,
 			   bool *end)
@@ -53,8 +54,11 @@ static uint64_t send_stamp(struct participant *p, uint64_t seq, uint32_t mask, u
 	if (seq < c->warmup)
 		return 0;
 	if (c->rate > 0) {
-		ts = pat_intended(p, p->st->win_start_ns, seq - c->warmup);
-		pat_wait_until(p, ts);
+		uint64_t intended = pat_intended(p, p->st->win_start_ns, seq - c->warmup);
+
+		pat_wait_until(p, intended);
+		ts = now_ns();
+		hist_add(&p->st->paced_late, ts > intended ? ts - intended : 0);
 	} else if (((seq - c->warmup) & mask) == 0) {
 		ts = now_ns();
 	}
@@ -88,6 +92,11 @@ static int stream_send_loop(struct participant *p)
 
 	if (stream_fast(p, n, eps))
 		return stream_send_fast(p, eps[0]);
+	if (c->rate > 0) {
+		p->st->has_paced = true;
+		hist_init(&p->st->paced_late);
+		hist_init(&p->st->paced_intended);	/* stays empty: see docs/patterns.md */
+	}
 	clock_ns = stream_clock_cost_ns(c);
 	t0 = now_ns();
 	for (seq = 0; seq < total; seq++) {

@@ -43,8 +43,9 @@ bool reference_exists(const struct cell *c, char *why, size_t whylen)
 			 c->clients);
 	else if (c->rate > 0)
 		snprintf(why, whylen,
-			 "a reference runs unpaced; --rate %s measures latency from intended send "
-			 "times, which only the cell's clock keeps",
+			 "a reference runs unpaced; --rate %s paces the cell's sends by its own "
+			 "clock (each round trip timed from the actual send, its lateness beside "
+			 "it), which one loop cannot mirror",
 			 c->rate_text);
 	else if (!ref_chan_mirrors(c, why, whylen))
 		return false;

@@ -82,6 +82,15 @@ GET_CYC_LAT(timer_p50, r->cyc.timer_late_p50_ns, r->cyc.timer_samples)
 GET_CYC_LAT(timer_p99, r->cyc.timer_late_p99_ns, r->cyc.timer_samples)
 GET_CYC_LAT(timer_max, r->cyc.timer_late_max_ns, r->cyc.timer_samples)
 
+/* --rate ping-pong's other views of the round trip: only where paced */
+#define GET_PACED(name, n, expr) GET_NUM(name, r->n ? (double)(expr) : NAN)
+GET_PACED(lat_int_p50, paced_samples, r->lat_intended_p50_ns)
+GET_PACED(lat_int_p99, paced_samples, r->lat_intended_p99_ns)
+GET_PACED(lat_int_max, paced_samples, r->lat_intended_max_ns)
+GET_PACED(late_p50, late_samples, r->send_late_p50_ns)
+GET_PACED(late_p99, late_samples, r->send_late_p99_ns)
+GET_PACED(late_max, late_samples, r->send_late_max_ns)
+
 /* Latency exists only when something was timed: 0 would read as "instant". */
 #define GET_LAT(name, expr) GET_NUM(name, r->lat_samples ? (double)(expr) : NAN)
 GET_LAT(lat_min, r->lat_min_ns)
@@ -106,6 +115,9 @@ GET_LAT(lat_max, r->lat_max_ns)
 #define MET_NB(k, l, kd, u, g, tbl, d, b) \
 	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .table = tbl, .doc = d, \
 	  .better = b }
+#define PACED_N(k, l, g, d) \
+	{ .key = k, .label = l, .kind = F_U64, .unit = U_NS, .get_num = get_##g, .optional = true, \
+	  .doc = d }
 #define CYC_N(k, l, kd, u, g, d) \
 	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .optional = true, .doc = d }
 
@@ -174,6 +186,18 @@ const struct field result_fields[] = {
 	MET_NB("lat_max_ns", "max", F_U64, U_NS, lat_max, true, "largest latency (exact)", -1),
 	MET_N("lat_samples", "samples", F_U64, U_COUNT, lat_samples, false,
 	      "latencies in the histogram (0: the lat_* values are null)"),
+	PACED_N("lat_intended_p50_ns", "int p50", lat_int_p50,
+		"--rate ping-pong: median round trip from the intended send time (the open-loop view, the sender's lateness included; lat_* count from the actual send)"),
+	PACED_N("lat_intended_p99_ns", "int p99", lat_int_p99,
+		"--rate ping-pong: 99th percentile round trip from the intended send time"),
+	PACED_N("lat_intended_max_ns", "int max", lat_int_max,
+		"--rate ping-pong: largest round trip from the intended send time"),
+	PACED_N("send_late_p50_ns", "late", late_p50,
+		"--rate: median lateness of a send (intended -> actual: the sender's timer wake-up and what ran before it)"),
+	PACED_N("send_late_p99_ns", "late p99", late_p99,
+		"--rate: 99th percentile lateness of a send"),
+	PACED_N("send_late_max_ns", "late max", late_max,
+		"--rate: largest lateness of a send"),
 	MET_N("sample_every", "every", F_U64, U_COUNT, sample_every, false,
 	      "one-way: every Nth message carried a send timestamp"),
 	MET_NB("cpu_pct_total", "CPU%", F_DBL, U_PCT, cpu_pct_total, true,
