@@ -44,8 +44,11 @@ struct profile_result {
 	char kernel_symbols_why[160];	/* when not: why, and the fix */
 	bool folded;			/* folded stacks written */
 	char folded_dir[256];
-	double perturbation;		/* profiled / unprofiled headline; 0 = not measured */
+	double perturbation;		/* profiled / unprofiled headline, as the trace's */
 	const char *perturbation_of;	/* "lat_p50_ns" or "msgs_per_s" */
+	double perturbation_lo, perturbation_hi;
+	unsigned perturbation_pairs;
+	bool perturbation_separable;
 	struct profile_side sides[PROFILE_MAX_SIDES];
 };
 

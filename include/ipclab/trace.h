@@ -72,9 +72,16 @@ struct trace_result {
 					 * sys_ns is getrusage's share, syscalls unknown */
 	bool has_cpath;
 	struct trace_cpath cpath;
-	double perturbation;		/* traced / untraced headline; 0 = not measured */
+	double perturbation;		/* traced / untraced headline, the median of the
+					 * pairs' ratios; 0 = not measured */
 	const char *perturbation_of;	/* "lat_p50_ns" or "msgs_per_s" */
+	double perturbation_lo, perturbation_hi;	/* the pairs' smallest, largest */
+	unsigned perturbation_pairs;
+	bool perturbation_separable;	/* every pair on the same side of 1 */
 };
+
+/* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */
+#define TRACE_PAIRS 3
 
 /* Can --trace work here (built with libbpf, kernel BTF, privilege)? 0, or
  * -errno with one line naming what is missing and the fix. */
@@ -93,10 +100,13 @@ void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns);
 void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		   const struct trace_rusage *ru, struct trace_result *out);
 void trace_close(struct trace *t);
-/* The cost of tracing: the traced cell's headline against the same cell run
- * untraced just before (RTT: p50 traced / untraced; otherwise msgs/s
- * untraced / traced), so that above 1 means slower when traced. */
-void trace_perturbation(struct trace_result *tr, bool rtt, double untraced, double traced);
+/* The cost of tracing: each pair's traced headline against its untraced
+ * run just before (RTT: p50 traced / untraced; otherwise msgs/s untraced /
+ * traced, so that above 1 means slower when traced); @n pairs' ratios in
+ * @ratio: their median, spread and whether every pair agrees on the side
+ * of 1 (else the cost is not separable from the machine's run-to-run
+ * noise). */
+void trace_perturbation(struct trace_result *tr, const double *ratio, unsigned n);
 
 /* For the runner (src/trace/cell.c): run_once(c) untraced, then traced,
  * with the perturbation ratio; and the record from a collected result. */

@@ -125,7 +125,7 @@ void seed_trace_cost(const struct result *r, size_t n)
 {
 	double lo = 0, hi = 0;
 	unsigned long long lost = 0;
-	unsigned k = 0;
+	unsigned k = 0, noise = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		double p = r[i].trace.perturbation;
@@ -133,14 +133,20 @@ void seed_trace_cost(const struct result *r, size_t n)
 		if (!seed_traced(&r[i]))
 			continue;
 		lost += r[i].trace.lost_events;
-		if (p > 0) {
+		if (p > 0 && r[i].trace.perturbation_pairs >= 2 && !r[i].trace.perturbation_separable) {
+			noise++;
+		} else if (p > 0) {
 			lo = k && lo < p ? lo : p;
 			hi = k && hi > p ? hi : p;
 			k++;
 		}
 	}
 	if (k)
-		printf("; traced/untraced %.2f-%.2fx over %u cells", lo, hi, k);
+		printf("; traced/untraced %.2f-%.2fx over %u cells (medians of %u pairs)", lo, hi, k,
+		       TRACE_PAIRS);
+	if (noise)
+		printf("%s%u cell%s not separable from noise", k ? ", " : "; ", noise,
+		       noise == 1 ? "" : "s");
 	printf(", %llu events lost.\n", lost);
 }
 

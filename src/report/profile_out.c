@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "profile_out.h"
+#include "trace_out.h"
 
 static json_t *side_json(const struct profile_side *s)
 {
@@ -53,6 +54,8 @@ json_t *profile_run_json(const struct profile_result *pr)
 			    json_real(pr->perturbation) : json_null());
 	json_object_set_new(o, "perturbation_of",
 			    pr->perturbation_of ? json_string(pr->perturbation_of) : json_null());
+	perturbation_json(o, pr->perturbation_pairs, pr->perturbation_lo, pr->perturbation_hi,
+			  pr->perturbation_separable);
 	return o;
 }
 
@@ -60,7 +63,8 @@ void profile_table(FILE *f, const struct profile_result *pr)
 {
 	fprintf(f, "    profile: %u Hz", pr->hz);
 	if (pr->perturbation > 0)
-		fprintf(f, "  profiled/unprofiled %.2fx", pr->perturbation);
+		perturbation_text(f, "profiled/unprofiled", pr->perturbation, pr->perturbation_pairs,
+				  pr->perturbation_lo, pr->perturbation_hi, pr->perturbation_separable);
 	if (pr->lost_samples)
 		fprintf(f, "  INCOMPLETE: %llu samples lost", (unsigned long long)pr->lost_samples);
 	if (!pr->kernel_symbols)

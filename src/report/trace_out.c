@@ -85,7 +85,31 @@ json_t *trace_json(const struct trace_result *tr)
 	json_object_set_new(o, "perturbation", jnum_or_null(tr->perturbation > 0, tr->perturbation));
 	json_object_set_new(o, "perturbation_of",
 			    tr->perturbation_of ? json_string(tr->perturbation_of) : json_null());
+	perturbation_json(o, tr->perturbation_pairs, tr->perturbation_lo, tr->perturbation_hi,
+			  tr->perturbation_separable);
 	return o;
+}
+
+void perturbation_json(json_t *o, unsigned pairs, double lo, double hi, bool separable)
+{
+	json_object_set_new(o, "perturbation_pairs", json_integer(pairs));
+	json_object_set_new(o, "perturbation_lo", jnum_or_null(pairs > 0, lo));
+	json_object_set_new(o, "perturbation_hi", jnum_or_null(pairs > 0, hi));
+	json_object_set_new(o, "perturbation_separable", pairs ? json_boolean(separable) : json_null());
+}
+
+/* "traced/untraced 1.12x (1.05-1.20 over 3 pairs)", or where the pairs
+ * disagree on the side of 1, "not separable from noise (0.92-1.31x ...)". */
+void perturbation_text(FILE *f, const char *what, double med, unsigned pairs, double lo,
+		       double hi, bool separable)
+{
+	if (pairs < 2)
+		fprintf(f, "  %s %.2fx", what, med);
+	else if (separable)
+		fprintf(f, "  %s %.2fx (%.2f-%.2f over %u pairs)", what, med, lo, hi, pairs);
+	else
+		fprintf(f, "  %s not separable from noise (%.2f-%.2fx over %u pairs)", what, lo, hi,
+			pairs);
 }
 
 /* The scaled form the table uses for latencies: 850ns, 28us, 1.5ms. */
@@ -121,7 +145,8 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 	if (tr->has_cpath)
 		fprintf(f, "  path %.0f/%.0fns", tr->cpath.total_ns, tr->cpath.measured_ns);
 	if (tr->perturbation > 0)
-		fprintf(f, "  traced/untraced %.2fx", tr->perturbation);
+		perturbation_text(f, "traced/untraced", tr->perturbation, tr->perturbation_pairs,
+				  tr->perturbation_lo, tr->perturbation_hi, tr->perturbation_separable);
 	if (!tr->complete)
 		fprintf(f, "  INCOMPLETE: %llu events lost", (unsigned long long)tr->lost_events);
 	fputc('\n', f);

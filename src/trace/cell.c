@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* --trace or --profile around one cell, for the runner: the cell run plain just
- * before its traced run (what tracing costs, measured beside what it shows),
- * and the trace record filled from the result the runner collected. */
+/* --trace or --profile around one cell, for the runner: the cell run plain and
+ * traced in interleaved pairs (what tracing costs, measured beside what it
+ * shows, with the machine's own run-to-run spread), and the trace record
+ * filled from the result the runner collected. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,36 +20,97 @@ void trace_fill(struct trace *t, struct result *res)
 	trace_collect(t, res->msgs, rtt ? res->lat_mean_ns : 0, ru, &res->trace);
 }
 
+static double headline(const struct result *r, bool rtt)
+{
+	return rtt ? (double)r->lat_p50_ns : r->msgs_per_s;
+}
+
+/* The traced run whose headline is the median of the traced runs. */
+static unsigned median_run(struct result *const *t, unsigned n, bool rtt)
+{
+	unsigned best = 0;
+	double v[TRACE_PAIRS], med;
+
+	for (unsigned i = 0; i < n; i++)
+		v[i] = headline(t[i], rtt);
+	for (unsigned i = 1; i < n; i++)	/* insertion sort of n <= TRACE_PAIRS */
+		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	med = v[n / 2];
+	for (unsigned i = 1; i < n; i++)
+		if (fabs(headline(t[i], rtt) - med) < fabs(headline(t[best], rtt) - med))
+			best = i;
+	return best;
+}
+
+static void set_perturbation(struct result *res, const double *ratio, unsigned n, bool rtt)
+{
+	struct trace_result *tr = &res->trace;
+
+	trace_perturbation(tr, ratio, n);
+	if (tr->on)
+		tr->perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
+	if (res->profile.on) {
+		struct trace_result tmp = { .on = true };
+
+		trace_perturbation(&tmp, ratio, n);
+		res->profile.perturbation = tmp.perturbation;
+		res->profile.perturbation_lo = tmp.perturbation_lo;
+		res->profile.perturbation_hi = tmp.perturbation_hi;
+		res->profile.perturbation_pairs = tmp.perturbation_pairs;
+		res->profile.perturbation_separable = tmp.perturbation_separable;
+		res->profile.perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
+	}
+}
+
+/* TRACE_PAIRS pairs, interleaved: the cell untraced, then traced, and so
+ * on. The result is the traced run with the median headline; the cost is
+ * the median of the pairs' ratios, with their spread. A failed run (or a
+ * skipped one) decides the cell as it would alone. */
 int trace_run_pair(const struct cell *c, struct result *res,
 		   int (*run_once)(const struct cell *c, struct result *res))
 {
 	struct cell plain_cell = *c;
-	struct result *plain = malloc(sizeof(*plain));
-	bool rtt;
-	int ret;
+	struct result *plain = malloc(sizeof(*plain)), *t[TRACE_PAIRS] = { NULL };
+	double ratio[TRACE_PAIRS];
+	unsigned n = 0, k;
+	bool rtt = false;
+	int ret = 0;
 
-	if (!plain) {
+	for (k = 0; k < TRACE_PAIRS; k++)
+		if (!(t[k] = malloc(sizeof(*t[k]))))
+			break;
+	if (!plain || k < TRACE_PAIRS) {
 		res->status = RES_FAILED;
 		strcpy(res->reason, "out of memory");
-		return 0;
+		goto out;
 	}
-	*plain = *res;
 	plain_cell.trace = false;
 	plain_cell.profile = false;
-	ret = run_once(&plain_cell, plain);
-	if (!ret)
-		ret = run_once(c, res);
-	rtt = res->lat_kind && !strcmp(res->lat_kind, "rtt");
-	if (!ret && plain->status == RES_OK && res->status == RES_OK) {
-		double untraced = rtt ? (double)plain->lat_p50_ns : plain->msgs_per_s,
-		       traced = rtt ? (double)res->lat_p50_ns : res->msgs_per_s;
-
-		trace_perturbation(&res->trace, rtt, untraced, traced);
-		if (res->profile.on && untraced > 0 && traced > 0) {
-			res->profile.perturbation = rtt ? traced / untraced : untraced / traced;
-			res->profile.perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
+	for (k = 0; k < TRACE_PAIRS; k++) {
+		*plain = *res;
+		*t[k] = *res;
+		ret = run_once(&plain_cell, plain);
+		if (!ret)
+			ret = run_once(c, t[k]);
+		if (ret || t[k]->status != RES_OK) {
+			*res = *t[k];	/* its reason, or a half-filled record on an error */
+			goto out;
 		}
+		rtt = t[k]->lat_kind && !strcmp(t[k]->lat_kind, "rtt");
+		if (plain->status == RES_OK && headline(plain, rtt) > 0 && headline(t[k], rtt) > 0)
+			ratio[n++] = rtt ? headline(t[k], rtt) / headline(plain, rtt)
+					 : headline(plain, rtt) / headline(t[k], rtt);
 	}
+	*res = *t[median_run(t, TRACE_PAIRS, rtt)];
+	set_perturbation(res, ratio, n, rtt);
+out:
+	for (k = 0; k < TRACE_PAIRS; k++)
+		free(t[k]);
 	free(plain);
 	return ret;
 }

@@ -38,6 +38,11 @@ measure() {
 	check(pm["migrations"] == 0, "migrations/exchange %s" % pm["migrations"])
 	check(t["lost_events"] == 0 and t["complete"], "lost %s" % t["lost_events"])
 	check(t["perturbation"] and t["perturbation"] > 0, "no perturbation ratio")
+	# measured over interleaved untraced/traced pairs: the median, its spread,
+	# separable exactly when every pair is on the same side of 1
+	n, lo, hi = t["perturbation_pairs"], t["perturbation_lo"], t["perturbation_hi"]
+	check(n == 3 and lo <= t["perturbation"] <= hi, "perturbation %s over %s pairs (%s-%s)" % (t["perturbation"], n, lo, hi))
+	check(t["perturbation_separable"] == (lo > 1 or hi < 1), "separable %s with pairs %s-%s" % (t["perturbation_separable"], lo, hi))
 	for s, ru in zip(t["sides"], r["sides"]):
 	    parts = s["user_ns"] + s["sys_ns"] + s["runnable_ns"] + s["preempted_ns"] + s["sleep_ns"]
 	    check(abs(parts - s["wall_ns"]) <= 0.05 * s["wall_ns"], "%s partition %d vs %d" % (s["role"], parts, s["wall_ns"]))

@@ -4,6 +4,7 @@
  * parsing, message fill and check, the transport table's check of the
  * batch operations. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include "ipclab/msg.h"
 #include "ipclab/opt.h"
 #include "ipclab/placement.h"
+#include "ipclab/trace.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -267,6 +269,32 @@ static void test_msg_read_in_place(void **state)
 	munmap(m, 2 * (size_t)pg);
 }
 
+/* The cost of tracing from interleaved pairs: the median of the pairs'
+ * ratios, their spread, and separable only when every pair agrees on the
+ * side of 1. */
+static void test_trace_perturbation(void **state)
+{
+	struct trace_result tr = { .on = true };
+	const double slower[3] = { 1.20, 1.10, 1.15 }, mixed[3] = { 0.92, 1.31, 1.05 },
+		     faster[2] = { 0.8, 0.9 };
+
+	(void)state;
+	trace_perturbation(&tr, slower, 3);
+	assert_true(fabs(tr.perturbation - 1.15) < 1e-9);
+	assert_true(fabs(tr.perturbation_lo - 1.10) < 1e-9 && fabs(tr.perturbation_hi - 1.20) < 1e-9);
+	assert_int_equal(tr.perturbation_pairs, 3);
+	assert_true(tr.perturbation_separable);
+	trace_perturbation(&tr, mixed, 3);
+	assert_true(fabs(tr.perturbation - 1.05) < 1e-9);
+	assert_false(tr.perturbation_separable);
+	trace_perturbation(&tr, faster, 2);
+	assert_true(fabs(tr.perturbation - 0.85) < 1e-9);
+	assert_true(tr.perturbation_separable);
+	tr = (struct trace_result){ .on = false };
+	trace_perturbation(&tr, slower, 3);
+	assert_int_equal(tr.perturbation_pairs, 0);	/* not traced: nothing to say */
+}
+
 static void test_placement_parse(void **state)
 {
 	struct pin_spec pin;
@@ -362,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_opt_table),
 		cmocka_unit_test(test_opt_zero_word),
 		cmocka_unit_test(test_msg_read_in_place),
+		cmocka_unit_test(test_trace_perturbation),
 		cmocka_unit_test(test_placement_parse),
 		cmocka_unit_test(test_msg_fill_check),
 		cmocka_unit_test(test_edit_distance),
