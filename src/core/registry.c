@@ -34,6 +34,7 @@
 
 #include "ipclab/registry.h"
 #include "ipclab/util.h"
+#include "registry_int.h"
 
 #define REG_MAX 1024		/* handles, as cleanup.c's table */
 #define REG_LINE (2 * PATH_MAX + 128)
@@ -56,7 +57,7 @@ const char *registry_dir(void)
 	return reg_dirpath;
 }
 
-static void boot_id(char *buf, size_t len)
+void registry_boot_id(char *buf, size_t len)
 {
 	if (read_text_file("/proc/sys/kernel/random/boot_id", buf, len) <= 0)
 		snprintf(buf, len, "-");
@@ -124,7 +125,7 @@ static int reg_create(char *err, size_t errlen)
 	if (fd < 0)
 		return errf(err, errlen, errno, "run registry %s: %s", tmp, strerror(errno)), -1;
 	flock(fd, LOCK_SH);
-	boot_id(boot, sizeof(boot));
+	registry_boot_id(boot, sizeof(boot));
 	n = snprintf(head, sizeof(head), "R 1 %d %llu %s %lu %lu %u %lld\n", (int)getpid(), start,
 		     boot, ns_inode("ipc"), ns_inode("mnt"), (unsigned)geteuid(),
 		     (long long)time(NULL));

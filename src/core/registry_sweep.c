@@ -23,6 +23,7 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/registry.h"
 #include "ipclab/util.h"
+#include "registry_int.h"
 
 #define REG_MAX 1024
 
@@ -48,7 +49,7 @@ struct sweep {
 	bool dry;
 	struct sweep_report *rep;
 	struct run_head h;
-	bool same_ipc, same_mnt;
+	bool same_boot, same_ipc, same_mnt;
 	struct run_obj obj[REG_MAX];
 };
 
@@ -164,6 +165,9 @@ static const char *sysv_check(const struct sweep *sw, const struct run_obj *o)
 /* Why an object must be left alone, or NULL to remove it. */
 static const char *keep_reason(const struct sweep *sw, const struct run_obj *o)
 {
+	/* pids, SysV ids and namespace numbers start again after a reboot */
+	if (!sw->same_boot)
+		return "recorded in another boot";
 	switch (o->kind) {
 	case CL_PID:
 		if (o->id <= 0 || !o->start || proc_start_ticks((pid_t)o->id) != o->start)
@@ -311,7 +315,11 @@ static void sweep_file(struct sweep *sw, int dfd, const char *name)
 		return;
 	}
 	if (!pending && read_run(sw, fd) == 0 && sw->h.uid == geteuid()) {
+		char boot[64];
+
 		sw->rep->dead_runs++;
+		registry_boot_id(boot, sizeof(boot));
+		sw->same_boot = strcmp(boot, "-") && strcmp(boot, sw->h.boot) == 0;
 		sw->same_ipc = sw->h.ipcns == ns_inode("ipc");
 		sw->same_mnt = sw->h.mntns == ns_inode("mnt");
 		sweep_run(sw);
