@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* What a dead run's record may still remove (registry_int.h). A record only
  * ever names what ipclab makes, so anything else it names is left alone:
- * - a child process: killed only if it still has the recorded start time,
- *   is not older than the run and is this user's;
+ * - a child process: killed through a pidfd, only if it still has the
+ *   recorded start time, is not older than the run and is this user's;
  * - SysV objects: this user's, IPC_PRIVATE, mode 0600, made since the run
  *   began;
  * - POSIX queues and shared memory, libqb services and /dev/shm ring
@@ -27,6 +27,7 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
@@ -358,13 +359,40 @@ static bool proc_ruid(pid_t pid, uid_t *uid)
 	return true;
 }
 
-/* A child of the run: killed only if that pid still has the recorded start
- * time and this user. */
+static int pidfd_open_(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static int signal_(int pidfd, pid_t pid, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#endif
+	/* no pidfd (a kernel before 5.3): the pid could be reused between the
+	 * start-time check and this kill(), a window of two system calls */
+	return kill(pid, sig);
+}
+
+/* A child of the run: the pidfd first, so that the signal can only reach
+ * the process that had the pid then; then that pid's start time and user:
+ * if the pidfd's process is still alive when signalled, what was read was
+ * its own (a recycled pid reads another start time, or the signal finds
+ * the pidfd's process gone). */
 static enum reg_outcome kill_child(const struct run_head *h, const struct run_obj *o, bool dry,
 				   const char **why)
 {
 	pid_t pid = (pid_t)o->id;
+	enum reg_outcome r;
 	uid_t uid;
+	int pfd;
 
 	if (!h->same_pid)
 		return kept(why, h->pidns ? "in another pid namespace" : "its pid namespace not recorded");
@@ -372,13 +400,20 @@ static enum reg_outcome kill_child(const struct run_head *h, const struct run_ob
 		return REG_GONE;
 	if (o->start < h->start)
 		return kept(why, "older than the run");
+	pfd = pidfd_open_(pid);
+	if (pfd < 0 && errno != ENOSYS)
+		return errno == ESRCH ? REG_GONE : failed(why, errno);
 	if (proc_start_ticks(pid) != o->start || !proc_ruid(pid, &uid))
-		return REG_GONE;	/* the pid is another process's now */
-	if (uid != geteuid())
-		return kept(why, "another user's");
-	if (kill(pid, dry ? 0 : SIGKILL))
-		return failed(why, errno == ESRCH ? ENOENT : errno);
-	return REG_DONE;
+		r = REG_GONE;	/* the pid is another process's now */
+	else if (uid != geteuid())
+		r = kept(why, "another user's");
+	else if (signal_(pfd, pid, dry ? 0 : SIGKILL))
+		r = failed(why, errno == ESRCH ? ENOENT : errno);
+	else
+		r = REG_DONE;
+	if (pfd >= 0)
+		close(pfd);
+	return r;
 }
 
 enum reg_outcome reg_remove(const struct run_head *h, const struct run_obj *o, bool dry,
