@@ -5,19 +5,23 @@
  * Each ipclab process that registers something for cleanup (cleanup.h) also
  * appends it to its own file in a per-user directory that only that user can
  * write: ${IPCLAB_STATE_DIR:-${TMPDIR:-/tmp}/.ipclab-runs-UID}. The file
- * names the process (pid and start time, boot id, IPC and mount namespaces)
- * and lists every object it created and every one it removed since. A run
- * that ends in any way its handlers see removes its file.
+ * names the process (pid and start time, boot id, IPC, mount and pid
+ * namespaces) and lists every object it created and every one it removed
+ * since. A run that ends in any way its handlers see removes its file.
  *
- * registry_sweep() reads every file there whose process is gone (the pid no
- * longer exists, or is another process with the same number) and removes
- * what it still lists: child processes (only if still the same process),
- * POSIX queues and shared memory, SysV objects (only if still the same
- * user's, created after the run started), files and the run's private
- * directory. It never touches a live run's objects nor another user's, and
- * skips objects in another IPC or mount namespace. `ipclab clean` calls it
- * and says what it removed; every run calls it quietly when it first
- * registers something. */
+ * registry_sweep() reads every file there whose process is gone (nobody
+ * holds its lock) and removes what it still lists, each object only after
+ * checking that it is still the run's (src/core/registry_check.c): child
+ * processes (same start time, killed through a pidfd), POSIX queues and
+ * shared memory and libqb rings (under ipclab's names of the run's pid),
+ * SysV objects (this user's, private, mode 0600, created after the run
+ * started), the run's private directory, what lies in ipclab's directories
+ * and output temporary files (reached without a symbolic link). It never
+ * touches a live run's objects nor another user's, skips objects in
+ * another IPC, mount or pid namespace, and a file of another boot removes
+ * nothing but itself. A file is hostile input: bounded, validated, its
+ * names printed escaped. `ipclab clean` calls it and says what it removed;
+ * every run calls it quietly when it first registers something. */
 #ifndef IPCLAB_REGISTRY_H
 #define IPCLAB_REGISTRY_H
 

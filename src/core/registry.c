@@ -3,7 +3,7 @@
  * registers cleanup entries, in a directory only its user can write.
  *
  * A file is "run-<pid>-<start>" and holds, one record a line:
- *   R 1 <pid> <start ticks> <boot id> <ipc ns> <mnt ns> <uid> <wall s>
+ *   R 1 <pid> <start ticks> <boot id> <ipc ns> <mnt ns> <uid> <wall s> <pid ns>
  *   + <handle> <kind> <id> <name in hex>      created (registered)
  *   = <handle> <id> <start ticks>             got its id (a pid: its start)
  *   - <handle>                                removed, or forgotten
@@ -11,7 +11,9 @@
  * it forked lives (the lock belongs to the open file, which children
  * inherit): a sweeper that gets the exclusive lock knows nobody is left. The
  * file is first written as ".new-<pid>" and renamed once its header is
- * complete, so a sweeper never reads half a header. */
+ * complete, so a sweeper never reads half a header. Paths are written
+ * absolute, with no symbolic link in their directory, as the sweeper
+ * (registry_check.c) takes only such a path. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,8 +36,8 @@
 
 #include "ipclab/registry.h"
 #include "ipclab/util.h"
+#include "registry_int.h"
 
-#define REG_MAX 1024		/* handles, as cleanup.c's table */
 #define REG_LINE (2 * PATH_MAX + 128)
 
 static char reg_dirpath[PATH_MAX];
@@ -56,7 +58,7 @@ const char *registry_dir(void)
 	return reg_dirpath;
 }
 
-static void boot_id(char *buf, size_t len)
+void registry_boot_id(char *buf, size_t len)
 {
 	if (read_text_file("/proc/sys/kernel/random/boot_id", buf, len) <= 0)
 		snprintf(buf, len, "-");
@@ -66,19 +68,24 @@ static void boot_id(char *buf, size_t len)
 }
 
 /* The directory exists, is a directory (not a link), is ours and nobody
- * else may write or read it. */
-static int dir_check(const char *dir, char *err, size_t errlen)
+ * else may write or read it: a descriptor of it, or -1 (err says why). */
+static int dir_open(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
+	int fd;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return errf(err, errlen, errno, "run registry %s: %s", dir, strerror(errno));
-	if (lstat(dir, &st) < 0)
-		return errf(err, errlen, errno, "run registry %s: %s", dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return errf(err, errlen, errno, "run registry %s: %s", dir, strerror(errno)), -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno != ELOOP && errno != ENOTDIR)
+		return errf(err, errlen, errno, "run registry %s: %s", dir, strerror(errno)), -1;
+	if (fd < 0 || fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		if (fd >= 0)
+			close(fd);
 		return errf(err, errlen, EPERM, "run registry %s is not a directory of this user's "
-			    "with mode 0700; remove it or set IPCLAB_STATE_DIR", dir);
-	return 0;
+			    "with mode 0700; remove it or set IPCLAB_STATE_DIR", dir), -1;
+	}
+	return fd;
 }
 
 static void say_failed(const char *why)
@@ -105,35 +112,41 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Create this process's file: header first, under a temporary name. */
+/* Create this process's file: header first, under a temporary name, in
+ * the directory as opened and checked (never a path looked up again). */
 static int reg_create(char *err, size_t errlen)
 {
 	const char *dir = registry_dir();
-	char tmp[PATH_MAX], head[256], boot[64];
+	char tmp[32], name[64], head[256], boot[64];
 	unsigned long long start = proc_start_ticks(getpid());
-	int fd, n;
+	int dfd, fd, n;
 
-	if (dir_check(dir, err, errlen))
-		return -1;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.new-%d", dir, (int)getpid()) >= sizeof(tmp) ||
-	    (size_t)snprintf(reg_path, sizeof(reg_path), "%s/run-%d-%llu", dir, (int)getpid(),
-			     start) >= sizeof(reg_path))
+	snprintf(tmp, sizeof(tmp), ".new-%d", (int)getpid());
+	snprintf(name, sizeof(name), "run-%d-%llu", (int)getpid(), start);
+	if ((size_t)snprintf(reg_path, sizeof(reg_path), "%s/%s", dir, name) >= sizeof(reg_path))
 		return errf(err, errlen, ENAMETOOLONG, "run registry %s: path too long", dir), -1;
-	unlink(tmp);	/* a stale one of a dead process with our pid */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return errf(err, errlen, errno, "run registry %s: %s", tmp, strerror(errno)), -1;
-	flock(fd, LOCK_SH);
-	boot_id(boot, sizeof(boot));
-	n = snprintf(head, sizeof(head), "R 1 %d %llu %s %lu %lu %u %lld\n", (int)getpid(), start,
-		     boot, ns_inode("ipc"), ns_inode("mnt"), (unsigned)geteuid(),
-		     (long long)time(NULL));
-	if (write_all(fd, head, (size_t)n) || rename(tmp, reg_path)) {
-		errf(err, errlen, errno, "run registry %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		close(fd);
+	if ((dfd = dir_open(dir, err, errlen)) < 0)
+		return -1;
+	unlinkat(dfd, tmp, 0);	/* a stale one of a dead process with our pid */
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		errf(err, errlen, errno, "run registry %s/%s: %s", dir, tmp, strerror(errno));
+		close(dfd);
 		return -1;
 	}
+	flock(fd, LOCK_SH);
+	registry_boot_id(boot, sizeof(boot));
+	n = snprintf(head, sizeof(head), "R 1 %d %llu %s %lu %lu %u %lld %lu\n", (int)getpid(),
+		     start, boot, ns_inode("ipc"), ns_inode("mnt"), (unsigned)geteuid(),
+		     (long long)time(NULL), ns_inode("pid"));
+	if (write_all(fd, head, (size_t)n) || renameat(dfd, tmp, dfd, name)) {
+		errf(err, errlen, errno, "run registry %s/%s: %s", dir, tmp, strerror(errno));
+		unlinkat(dfd, tmp, 0);
+		close(fd);
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
 	reg_fd = fd;
 	reg_pid = getpid();
 	return 0;
@@ -170,6 +183,32 @@ static void put_hex(char *out, const char *s)
 	*out = '\0';
 }
 
+/* A path as the sweeper takes it: its directory resolved (absolute, no
+ * link; it exists when an object in it is registered), then its last
+ * component. The name as given when that cannot be done: a sweep then
+ * leaves it alone (a relative path means nothing to a sweeper elsewhere). */
+static const char *real_name(enum cleanup_kind kind, const char *name)
+{
+	static char dir[PATH_MAX], real[PATH_MAX], out[PATH_MAX];	/* under cleanup's lock */
+	const char *slash, *base;
+
+	if (!name || (kind != CL_PATH && kind != CL_DIR))
+		return name;
+	slash = strrchr(name, '/');
+	base = slash ? slash + 1 : name;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return name;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == name ? 1 : (int)(slash - name), name);
+	if (!realpath(dir, real) ||
+	    (size_t)snprintf(out, sizeof(out), "%s%s%s", real, real[1] ? "/" : "", base) >=
+		    sizeof(out))
+		return name;
+	return out;
+}
+
 void registry_note_add(int h, enum cleanup_kind kind, long id, const char *name)
 {
 	static char line[REG_LINE];	/* callers hold cleanup's lock */
@@ -178,6 +217,7 @@ void registry_note_add(int h, enum cleanup_kind kind, long id, const char *name)
 
 	if (fd < 0)
 		return;
+	name = real_name(kind, name);
 	put_hex(hex, name ? name : "");
 	snprintf(line, (size_t)(hex - line), "+ %d %d %ld", h, (int)kind, id);
 	/* "+ h kind id " then the hex name, one write */

@@ -1,55 +1,34 @@
 // SPDX-License-Identifier: MIT
 /* registry_sweep(): read the files of runs that are gone (registry.c writes
- * them) and remove what they still list, checking before each removal that
- * the object is still the one the run made. */
+ * them) and remove what they still list, each only after registry_check.c
+ * has found it still the one the run made. A file is read as hostile
+ * input: at most REG_FILE_MAX bytes, lines bounded, names printed escaped;
+ * a run of another boot removes nothing but its file. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <mqueue.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/ipc.h>
-#include <sys/mman.h>
-#include <sys/msg.h>
-#include <sys/sem.h>
-#include <sys/shm.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
 #include "ipclab/registry.h"
 #include "ipclab/util.h"
+#include "registry_int.h"
 
-#define REG_MAX 1024
-
-struct run_head {
-	int pid;
-	unsigned long long start;
-	char boot[64];
-	unsigned long ipcns, mntns;
-	unsigned uid;
-	long long wall;
-};
-
-struct run_obj {
-	bool live;
-	int kind;
-	long id;
-	unsigned long long start;	/* CL_PID: the child's start time */
-	char *name;
-};
+#define REG_LINE (2 * PATH_MAX + 128)
 
 struct sweep {
 	FILE *out;
 	bool dry;
 	struct sweep_report *rep;
 	struct run_head h;
-	bool same_ipc, same_mnt;
 	struct run_obj obj[REG_MAX];
+	char line[REG_LINE];
 };
 
 static const char *const kind_names[] = {
@@ -59,6 +38,12 @@ static const char *const kind_names[] = {
 	[CL_QB_IPC] = "libqb-ipc rings",
 };
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Lowercase hex, as registry.c writes it; no NUL byte. */
 static char *from_hex(const char *s)
 {
 	size_t n = strlen(s);
@@ -67,11 +52,11 @@ static char *from_hex(const char *s)
 	if (!out || n % 2)
 		return free(out), NULL;
 	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
+		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
 
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !v)
+		if (hi < 0 || lo < 0 || !(hi | lo))
 			return free(out), NULL;
-		out[i] = (char)v;
+		out[i] = (char)(hi << 4 | lo);
 	}
 	out[n / 2] = '\0';
 	return out;
@@ -102,167 +87,110 @@ static void parse_record(struct sweep *sw, char *line)
 	}
 }
 
+/* The next line, without its newline, into sw->line: 1, or 0 at the end.
+ * A line longer than the buffer or holding a NUL byte is not one ipclab
+ * writes and is skipped whole, and so is a last line without its newline
+ * (a write cut short): a line cut anywhere could name a shorter path.
+ * *left bounds the bytes read. */
+static int next_line(struct sweep *sw, FILE *f, size_t *left)
+{
+	size_t n = 0;
+	bool bad = false;
+	int c;
+
+	while (*left && (c = getc_unlocked(f)) != EOF) {
+		--*left;
+		if (c == '\n') {
+			if (!bad) {
+				sw->line[n] = '\0';
+				return 1;
+			}
+			bad = false;
+			n = 0;
+		} else if (c == '\0' || n + 1 >= sizeof(sw->line)) {
+			bad = true;
+		} else {
+			sw->line[n++] = (char)c;
+		}
+	}
+	return 0;
+}
+
+/* The header, then every record line; the rest of the header says where
+ * the sweeper is, compared with where the run was. */
 static int read_run(struct sweep *sw, int fd)
 {
 	FILE *f = fdopen(dup(fd), "r");
-	char *line = NULL;
-	size_t cap = 0;
-	int ret = -1;
+	size_t left = REG_FILE_MAX;
+	struct run_head *h = &sw->h;
+	char boot[64];
+	int n, ret = -1;
 
 	if (!f)
 		return -1;
-	if (getline(&line, &cap, f) > 0 &&
-	    sscanf(line, "R 1 %d %llu %63s %lu %lu %u %lld", &sw->h.pid, &sw->h.start, sw->h.boot,
-		   &sw->h.ipcns, &sw->h.mntns, &sw->h.uid, &sw->h.wall) == 7) {
+	*h = (struct run_head){ 0 };
+	if (next_line(sw, f, &left) &&
+	    ((n = sscanf(sw->line, "R 1 %d %llu %63s %lu %lu %u %lld %lu", &h->pid, &h->start,
+			 h->boot, &h->ipcns, &h->mntns, &h->uid, &h->wall, &h->pidns)) == 7 ||
+	     n == 8)) {
 		ret = 0;
-		while (getline(&line, &cap, f) > 0)
-			parse_record(sw, line);
+		while (next_line(sw, f, &left))
+			parse_record(sw, sw->line);
 	}
-	free(line);
 	fclose(f);
+	registry_boot_id(boot, sizeof(boot));
+	h->same_boot = strcmp(boot, "-") && strcmp(boot, h->boot) == 0;
+	h->same_ipc = h->ipcns == ns_inode("ipc");
+	h->same_mnt = h->mntns == ns_inode("mnt");
+	h->same_pid = h->pidns && h->pidns == ns_inode("pid");
 	return ret;
+}
+
+/* A name from a record or a directory, printed with every byte that is
+ * not printable ASCII (a terminal's escape, a newline) as \xNN. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
 }
 
 static void say(struct sweep *sw, const char *verb, const struct run_obj *o, const char *why)
 {
-	char what[64];
-
 	if (!sw->out)
 		return;
+	fprintf(sw->out, "%s %s ", verb, kind_names[o->kind]);
 	if (o->name && o->name[0])
-		fprintf(sw->out, "%s %s %s", verb, kind_names[o->kind], o->name);
+		put_escaped(sw->out, o->name);
 	else
-		fprintf(sw->out, "%s %s %ld", verb, kind_names[o->kind], o->id);
-	snprintf(what, sizeof(what), " (run pid %d)", sw->h.pid);
-	fprintf(sw->out, "%s%s%s\n", what, why ? ": " : "", why ? why : "");
-}
-
-/* A SysV object is still the run's: this user's, made since the run began. */
-static const char *sysv_check(const struct sweep *sw, const struct run_obj *o)
-{
-	struct ipc_perm *perm;
-	time_t ctime_s;
-	struct msqid_ds m;
-	struct semid_ds s;
-	struct shmid_ds h;
-
-	if (o->kind == CL_SYSV_MSG && msgctl((int)o->id, IPC_STAT, &m) == 0)
-		perm = &m.msg_perm, ctime_s = m.msg_ctime;
-	else if (o->kind == CL_SYSV_SEM && semctl((int)o->id, 0, IPC_STAT, &s) == 0)
-		perm = &s.sem_perm, ctime_s = s.sem_ctime;
-	else if (o->kind == CL_SYSV_SHM && shmctl((int)o->id, IPC_STAT, &h) == 0)
-		perm = &h.shm_perm, ctime_s = h.shm_ctime;
-	else
-		return "gone";
-	if (perm->cuid != geteuid() || perm->__key != IPC_PRIVATE)
-		return "now another's";
-	if ((long long)ctime_s < sw->h.wall - 1)
-		return "older than the run";
-	return NULL;
-}
-
-/* Why an object must be left alone, or NULL to remove it. */
-static const char *keep_reason(const struct sweep *sw, const struct run_obj *o)
-{
-	switch (o->kind) {
-	case CL_PID:
-		if (o->id <= 0 || !o->start || proc_start_ticks((pid_t)o->id) != o->start)
-			return "gone";
-		return NULL;
-	case CL_SYSV_MSG:
-	case CL_SYSV_SEM:
-	case CL_SYSV_SHM:
-		if (!sw->same_ipc)
-			return "in another IPC namespace";
-		return o->id < 0 ? "never made" : sysv_check(sw, o);
-	case CL_POSIX_MQ:
-		return !sw->same_ipc ? "in another IPC namespace" : !o->name ? "no name" : NULL;
-	default:
-		return !sw->same_mnt ? "in another mount namespace" : !o->name ? "no name" : NULL;
-	}
-}
-
-/* The run's private directory: its files first (none of them a directory,
- * never following a link), then the directory itself. */
-static int remove_dir(const char *path)
-{
-	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	struct dirent *e;
-	DIR *d;
-
-	if (dfd < 0)
-		return -errno;
-	if (fstat(dfd, &st) || st.st_uid != geteuid() || !(d = fdopendir(dfd))) {
-		close(dfd);
-		return -EPERM;
-	}
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dfd, e->d_name, 0);
-	closedir(d);
-	return rmdir(path) ? -errno : 0;
-}
-
-/* Remove it; 0, or -errno (-ENOENT: it was gone already). */
-static int remove_obj(const struct run_obj *o)
-{
-	int r = 0;
-
-	switch (o->kind) {
-	case CL_PID:
-		r = kill((pid_t)o->id, SIGKILL);
-		break;
-	case CL_PATH:
-		r = unlink(o->name);
-		break;
-	case CL_DIR:
-		return remove_dir(o->name);
-	case CL_QB_IPC:
-		return cleanup_qb_ipc(o->name) > 0 ? 0 : -ENOENT;
-	case CL_POSIX_MQ:
-		r = mq_unlink(o->name);
-		break;
-	case CL_POSIX_SHM:
-		r = shm_unlink(o->name);
-		break;
-	case CL_SYSV_MSG:
-		r = msgctl((int)o->id, IPC_RMID, NULL);
-		break;
-	case CL_SYSV_SEM:
-		r = semctl((int)o->id, 0, IPC_RMID);
-		break;
-	case CL_SYSV_SHM:
-		r = shmctl((int)o->id, IPC_RMID, NULL);
-		break;
-	}
-	return r ? -errno : 0;
+		fprintf(sw->out, "%ld", o->id);
+	fprintf(sw->out, " (run pid %d)%s%s\n", sw->h.pid, why ? ": " : "", why ? why : "");
 }
 
 static void act_on(struct sweep *sw, struct run_obj *o)
 {
-	const char *why = keep_reason(sw, o);
-	int r;
+	const char *why;
 
-	if (why) {
-		if (strcmp(why, "gone") && strcmp(why, "never made")) {
-			sw->rep->skipped++;
-			say(sw, "skipped", o, why);
-		}
-		return;
-	}
-	if (sw->dry) {
+	switch (reg_remove(&sw->h, o, sw->dry, &why)) {
+	case REG_DONE:
 		sw->rep->removed++;
-		say(sw, "would remove", o, NULL);
-		return;
-	}
-	r = remove_obj(o);
-	if (r == 0) {
-		sw->rep->removed++;
-		say(sw, o->kind == CL_PID ? "killed" : "removed", o, NULL);
-	} else if (r != -ENOENT) {
+		say(sw, sw->dry ? "would remove" : o->kind == CL_PID ? "killed" : "removed", o, NULL);
+		break;
+	case REG_GONE:
+		break;
+	case REG_KEPT:
 		sw->rep->skipped++;
-		say(sw, "could not remove", o, strerror(-r));
+		say(sw, "skipped", o, why);
+		break;
+	case REG_FAILED:
+		sw->rep->skipped++;
+		say(sw, "could not remove", o, why);
+		break;
 	}
 }
 
@@ -289,10 +217,21 @@ static void clear_objs(struct sweep *sw)
 }
 
 /* One file of the directory: a dead run's is swept and removed. */
+static void say_file(struct sweep *sw, const char *verb, const char *name, const char *why)
+{
+	if (!sw->out)
+		return;
+	fprintf(sw->out, "%s run record ", verb);
+	put_escaped(sw->out, name);
+	fprintf(sw->out, " unread: %s\n", why);
+}
+
+/* One file of the directory: a dead run's is swept and removed. */
 static void sweep_file(struct sweep *sw, int dfd, const char *name)
 {
 	bool pending = strncmp(name, ".new-", 5) == 0;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO of that name must not block the sweep */
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
@@ -310,13 +249,17 @@ static void sweep_file(struct sweep *sw, int dfd, const char *name)
 		close(fd);
 		return;
 	}
-	if (!pending && read_run(sw, fd) == 0 && sw->h.uid == geteuid()) {
+	if (pending) {
+		/* a header never completed: nothing to read */
+	} else if (st.st_size > (off_t)REG_FILE_MAX) {
+		sw->rep->skipped++;
+		say_file(sw, sw->dry ? "would remove" : "removed", name,
+			 "larger than any record ipclab writes (64 MiB); nothing it lists is removed");
+	} else if (read_run(sw, fd) == 0 && sw->h.uid == geteuid()) {
 		sw->rep->dead_runs++;
-		sw->same_ipc = sw->h.ipcns == ns_inode("ipc");
-		sw->same_mnt = sw->h.mntns == ns_inode("mnt");
 		sweep_run(sw);
-		clear_objs(sw);
 	}
+	clear_objs(sw);
 	if (!sw->dry)
 		unlinkat(dfd, name, 0);
 	close(fd);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for the cleanup table and the run registry: names are never
- * cut (a cut name could be another file), and a process's registry file
- * lists what it created and is removed once everything is gone. */
+ * cut (a cut name could be another file), a process's registry file lists
+ * what it created (paths absolute and resolved, as a sweeper elsewhere
+ * takes them) and is removed once everything is gone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -112,6 +115,82 @@ static void test_registry_file(void **state)
 	assert_int_equal(access(registry_dir(), F_OK), -1);
 }
 
+/* This process's registry file, whole, into buf. */
+static void read_registry(char *buf, size_t len)
+{
+	char pat[PATH_MAX + 32];
+	glob_t g;
+	FILE *f;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "%s/run-%d-*", registry_dir(), (int)getpid());
+	assert_int_equal(glob(pat, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	f = fopen(g.gl_pathv[0], "r");
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	globfree(&g);
+}
+
+/* Does the registry hold a "+" line of kind CL_PATH naming path? */
+static bool registry_names(const char *reg, const char *path)
+{
+	char want[2 * PATH_MAX + 1], *w = want;
+
+	for (const char *c = path; *c; c++)
+		w += sprintf(w, "%02x", (unsigned char)*c);
+	for (const char *l = reg; (l = strstr(l, "\n+ ")); l++) {
+		int h, kind, n = 0;
+		long id;
+
+		if (sscanf(l + 1, "+ %d %d %ld %n", &h, &kind, &id, &n) == 3 && n && kind == CL_PATH &&
+		    strncmp(l + 1 + n, want, strlen(want)) == 0 && l[1 + n + strlen(want)] == '\n')
+			return true;
+	}
+	return false;
+}
+
+/* A relative path, and one through a symbolic link, are recorded absolute
+ * and resolved: a sweep runs elsewhere and follows no link. The header
+ * names the pid namespace. */
+static void test_registry_paths_resolved(void **state)
+{
+	char real[PATH_MAX], link[PATH_MAX + 8], via[PATH_MAX + 16], want[PATH_MAX + 16],
+		cwd[PATH_MAX], reg[16384], ns[64];
+	struct stat st;
+	int h[2];
+
+	(void)state;
+	assert_non_null(realpath(base, real));
+	strcat(real, "/real");
+	snprintf(link, sizeof(link), "%s/link", base);
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink("real", link), 0);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(real), 0);
+	h[0] = cleanup_add(CL_PATH, "out.json.tmp-1");
+	snprintf(via, sizeof(via), "%s/f", link);
+	h[1] = cleanup_add(CL_PATH, via);
+	assert_int_equal(chdir(cwd), 0);
+	assert_true(h[0] >= 0 && h[1] >= 0);
+	read_registry(reg, sizeof(reg));
+	snprintf(want, sizeof(want), "%s/out.json.tmp-1", real);
+	assert_true(registry_names(reg, want));
+	snprintf(want, sizeof(want), "%s/f", real);
+	assert_true(registry_names(reg, want));
+	assert_int_equal(stat("/proc/self/ns/pid", &st), 0);
+	snprintf(ns, sizeof(ns), " %lu\n", (unsigned long)st.st_ino);
+	assert_non_null(strstr(reg, ns));
+	assert_true(strstr(reg, ns) < strchr(reg, '\n'));
+	cleanup_forget(h[0]);
+	cleanup_forget(h[1]);
+	cleanup_all();
+	unlink(link);
+	rmdir(real);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -127,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_long_name_not_cut),
 		cmocka_unit_test(test_too_long_refused),
 		cmocka_unit_test(test_registry_file),
+		cmocka_unit_test(test_registry_paths_resolved),
 	};
 	char tmpl[] = "/tmp/ipclab-unit-XXXXXX";
 	int ret;
