@@ -85,7 +85,7 @@ int output_check(const char *path, const char *cmd)
 		return 0;
 	if (!*path)
 		return cmd_usage_error(cmd, "-o '': empty path; name a file, or leave -o out for stdout");
-	if (strlen(path) + sizeof(".tmp-0123456789abcdef") > PATH_MAX)
+	if (strlen(path) + sizeof(".tmp-4194304-0123456789abcdef") > PATH_MAX)
 		return cmd_usage_error(cmd, "-o %.64s...: the path is too long; use a shorter one",
 				       path);
 	if (!stat(path, &st)) {
@@ -143,8 +143,9 @@ static int open_special(struct output *o, const char *path)
 	return 1;
 }
 
-/* PATH.tmp-<16 random hex digits>: a name another user cannot create
- * first. Registered for cleanup before it exists. */
+/* PATH.tmp-<pid>-<16 random hex digits>: a name another user cannot
+ * create first, and that the run registry's sweep knows as this run's
+ * (registry_check.c). Registered for cleanup before it exists. */
 static int open_tmp(struct output *o, const char *path)
 {
 	for (int tries = 0; tries < 8; tries++) {
@@ -158,7 +159,8 @@ static int open_tmp(struct output *o, const char *path)
 		for (size_t i = 0; i < sizeof(rnd); i++)
 			snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
 		/* never shortened: a cut name could be the user's own file */
-		if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-%s", path, hex) >=
+		if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-%d-%s", path, (int)getpid(),
+				     hex) >=
 		    sizeof(o->tmp))
 			return cmd_usage_error(o->cmd,
 					       "-o %.64s...: the path is too long; use a shorter one",

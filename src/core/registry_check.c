@@ -10,7 +10,7 @@
  *   process ("ipclab-...-<pid>-<16 hex digits>"), this user's;
  * - paths: the run's private directory ("ipclab-" and six letters or
  *   digits) and the unique-name directories, what lies in them, and the
- *   temporary file of an output ("<path>.tmp-<pid>"); absolute, reached
+ *   temporary file of an output ("<path>.tmp-<pid>-<16 hex>"); absolute, reached
  *   without following a symbolic link anywhere, this user's; a directory
  *   only of this user's with mode 0700, losing only what is this user's.
  * Every check is made on a descriptor of what is then removed. */
@@ -112,13 +112,28 @@ static bool dir_ok(const char *path, int pid)
 	return private_dir_name(base) || unique_name(base, pid);
 }
 
+/* "<anything>.tmp-<pid>-<16 hex digits>": an output's temporary file
+ * (src/cmd/output.c) of the run @pid. */
+static bool output_tmp_name(const char *base, int pid)
+{
+	char tail[32];
+	size_t n = strlen(base), t = (size_t)snprintf(tail, sizeof(tail), ".tmp-%d-", pid);
+
+	if (pid <= 0 || n <= t + 16)
+		return false;
+	for (size_t i = n - 16; i < n; i++)
+		if (!((base[i] >= '0' && base[i] <= '9') || (base[i] >= 'a' && base[i] <= 'f')))
+			return false;
+	return strncmp(base + n - 16 - t, tail, t) == 0;
+}
+
 /* A file in one of ipclab's directories (*in_dir), or an output's
- * temporary file "<path>.tmp-<pid>". */
+ * temporary file "<path>.tmp-<pid>-<16 hex digits>". */
 static bool path_ok(const char *path, int pid, bool *in_dir)
 {
-	char parent[PATH_MAX], tail[32];
+	char parent[PATH_MAX];
 	const char *base;
-	size_t n, t;
+	size_t n;
 
 	*in_dir = false;
 	if (!canonical(path))
@@ -129,9 +144,7 @@ static bool path_ok(const char *path, int pid, bool *in_dir)
 	parent[n] = '\0';
 	if (n && dir_ok(parent, pid))
 		return *in_dir = true;
-	t = (size_t)snprintf(tail, sizeof(tail), ".tmp-%d", pid);
-	n = strlen(base);
-	return pid > 0 && n > t && strcmp(base + n - t, tail) == 0;
+	return output_tmp_name(base, pid);
 }
 
 /* The directory that holds path's last component (*base), opened one

@@ -42,13 +42,13 @@ head_line() { printf 'R 1 %s %s %s %s %s %s %s%s\n' "$1" "$2" "$3" "$ipcns" "$mn
 
 # another boot: nothing removed
 sem_foreign=$(mksem 0600); sems+=" $sem_foreign"
-touch "$dir/out.json.tmp-999990"
+touch "$dir/out.json.tmp-999990-00112233aabbccdd"
 { head_line 999990 1 00000000-0000-4000-8000-000000000000 "$pidns"
-  add 0 5 "" "$sem_foreign"; add 1 0 "$dir/out.json.tmp-999990"; } >"$reg/run-999990-1"
+  add 0 5 "" "$sem_foreign"; add 1 0 "$dir/out.json.tmp-999990-00112233aabbccdd"; } >"$reg/run-999990-1"
 
 # this boot: what is ipclab's goes, the rest stays
 sem_mine=$(mksem 0600) sem_0644=$(mksem 0644); sems+=" $sem_mine $sem_0644"
-touch "$dir/out.json.tmp-999991" "$dir/out.json.tmp-12345" "$dir/victim"
+touch "$dir/out.json.tmp-999991-00112233aabbccdd" "$dir/out.json.tmp-12345-00112233aabbccdd" "$dir/victim"
 mkdir -m 0700 "$dir/ipclab-Abc123" "$dir/home" "$dir/real" "$dir/real/ipclab-Xyz789"
 mkfifo "$dir/ipclab-Abc123/ipclab-fifo-999991-0123456789abcdef-0-c2s"
 touch "$dir/home/keep" "$dir/real/ipclab-Xyz789/f"
@@ -67,7 +67,7 @@ if [ "$IPCLAB_TEST_NS" = 1 ]; then
 	chown 65534 /dev/shm/ipclab-shm-999991-0123456789abcdef
 fi
 { head_line 999991 1 "$boot" "$pidns"
-  add 0 5 "" "$sem_mine"; add 1 0 "$dir/out.json.tmp-999991"; add 2 0 "$dir/out.json.tmp-12345"
+  add 0 5 "" "$sem_mine"; add 1 0 "$dir/out.json.tmp-999991-00112233aabbccdd"; add 2 0 "$dir/out.json.tmp-12345-00112233aabbccdd"
   add 3 1 "$dir/ipclab-Abc123"; add 4 0 "$dir/ipclab-Abc123/ipclab-fifo-999991-0123456789abcdef-0-c2s"
   add 5 0 "$dir/victim"; add 6 1 "$dir/home"; add 7 0 "$dir/link/ipclab-Xyz789/f"; add 8 0 "$esc"
   add 9 5 "" "$sem_0644"
@@ -89,23 +89,23 @@ pids+=" $p_old $p_ns"
   add 0 7 ""; echo "= 0 $p_ns $(start_of $p_ns)"; } >"$reg/run-999993-1"
 
 # over the size bound: what it lists past the bound is not read
-touch "$dir/out.json.tmp-999994"
+touch "$dir/out.json.tmp-999994-00112233aabbccdd"
 head_line 999994 1 "$boot" "$pidns" >"$reg/run-999994-1"
 truncate -s 65M "$reg/run-999994-1"
-printf '\n%s\n' "$(add 0 0 "$dir/out.json.tmp-999994")" >>"$reg/run-999994-1"
+printf '\n%s\n' "$(add 0 0 "$dir/out.json.tmp-999994-00112233aabbccdd")" >>"$reg/run-999994-1"
 
 out=$("$IPCLAB" clean 2>&1) || fail "clean: exit $?: $out"
 echo "$out" | sed 's/^/    /' | cat -v
 
 sem_exists "$sem_foreign" || fail "a record of another boot removed semaphore set $sem_foreign"
-[ -e "$dir/out.json.tmp-999990" ] || fail "a record of another boot removed a file"
+[ -e "$dir/out.json.tmp-999990-00112233aabbccdd" ] || fail "a record of another boot removed a file"
 echo "$out" | grep -q "^skipped sysv-sem $sem_foreign (run pid 999990): recorded in another boot" ||
 	fail "the record of another boot's semaphore was not reported as skipped"
 
 sem_exists "$sem_mine" && fail "this boot's record: its semaphore set $sem_mine remains"
-[ -e "$dir/out.json.tmp-999991" ] && fail "this boot's record: its output's temporary file remains"
+[ -e "$dir/out.json.tmp-999991-00112233aabbccdd" ] && fail "this boot's record: its output's temporary file remains"
 [ -e "$dir/ipclab-Abc123" ] && fail "this boot's record: its private directory remains: $(ls -A "$dir/ipclab-Abc123")"
-[ -e "$dir/out.json.tmp-12345" ] || fail "removed another process's temporary file (.tmp-12345)"
+[ -e "$dir/out.json.tmp-12345-00112233aabbccdd" ] || fail "removed another process's temporary file (.tmp-12345-...)"
 [ -e "$dir/victim" ] || fail "removed a file whose name ipclab never makes"
 [ -e "$dir/home/keep" ] || fail "emptied a directory whose name ipclab never makes"
 [ -e "$dir/real/ipclab-Xyz789/f" ] || fail "removed a file through a symbolic link"
@@ -126,7 +126,7 @@ alive $p_nobody || fail "killed another user's process $p_nobody"
 alive $p_old || fail "killed $p_old, older than the run that recorded it"
 alive $p_ns || fail "killed $p_ns, recorded in another pid namespace"
 
-[ -e "$dir/out.json.tmp-999994" ] || fail "a record over the size bound was read past the bound"
+[ -e "$dir/out.json.tmp-999994-00112233aabbccdd" ] || fail "a record over the size bound was read past the bound"
 echo "$out" | grep -q "run-999994-1.*larger than" || fail "the record over the size bound was not reported"
 [ ! -e "$reg" ] || fail "records remain: $(ls -A "$reg")"
 finish
