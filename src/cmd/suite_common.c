@@ -142,8 +142,7 @@ void seed_trace_cost(const struct result *r, size_t n)
 		}
 	}
 	if (k)
-		printf("; traced/untraced %.2f-%.2fx over %u cells (medians of %u pairs)", lo, hi, k,
-		       TRACE_PAIRS);
+		printf("; traced/untraced %.2f-%.2fx over %u cells", lo, hi, k);
 	if (noise)
 		printf("%s%u cell%s not separable from noise", k ? ", " : "; ", noise,
 		       noise == 1 ? "" : "s");
