@@ -99,7 +99,7 @@ int fig_draw(struct plot_ctx *ctx, const char *name);
 /* Text into a script (plot_text.c): a gnuplot string in single quotes
  * (control characters as spaces); a comment's text (control characters
  * and backslashes as '?'); a data file's text (control characters as
- * spaces). */
+ * spaces, double quotes as single ones). */
 void gp_quote(FILE *gp, const char *s);
 void gp_comment(FILE *gp, const char *s);
 void dat_text(FILE *dat, const char *s);

@@ -5,8 +5,9 @@
  * shell even inside double quotes, and a comment ending in a backslash
  * swallows the next line. So every text that is not ipclab's own goes in
  * single quotes, where only '' is special, with its control characters
- * replaced; comments and data files get the same treatment; file names are
- * made of letters, digits, '_' and '-' only. */
+ * replaced; comments and data files get the same treatment (a data file's
+ * double quote would join its columns); file names are made of letters,
+ * digits, '_' and '-' only. */
 #include <string.h>
 
 #include "plot.h"
@@ -36,7 +37,7 @@ void gp_comment(FILE *gp, const char *s)
 void dat_text(FILE *dat, const char *s)
 {
 	for (; *s; s++)
-		fputc(is_ctrl(*s) ? ' ' : *s, dat);
+		fputc(is_ctrl(*s) ? ' ' : *s == '"' ? '\'' : *s, dat);
 }
 
 static bool name_char(char c)
