@@ -403,8 +403,9 @@ static int fig_vs_size(struct plot_ctx *ctx, const char *name, const char *metri
 		      errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
 
 	if (ret || !g->nr || fig_open(ctx, name, &dat, &gp)) {
+		ret = ret ? ret : g->nr ? -EIO : 0;
 		free(g);
-		return ret ? ret : g && g->nr ? -EIO : 0;
+		return ret;
 	}
 	fprintf(dat, "# %s, by message size (bytes)\n", ylabel);
 	grid_write(dat, g, "size_bytes", scale);
@@ -443,8 +444,9 @@ int fig_cpu(struct plot_ctx *ctx)
 		      errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
 
 	if (ret || !g->nr || fig_open(ctx, name, &dat, &gp)) {
+		ret = ret ? ret : g->nr ? -EIO : 0;
 		free(g);
-		return ret ? ret : g && g->nr ? -EIO : 0;
+		return ret;
 	}
 	fprintf(dat, "# user+sys CPU time of all sides per message, ns\n");
 	grid_write(dat, g, "transport", 1);
