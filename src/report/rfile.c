@@ -78,15 +78,15 @@ static int match_key(struct rcell *c, const char *const *ignore)
 		char val[256];
 
 		rf_scalar_text(json_object_get(c->obj, keys[i]), val, sizeof(val));
-		off += (size_t)snprintf(c->match + off, off < RF_KEYLEN ? RF_KEYLEN - off : 0,
-					"%s=%s;", keys[i], val);
+		off += (size_t)snprintf(c->match + off, RF_KEYLEN - off, "%s=%s;", keys[i], val);
+		if (off >= RF_KEYLEN)	/* never a pointer past the buffer */
+			return -E2BIG;
 	}
 	opts = json_dumps(json_object_get(c->obj, "options"), JSON_COMPACT | JSON_SORT_KEYS |
 			  JSON_ENCODE_ANY);
 	if (!opts)
 		return -ENOMEM;
-	off += (size_t)snprintf(c->match + off, off < RF_KEYLEN ? RF_KEYLEN - off : 0,
-				"options=%s", opts);
+	off += (size_t)snprintf(c->match + off, RF_KEYLEN - off, "options=%s", opts);
 	free(opts);
 	return off < RF_KEYLEN ? 0 : -E2BIG;
 }
