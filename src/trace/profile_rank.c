@@ -81,7 +81,8 @@ static void fn_top(struct fn_table *t, struct profile_side *s)
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->v[i].sym)
 			t->v[n++] = t->v[i];
-	qsort(t->v, n, sizeof(*t->v), fn_cmp);
+	if (n)	/* t->v is NULL when the side had no sample */
+		qsort(t->v, n, sizeof(*t->v), fn_cmp);
 	for (size_t i = 0; i < n && s->ntop < PROFILE_TOP; i++) {
 		struct profile_entry *e = &s->top[s->ntop++];
 
@@ -182,7 +183,8 @@ static int write_folded(struct lines *l, const struct outdir *d, const char *nam
 
 	if (ret)
 		return ret;
-	qsort(l->v, l->n, sizeof(*l->v), str_cmp);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), str_cmp);
 	for (size_t i = 0, j; i < l->n; i = j) {
 		for (j = i + 1; j < l->n && !strcmp(l->v[i], l->v[j]); j++)
 			;
