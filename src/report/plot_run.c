@@ -112,9 +112,11 @@ static void exec_gnuplot(int dirfd, int in, int errfd)
 	_exit(127);
 }
 
-/* The message that matters is usually gnuplot's last non-empty line. */
+/* The message that matters is usually gnuplot's last non-empty line;
+ * "/dev/stdin" in it is NAME.gp, which the message names already. */
 static void last_line(char *text)
 {
+	static const char stdin_name[] = "\"/dev/stdin\" ";
 	char *end = text + strlen(text), *start;
 
 	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
@@ -122,6 +124,8 @@ static void last_line(char *text)
 	start = strrchr(text, '\n');
 	if (start)
 		memmove(text, start + 1, strlen(start + 1) + 1);
+	if (!strncmp(text, stdin_name, sizeof(stdin_name) - 1))
+		memmove(text, text + sizeof(stdin_name) - 1, strlen(text) - sizeof(stdin_name) + 2);
 }
 
 static pid_t start_gnuplot(int dirfd, int in[2], int errp[2])
