@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "run.h"
+#include "ipclab/outdir.h"
 #include "ipclab/runner.h"
 #include "ipclab/profile.h"
 #include "ipclab/trace.h"
@@ -220,17 +221,24 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 
 		if (profile_check(err, sizeof(err)))
 			return usage_error("%s", err);
-		if (arg && mkdir(arg, 0755) && errno != EEXIST)
-			return usage_error("--profile %s: cannot make the directory: %s", arg, strerror(errno));
-		if (arg && access(arg, W_OK | X_OK))
-			return usage_error("--profile %s: cannot write there: %s", arg, strerror(errno));
+		/* made (0700) when the first cell opens it */
+		if (arg && outdir_check("--profile", arg, err, sizeof(err)))
+			return usage_error("%s", err);
 		a->profile = true;
 		a->profile_dir = arg;
 		break;
 	}
 	case OPT_DRY_RUN: a->dry_run = true; break;
 	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
-	case OPT_PLOT: a->plot_dir = arg; break;
+	case OPT_PLOT: {
+		char err[ERRLEN];
+
+		/* made (0700) after the run */
+		if (outdir_check("--plot", arg, err, sizeof(err)))
+			return usage_error("%s", err);
+		a->plot_dir = arg;
+		break;
+	}
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PEER: a->peer = arg; break;

@@ -12,7 +12,9 @@
 
 #include "cmd.h"
 #include "run.h"
+#include "ipclab/outdir.h"
 #include "ipclab/remote.h"
+#include "ipclab/reporter.h"
 #include "ipclab/runner.h"
 #include "ipclab/topology.h"
 
@@ -146,17 +148,30 @@ int run_session(const struct plan *pl, const struct session_opts *so, bool quiet
 	return ret;
 }
 
-/* --plot DIR: the JSON result beside its figures. */
+/* --plot DIR: the JSON result beside its figures, both in a directory of
+ * the user's own (ipclab/outdir.h). */
 static int plot_after_run(const struct run_args *a, const struct report *rep)
 {
+	const struct reporter *json = reporter_find("json");
 	struct reporter_args ra = { .format = "json" };
-	char path[1024], err[ERRLEN];
+	char path[PATH_MAX + 16], err[ERRLEN] = "";
+	struct outfile of;
+	struct outdir od;
+	int ret;
 
-	if (mkdir(a->plot_dir, 0777) && errno != EEXIST)
-		return say_error(NULL, "--plot %s: %s", a->plot_dir, strerror(errno));
-	snprintf(path, sizeof(path), "%s/results.json", a->plot_dir);
-	if (output_report(path, &ra, rep))
-		return 1;
+	if (outdir_open(&od, "--plot", a->plot_dir, err, sizeof(err)))
+		return usage_error("%s", err);
+	snprintf(path, sizeof(path), "%s/results.json", od.path);
+	ret = outfile_open(&of, &od, "results.json", err, sizeof(err));
+	if (!ret && json->write(of.f, rep, &ra, err, sizeof(err))) {
+		outfile_abort(&of);
+		ret = errf(err, sizeof(err), EIO, "cannot write %s", path);
+	} else if (!ret) {
+		ret = outfile_commit(&of, err, sizeof(err));
+	}
+	outdir_close(&od);
+	if (ret)
+		return say_error(NULL, "--plot: %s", err);
 	if (plot_report_file(path, a->plot_dir, err, sizeof(err)))
 		return say_error(NULL, "--plot: %s", err);
 	return 0;

@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
+#include "ipclab/outdir.h"
 #include "ipclab/profile.h"
 #include "ipclab/trace.h"
 
@@ -197,11 +198,8 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 		case 'P':
 			if (profile_check(err, sizeof(err)))
 				return usage_error("%s", err);
-			if (optarg && mkdir(optarg, 0755) && errno != EEXIST)
-				return usage_error("--profile %s: cannot make the directory: %s", optarg,
-						   strerror(errno));
-			if (optarg && access(optarg, W_OK | X_OK))
-				return usage_error("--profile %s: cannot write there: %s", optarg, strerror(errno));
+			if (optarg && outdir_check("--profile", optarg, err, sizeof(err)))
+				return usage_error("%s", err);
 			o->profile = true;
 			o->profile_dir = optarg;
 			break;

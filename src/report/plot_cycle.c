@@ -21,13 +21,14 @@ static bool is_cycle(const struct rcell *c)
 	       json_is_array(json_object_get(m, "stages"));
 }
 
-/* A label as one gnuplot-safe token for a .dat header or a title. */
+/* A label as one token of a .dat header or row: no blank, quote or
+ * control character. */
 static void clean_label(const char *in, char *out, size_t len)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; in[i] && j + 1 < len; i++)
-		out[j++] = in[i] == ' ' || in[i] == '\t' ? '_' :
+		out[j++] = in[i] == ' ' || (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '_' :
 			   in[i] == '"' || in[i] == '\\' ? '\'' : in[i];
 	out[j] = '\0';
 }
@@ -56,7 +57,9 @@ static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size
 			deadline_ms = rcell_metric(cells[k], "deadline_ns") / 1e6;
 		rcell_label(cells[k], ctx->names, ctx->nnames, NULL, lab, sizeof(lab));
 		clean_label(lab, clean, sizeof(clean));
-		fprintf(dat, "%s# %s\ntime_s\t%s\txrun\n", k ? "\n\n" : "", lab, clean);
+		fprintf(dat, "%s# ", k ? "\n\n" : "");
+		dat_text(dat, lab);
+		fprintf(dat, "\ntime_s\t%s\txrun\n", clean);
 		for (size_t i = 0; i < json_array_size(mx); i++) {
 			const json_t *v = json_array_get(mx, i);
 			double t = (double)i * per * period / 1e9;

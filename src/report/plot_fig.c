@@ -3,7 +3,8 @@
  * histograms (one pair per latency kind: round trip and one-way are never
  * drawn together), throughput against message size, CPU time per message,
  * and heatmaps of a metric over two parameters. Each writes its numbers to
- * NAME.dat and a script that reads only them to NAME.gp (plot.c runs it). */
+ * NAME.dat and a script that reads only them to NAME.gp (plot.c runs it).
+ * Labels are the result file's text: quoted with gp_quote in scripts. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,25 +17,6 @@
 #define LABEL_LEN 160
 #define PCT_POINTS 75		/* percentile curve: p50 .. p99.99 */
 #define BINS_PER_DECADE 20	/* latency histogram */
-
-/* A gnuplot string literal: double quotes, backslash escapes. */
-static void gp_string(FILE *gp, const char *s)
-{
-	fputc('"', gp);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', gp);
-		fputc(*s == '\n' ? ' ' : *s, gp);
-	}
-	fputc('"', gp);
-}
-
-/* A label as a data-file header cell: tabs would split it. */
-static void dat_label(FILE *dat, const char *s)
-{
-	for (; *s; s++)
-		fputc(*s == '\t' || *s == '\n' ? ' ' : *s, dat);
-}
 
 /* Is name shown by the axis skip? server_cpu and client_cpu come from pin. */
 static bool on_axis(const char *name, const char *skip)
@@ -161,11 +143,11 @@ static void grid_write(FILE *dat, const struct grid *g, const char *corner, doub
 	fprintf(dat, "%s", corner);
 	for (size_t c = 0; c < g->nc; c++) {
 		fputc('\t', dat);
-		dat_label(dat, g->cols[c]);
+		dat_text(dat, g->cols[c]);
 	}
 	fputc('\n', dat);
 	for (size_t r = 0; r < g->nr; r++) {
-		dat_label(dat, g->rows[r]);
+		dat_text(dat, g->rows[r]);
 		for (size_t c = 0; c < g->nc; c++)
 			fprintf(dat, isnan(g->v[r][c]) ? "\tNaN" : "\t%.6g", g->v[r][c] * scale);
 		fputc('\n', dat);
@@ -267,7 +249,7 @@ static int fig_percentiles(struct plot_ctx *ctx, const char *kind, struct series
 	fprintf(dat, "# latency (us) at each percentile, from the histogram buckets\npercentile\tx");
 	for (size_t i = 0; i < n; i++) {
 		fputc('\t', dat);
-		dat_label(dat, s[i].label);
+		dat_text(dat, s[i].label);
 	}
 	fputc('\n', dat);
 	for (unsigned p = 0; p < PCT_POINTS; p++) {
@@ -338,7 +320,7 @@ static int fig_histogram(struct plot_ctx *ctx, const char *kind, struct series *
 		BINS_PER_DECADE);
 	for (size_t i = 0; i < n; i++) {
 		fputc('\t', dat);
-		dat_label(dat, s[i].label);
+		dat_text(dat, s[i].label);
 	}
 	fputc('\n', dat);
 	write_bins(dat, s, n);
@@ -374,6 +356,12 @@ int fig_latency(struct plot_ctx *ctx)
 
 /* ---- throughput and CPU ------------------------------------------------------------ */
 
+/* A message size as written by ipclab: digits only (the axis is numeric). */
+static bool is_count(const char *s)
+{
+	return s[0] && strspn(s, "0123456789") == strlen(s) && strlen(s) < 20;
+}
+
 /* One grid over the ok cells: row = a parameter's value, column = the label
  * without it, value = metric. */
 static int fill_grid(struct plot_ctx *ctx, struct grid *g, const char *row_param,
@@ -385,6 +373,8 @@ static int fill_grid(struct plot_ctx *ctx, struct grid *g, const char *row_param
 		double v = rcell_metric(c, metric);
 
 		if (!c->ok || isnan(v) || rcell_param(c, row_param, row, sizeof(row)))
+			continue;
+		if (!strcmp(row_param, "size_bytes") && !is_count(row))
 			continue;
 		if (group) {
 			label_of(ctx, c, row_param, skip2, "", grp, sizeof(grp));
@@ -413,16 +403,18 @@ static int fig_vs_size(struct plot_ctx *ctx, const char *name, const char *metri
 		      errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
 
 	if (ret || !g->nr || fig_open(ctx, name, &dat, &gp)) {
+		ret = ret ? ret : g->nr ? -EIO : 0;
 		free(g);
-		return ret ? ret : g && g->nr ? -EIO : 0;
+		return ret;
 	}
 	fprintf(dat, "# %s, by message size (bytes)\n", ylabel);
 	grid_write(dat, g, "size_bytes", scale);
 	fig_script_head(ctx, gp, name, title);
 	fprintf(gp, "set title \"%s\"\nset logscale x 2\nset xlabel \"message size (bytes)\"\n"
 		"set ylabel \"%s\"\nset yrange [0:*]\n", title, ylabel);
-	if (g->nr == 1)
-		fprintf(gp, "set xrange [%s/2.0:%s*2.0]\n", g->rows[0], g->rows[0]);
+	if (g->nr == 1)	/* a count (fill_grid): digits only */
+		fprintf(gp, "set xrange [%.0f/2.0:%.0f*2.0]\n", strtod(g->rows[0], NULL),
+			strtod(g->rows[0], NULL));
 	key_place(gp, g->nc);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot for [i=2:%zu] \"%s.dat\" using 1:i with linespoints lw 2 title columnheader(i)\n",
@@ -452,8 +444,9 @@ int fig_cpu(struct plot_ctx *ctx)
 		      errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
 
 	if (ret || !g->nr || fig_open(ctx, name, &dat, &gp)) {
+		ret = ret ? ret : g->nr ? -EIO : 0;
 		free(g);
-		return ret ? ret : g && g->nr ? -EIO : 0;
+		return ret;
 	}
 	fprintf(dat, "# user+sys CPU time of all sides per message, ns\n");
 	grid_write(dat, g, "transport", 1);
@@ -473,16 +466,6 @@ int fig_cpu(struct plot_ctx *ctx)
 
 /* ---- heatmaps ------------------------------------------------------------------------ */
 
-static void file_word(char *dst, size_t len, const char *src)
-{
-	size_t n = 0;
-
-	for (; *src && n + 1 < len; src++)
-		dst[n++] = (char)(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-					 *src) ? *src : '_');
-	dst[n] = '\0';
-}
-
 static int heatmap_one(struct plot_ctx *ctx, const struct plot_pivot *pv, const char *group,
 		       const char *name)
 {
@@ -496,17 +479,26 @@ static int heatmap_one(struct plot_ctx *ctx, const struct plot_pivot *pv, const 
 		free(g);
 		return ret ? ret : -EIO;
 	}
-	fprintf(dat, "# %s: rows %s, columns %s%s%s\n", pv->metric, pv->row, pv->col,
-		group[0] ? ", cells " : "", group);
+	fprintf(dat, "# ");
+	snprintf(title, sizeof(title), "%s: rows %s, columns %s%s%s", pv->metric, pv->row, pv->col,
+		 group[0] ? ", cells " : "", group);
+	dat_text(dat, title);
+	fputc('\n', dat);
 	grid_write(dat, g, "row\\col", 1);
 	fig_script_head(ctx, gp, name, "heatmap");
 	snprintf(title, sizeof(title), "%s over %s x %s%s%s", pv->metric, pv->row, pv->col,
 		 group[0] ? ": " : "", group);
 	fprintf(gp, "set title ");
-	gp_string(gp, title);
-	fprintf(gp, "\nset xlabel \"%s\"\nset ylabel \"%s\"\nunset grid\nset key off\n"
+	gp_quote(gp, title);
+	fprintf(gp, "\nset xlabel ");
+	gp_quote(gp, pv->col);
+	fprintf(gp, "\nset ylabel ");
+	gp_quote(gp, pv->row);
+	fprintf(gp, "\nunset grid\nset key off\n"
 		"set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')\n"
-		"set cblabel \"%s\"\nset style textbox opaque noborder\n", pv->col, pv->row, pv->metric);
+		"set cblabel ");
+	gp_quote(gp, pv->metric);
+	fprintf(gp, "\nset style textbox opaque noborder\n");
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot \"%s.dat\" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
 		"\t     \"\" matrix rowheaders columnheaders using 1:2:($3 != $3 ? \"\" : abs($3) >= 1000 ? sprintf(\"%%.0f\", $3) : sprintf(\"%%.3g\", $3)) with labels boxed\n",
@@ -565,9 +557,9 @@ int fig_heatmap(struct plot_ctx *ctx, const struct plot_pivot *pv)
 	}
 	snprintf(base, sizeof(base), "heatmap-%s-%s-%s", pv->row, pv->col, pv->metric);
 	for (size_t gi = 0; !ret && gi < ng; gi++) {
-		char name[240], word[200];
+		char name[240], word[FIG_NAME_MAX - 8];
 
-		file_word(word, sizeof(word), base);
+		fig_name(word, sizeof(word), base);
 		if (ng > 1)
 			snprintf(name, sizeof(name), "%s-%zu", word, gi + 1);
 		else

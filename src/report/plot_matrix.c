@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "plot.h"
 
@@ -68,8 +69,10 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 		free(v);
 		return -EIO;
 	}
-	fprintf(dat, "# %s: rows server CPU, columns client CPU, in topology order%s%s\n", metric,
-		group[0] ? "; cells " : "", group);
+	fprintf(dat, "# %s: rows server CPU, columns client CPU, in topology order%s", metric,
+		group[0] ? "; cells " : "");
+	dat_text(dat, group);
+	fputc('\n', dat);
 	fprintf(dat, "server\\client");
 	for (size_t j = 0; j < n; j++)
 		fprintf(dat, "\t%ld", cpus[j]);
@@ -83,13 +86,14 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 	fig_script_head(ctx, gp, name, "CPU x CPU matrix");
 	snprintf(title, sizeof(title), "%.60s, server CPU x client CPU%s%.400s", metric,
 		 group[0] ? ": " : "", group);
-	fprintf(gp, "set title \"");
-	for (const char *p = title; *p; p++)
-		fprintf(gp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-	fprintf(gp, "\"\nset xlabel \"client CPU\"\nset ylabel \"server CPU\"\nunset grid\nset key off\n"
+	fprintf(gp, "set title ");
+	gp_quote(gp, title);
+	fprintf(gp, "\nset xlabel \"client CPU\"\nset ylabel \"server CPU\"\nunset grid\nset key off\n"
 		"set yrange [] reverse\n"
 		"set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')\n"
-		"set cblabel \"%s\"\nset style textbox opaque noborder\n", metric);
+		"set cblabel ");
+	gp_quote(gp, metric);
+	fprintf(gp, "\nset style textbox opaque noborder\n");
 	/* the class marks, one array per row: = same CPU, s SMT, l LLC, o other LLC, n node */
 	fprintf(gp, "# pair classes: = same CPU, s SMT sibling, l same LLC, o other LLC, n other node\n"
 		"array cls[%zu]\n", n * n);
@@ -111,11 +115,23 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 	return fig_finish(ctx, name, dat, gp);
 }
 
+/* matrix.metric names a metric ipclab writes: it is part of file names. */
+int fig_check_matrix(struct plot_ctx *ctx)
+{
+	const json_t *mx = json_object_get(ctx->rf->root, "matrix");
+	const char *metric = json_string_value(json_object_get(mx, "metric"));
+
+	if (mx && metric && !field_find(metric))
+		return errf(ctx->err, ctx->errlen, EINVAL, "%s: matrix.metric '%.60s' is not a metric ipclab writes; is the file damaged?",
+			    ctx->rf->path, metric);
+	return 0;
+}
+
 int fig_matrix(struct plot_ctx *ctx)
 {
 	const json_t *mx = json_object_get(ctx->rf->root, "matrix"), *jc, *x;
 	const char *metric = json_string_value(json_object_get(mx, "metric"));
-	char groups[MX_GROUPS][512], name[64];
+	char groups[MX_GROUPS][512], name[112], word[80];
 	long cpus[MX_MAX];
 	size_t n = 0, ng = 0, i;
 	int ret = 0;
@@ -141,11 +157,12 @@ int fig_matrix(struct plot_ctx *ctx)
 		if (g == ng && ng < MX_GROUPS)
 			snprintf(groups[ng++], sizeof(groups[0]), "%s", lab);
 	}
+	fig_name(word, sizeof(word), metric);
 	for (size_t g = 0; !ret && g < ng; g++) {
 		if (ng > 1)
-			snprintf(name, sizeof(name), "matrix-%s-%zu", metric, g + 1);
+			snprintf(name, sizeof(name), "matrix-%s-%zu", word, g + 1);
 		else
-			snprintf(name, sizeof(name), "matrix-%s", metric);
+			snprintf(name, sizeof(name), "matrix-%s", word);
 		ret = matrix_one(ctx, metric, cpus, n, json_object_get(mx, "pairs"), groups[g], name);
 	}
 	return ret;

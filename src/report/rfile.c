@@ -78,15 +78,15 @@ static int match_key(struct rcell *c, const char *const *ignore)
 		char val[256];
 
 		rf_scalar_text(json_object_get(c->obj, keys[i]), val, sizeof(val));
-		off += (size_t)snprintf(c->match + off, off < RF_KEYLEN ? RF_KEYLEN - off : 0,
-					"%s=%s;", keys[i], val);
+		off += (size_t)snprintf(c->match + off, RF_KEYLEN - off, "%s=%s;", keys[i], val);
+		if (off >= RF_KEYLEN)	/* never a pointer past the buffer */
+			return -E2BIG;
 	}
 	opts = json_dumps(json_object_get(c->obj, "options"), JSON_COMPACT | JSON_SORT_KEYS |
 			  JSON_ENCODE_ANY);
 	if (!opts)
 		return -ENOMEM;
-	off += (size_t)snprintf(c->match + off, off < RF_KEYLEN ? RF_KEYLEN - off : 0,
-				"options=%s", opts);
+	off += (size_t)snprintf(c->match + off, RF_KEYLEN - off, "options=%s", opts);
 	free(opts);
 	return off < RF_KEYLEN ? 0 : -E2BIG;
 }
@@ -113,21 +113,13 @@ static int load_cell(struct rcell *c, json_t *obj, const char *const *ignore, si
 	return 0;
 }
 
-int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, char *err,
-	       size_t errlen)
+/* The file's tree (rf->root, owned) into its cells. */
+static int rfile_from_root(struct rfile *rf, const char *const *ignore, char *err, size_t errlen)
 {
-	json_error_t jerr;
+	const char *path = rf->path;
 	json_t *results, *ver;
 	int ret = 0;
 
-	memset(rf, 0, sizeof(*rf));
-	snprintf(rf->path, sizeof(rf->path), "%s", path);
-	rf->root = json_load_file(path, 0, &jerr);
-	if (!rf->root && jerr.line < 1)
-		return errf(err, errlen, EINVAL, "%s: %s", path, jerr.text);
-	if (!rf->root)
-		return errf(err, errlen, EINVAL, "%s: line %d: %s; expected a file from ipclab run -f json",
-			    path, jerr.line, jerr.text);
 	ver = json_object_get(rf->root, "schema_version");
 	results = json_object_get(rf->root, "results");
 	if (!json_is_integer(ver) || !json_is_array(results))
@@ -152,6 +144,40 @@ int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, ch
 	if (ret)
 		rfile_free(rf);
 	return ret;
+}
+
+static int parse_error(const char *path, const json_error_t *jerr, char *err, size_t errlen)
+{
+	if (jerr->line < 1)
+		return errf(err, errlen, EINVAL, "%s: %s", path, jerr->text);
+	return errf(err, errlen, EINVAL, "%s: line %d: %s; expected a file from ipclab run -f json",
+		    path, jerr->line, jerr->text);
+}
+
+int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, char *err,
+	       size_t errlen)
+{
+	json_error_t jerr;
+
+	memset(rf, 0, sizeof(*rf));
+	snprintf(rf->path, sizeof(rf->path), "%s", path);
+	rf->root = json_load_file(path, 0, &jerr);
+	if (!rf->root)
+		return parse_error(path, &jerr, err, errlen);
+	return rfile_from_root(rf, ignore, err, errlen);
+}
+
+int rfile_load_text(struct rfile *rf, const char *name, const char *text, size_t len,
+		    const char *const *ignore, char *err, size_t errlen)
+{
+	json_error_t jerr;
+
+	memset(rf, 0, sizeof(*rf));
+	snprintf(rf->path, sizeof(rf->path), "%s", name);
+	rf->root = json_loadb(text, len, 0, &jerr);
+	if (!rf->root)
+		return parse_error(name, &jerr, err, errlen);
+	return rfile_from_root(rf, ignore, err, errlen);
 }
 
 void rfile_free(struct rfile *rf)

@@ -36,6 +36,9 @@ extern const char *const rf_unmatched_keys[];
  * match (NULL-terminated, may be NULL). 0 or -errno with err filled. */
 int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, char *err,
 	       size_t errlen);
+/* The same from a file's text in memory; name stands for its path. */
+int rfile_load_text(struct rfile *rf, const char *name, const char *text, size_t len,
+		    const char *const *ignore, char *err, size_t errlen);
 void rfile_free(struct rfile *rf);
 
 /* A metric ("metrics" object) as a number, NAN when absent or null. */

@@ -273,11 +273,17 @@ int profile_open(unsigned nsides, const char *folded_dir, struct profile **out,
 	if (!(p = calloc(1, sizeof(*p))))
 		return errf(err, len, ENOMEM, "--profile: out of memory");
 	p->nsides = nsides;
+	p->od.fd = -1;
 	for (unsigned c = 0; c < PROFILE_MAX_CPUS; c++)
 		p->cpus[c].fd = -1;
-	if (folded_dir)
-		snprintf(p->dir, sizeof(p->dir), "%s", folded_dir);
 	p->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (folded_dir) {
+		snprintf(p->dir, sizeof(p->dir), "%s", folded_dir);
+		if ((ret = outdir_open(&p->od, "--profile", folded_dir, err, len))) {
+			profile_close(p);
+			return ret;
+		}
+	}
 	if (p->stop_fd < 0)
 		ret = errf(err, len, errno, "--profile: eventfd: %s", strerror(errno));
 	else
@@ -388,6 +394,7 @@ void profile_close(struct profile *p)
 	}
 	if (p->stop_fd >= 0)
 		close(p->stop_fd);
+	outdir_close(&p->od);
 	free(p);
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipclab/outdir.h"
 #include "ipclab/profile.h"
 
 /* A side's samples, each as: time, misc, ip, nr, ips[nr] (the kernel's
@@ -38,6 +39,7 @@ struct prof_side {
 struct profile {
 	unsigned nsides, nadded;
 	char dir[256];
+	struct outdir od;		/* dir, open (fd -1 without one) */
 	int stop_fd;
 	pthread_t drain;
 	bool drain_on;

@@ -81,7 +81,8 @@ static void fn_top(struct fn_table *t, struct profile_side *s)
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->v[i].sym)
 			t->v[n++] = t->v[i];
-	qsort(t->v, n, sizeof(*t->v), fn_cmp);
+	if (n)	/* t->v is NULL when the side had no sample */
+		qsort(t->v, n, sizeof(*t->v), fn_cmp);
 	for (size_t i = 0; i < n && s->ntop < PROFILE_TOP; i++) {
 		struct profile_entry *e = &s->top[s->ntop++];
 
@@ -173,22 +174,23 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int write_folded(struct lines *l, const char *path, char *err, size_t len)
+/* Into --profile DIR by its descriptor, whole or not at all. */
+static int write_folded(struct lines *l, const struct outdir *d, const char *name, char *err,
+			size_t len)
 {
-	FILE *f = fopen(path, "we");
-	int ret = 0;
+	struct outfile of;
+	int ret = outfile_open(&of, d, name, err, len);
 
-	if (!f)
-		return errf(err, len, errno, "--profile: cannot write %s: %s", path, strerror(errno));
-	qsort(l->v, l->n, sizeof(*l->v), str_cmp);
+	if (ret)
+		return ret;
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), str_cmp);
 	for (size_t i = 0, j; i < l->n; i = j) {
 		for (j = i + 1; j < l->n && !strcmp(l->v[i], l->v[j]); j++)
 			;
-		fprintf(f, "%s %zu\n", l->v[i], j - i);
+		fprintf(of.f, "%s %zu\n", l->v[i], j - i);
 	}
-	if (fclose(f))
-		ret = errf(err, len, errno, "--profile: cannot write %s: %s", path, strerror(errno));
-	return ret;
+	return outfile_commit(&of, err, len);
 }
 
 static void lines_free(struct lines *l)
@@ -232,7 +234,7 @@ static int collect_side(struct profile *p, unsigned i, struct namer *nm, const c
 	struct prof_side *ps = &p->sides[i];
 	struct profile_side *s = &r->sides[i];
 	struct lines l = { 0 };
-	char path[512];
+	char file[256];
 	int ret;
 
 	s->server = i == 0;
@@ -242,10 +244,10 @@ static int collect_side(struct profile *p, unsigned i, struct namer *nm, const c
 		ret = errf(err, len, -ret, "--profile: out of memory ranking the samples");
 	else if (p->dir[0]) {
 		if (i)
-			snprintf(path, sizeof(path), "%s/%s-client%u.folded", p->dir, name, i - 1);
+			snprintf(file, sizeof(file), "%s-client%u.folded", name, i - 1);
 		else
-			snprintf(path, sizeof(path), "%s/%s-server.folded", p->dir, name);
-		ret = write_folded(&l, path, err, len);
+			snprintf(file, sizeof(file), "%s-server.folded", name);
+		ret = write_folded(&l, &p->od, file, err, len);
 	}
 	lines_free(&l);
 	return ret;
