@@ -28,10 +28,14 @@
  * /tmp/ipcring-EUID/NAME without XDG_RUNTIME_DIR, that directory made 0700
  * by the server if missing.
  *
- * Peers. The server reads SO_PEERCRED on every connection and refuses a
- * peer its policy does not allow; the client reads the server's and refuses
- * a server whose uid it does not trust (a squatter that bound the name
- * first). Either refusal is -EACCES with a reason; another protocol version
+ * Peers. The server reads SO_PEERCRED on every connection as it accepts
+ * it and refuses a peer its policy does not allow at once, before reading
+ * anything from it; the dispatcher also lets one uid have only a quarter of
+ * max_conns handshakes (at least 16) waiting for their hello at a time,
+ * and refuses more (-EUSERS), so no uid can hold every handshake slot. The
+ * client reads the server's SO_PEERCRED and refuses a server whose uid it
+ * does not trust (a squatter that bound the name first). Either policy
+ * refusal is -EACCES with a reason; another protocol version
  * is -EPROTO with a reason. A server that cannot make the channel refuses
  * with that error (-EMFILE out of descriptors, -ENOMEM) and a reason; it
  * keeps one descriptor in reserve so that even a full descriptor table can
@@ -56,7 +60,8 @@ struct ipcring_cred {
 /*
  * Server policy callback: return 0 to accept the peer, or -errno (e.g.
  * -EACCES) to refuse it, optionally writing why into @reason (sent to the
- * client). When given, it alone decides.
+ * client). When given, it alone decides. It is called as the connection is
+ * accepted, before the client's hello (so before its tag is known).
  */
 typedef int (*ipcring_allow_fn)(void *ctx, const struct ipcring_cred *peer,
 				char *reason, size_t len);
@@ -73,7 +78,8 @@ struct ipcring_server_opts {
 	unsigned int ngids;
 	ipcring_allow_fn allow;		/* or this callback alone decides */
 	void *allow_ctx;
-	unsigned int max_conns;		/* 0 = 1024; more are refused (-EUSERS) */
+	unsigned int max_conns;		/* 0 = 1024; more are refused (-EUSERS);
+					 * at most 2^24 */
 	unsigned int handshake_ms;	/* a client's hello must come within; 0 = 1000 */
 	unsigned int quantum;		/* dispatch: records per connection per round;
 					 * 0 = 16 */

@@ -11,7 +11,7 @@ IPCRING_SRCS	:= $(IPCRING_DIR)/segment.c $(IPCRING_DIR)/map.c \
 		   $(IPCRING_DIR)/wait.c $(IPCRING_DIR)/producer.c \
 		   $(IPCRING_DIR)/consumer.c $(IPCRING_DIR)/name.c \
 		   $(IPCRING_DIR)/client.c $(IPCRING_DIR)/server.c \
-		   $(IPCRING_DIR)/dispatch.c
+		   $(IPCRING_DIR)/dispatch.c $(IPCRING_DIR)/admit.c
 IPCRING_OBJS	:= $(IPCRING_SRCS:$(IPCRING_DIR)/%.c=$(IPCRING_B)/%.o)
 IPCRING_A	:= $(B)/libipcring.a
 IPCRING_SO	:= $(B)/libipcring.so
@@ -19,7 +19,7 @@ IPCRING_PC	:= $(B)/ipcring.pc
 IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 
 IPCRING_TEST_NAMES := unit attach stress death eventfd examples hostile \
-		      connect peers dispatch kills batch
+		      connect peers dispatch kills batch strangers
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
 IPCRING_EXAMPLES := $(B)/examples/ipcring-server $(B)/examples/ipcring-client
 IPCRING_BENCH	:= $(B)/bench/ring_bare $(B)/bench/ring_setup

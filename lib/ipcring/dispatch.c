@@ -7,7 +7,8 @@
  * epoll for their hello (or a deadline); a hang-up serves what a graceful
  * close left, then drops the connection. When no client waits for it (or
  * after SRV_SPARE_IDLE_MS of quiet) the dispatcher makes a channel ahead
- * (server.c) and frees what dropped connections held (srv_idle).
+ * (server.c) and frees what dropped connections held (srv_idle). Who may
+ * hold a handshake is admit.c's.
  */
 #include <errno.h>
 #include <poll.h>
@@ -190,7 +191,7 @@ static void srv_add_pending(struct ipcring_server *s, struct ipcring_conn *c)
 			;
 	}
 	if (i == s->nslots) {
-		ipc_conn_free(c);	/* a flood of handshakes: no word */
+		ipc_srv_refuse_now(s, c, -EUSERS, "the server has too many handshakes in progress");
 		return;
 	}
 	c->srv = s;
@@ -224,7 +225,8 @@ static void srv_accept_burst(struct ipcring_server *s)
 		}
 		if (ret)
 			return;
-		srv_add_pending(s, c);
+		if (ipc_srv_admit(s, c))
+			srv_add_pending(s, c);
 	}
 }
 

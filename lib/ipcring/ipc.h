@@ -93,6 +93,7 @@ struct ipcring_server {
 	ipcring_allow_fn allow;
 	void *allow_ctx;
 	unsigned int max_conns, handshake_ms, quantum;
+	unsigned int hs_per_uid;	/* handshakes one uid may have at a time */
 	uint64_t spin_ns;
 	struct ipcring_server_ops ops;
 	void *ops_ctx;
@@ -119,8 +120,21 @@ int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out, bool
 int ipc_srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool full,
 		      char *reason, size_t len);
 void ipc_srv_refuse(int sock, int err, const char *reason);
+/* Refuse before the hello: one that came already is read first (a socket
+ * closed with data unread resets its peer before it reads the refusal). */
+void ipc_srv_refuse_early(int sock, int err, const char *reason);
 void ipc_srv_refused(struct ipcring_server *s, const struct ipcring_cred *p, int err,
 		     const char *reason);
 void ipc_srv_spare_make(struct ipcring_server *s);
+
+/* admit.c: the policy on the peer's credentials (0, or -EACCES or the
+ * callback's -errno with @reason), applied at accept */
+int ipc_srv_policy(struct ipcring_server *s, const struct ipcring_cred *p, char *reason,
+		   size_t len);
+bool ipc_srv_admit(struct ipcring_server *s, struct ipcring_conn *c);
+int ipc_srv_admit_one(struct ipcring_server *s, struct ipcring_conn *c, char *reason,
+		      size_t len);
+void ipc_srv_refuse_now(struct ipcring_server *s, struct ipcring_conn *c, int err,
+			const char *reason);
 
 #endif /* IPCRING_IPC_H */
