@@ -412,6 +412,8 @@ static int srv_opts(struct ipcring_server *s, const struct ipcring_server_opts *
 	 * are slots for 4 such beside max_conns open connections */
 	s->hs_per_uid = s->max_conns / 4 > SRV_HS_PER_UID_MIN ? s->max_conns / 4 :
 			SRV_HS_PER_UID_MIN;
+	s->q_max = s->ring.capacity;
+	s->stall_ns = (uint64_t)SRV_STALL_MS * RING_MS_NS;
 	if (o->spin_ns == IPCRING_NO_SPIN)
 		s->spin_ns = 0;
 	else if (o->spin_ns > IPCRING_MAX_SPIN_NS)
@@ -452,7 +454,7 @@ int ipcring_listen(struct ipcring_server **out, const char *name,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->lfd = s->epfd = -1;
+	s->lfd = s->epfd = s->tfd = -1;
 	s->owner = getpid();
 	/* best effort: without it, a client refused for want of descriptors
 	 * waits for its timeout instead of learning why */
@@ -505,6 +507,8 @@ int ipcring_server_close(struct ipcring_server *s)
 		close(s->lfd);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
 	free(s->conns);
