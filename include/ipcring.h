@@ -323,7 +323,7 @@ int ipcring_read_batch(struct ipcring *ring, ipcring_handler_fn fn, void *ctx,
 int ipcring_fd(const struct ipcring *ring);
 int ipcring_prepare_wait(struct ipcring *ring);
 
-/* Connections by name (IPCRING_2, IPCRING_3): ipcring_listen, ipcring_connect,
+/* Connections by name (IPCRING_2 to _4): ipcring_listen, ipcring_connect,
  * the dispatcher and ipcring_conn_*, in a header of their own. */
 #include "ipcring_ipc.h"
 

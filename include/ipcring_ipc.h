@@ -28,10 +28,14 @@
  * /tmp/ipcring-EUID/NAME without XDG_RUNTIME_DIR, that directory made 0700
  * by the server if missing.
  *
- * Peers. The server reads SO_PEERCRED on every connection and refuses a
- * peer its policy does not allow; the client reads the server's and refuses
- * a server whose uid it does not trust (a squatter that bound the name
- * first). Either refusal is -EACCES with a reason; another protocol version
+ * Peers. The server reads SO_PEERCRED on every connection as it accepts
+ * it and refuses a peer its policy does not allow at once, before reading
+ * anything from it; the dispatcher also lets one uid have only a quarter of
+ * max_conns handshakes (at least 16) waiting for their hello at a time,
+ * and refuses more (-EUSERS), so no uid can hold every handshake slot. The
+ * client reads the server's SO_PEERCRED and refuses a server whose uid it
+ * does not trust (a squatter that bound the name first). Either policy
+ * refusal is -EACCES with a reason; another protocol version
  * is -EPROTO with a reason. A server that cannot make the channel refuses
  * with that error (-EMFILE out of descriptors, -ENOMEM) and a reason; it
  * keeps one descriptor in reserve so that even a full descriptor table can
@@ -56,7 +60,8 @@ struct ipcring_cred {
 /*
  * Server policy callback: return 0 to accept the peer, or -errno (e.g.
  * -EACCES) to refuse it, optionally writing why into @reason (sent to the
- * client). When given, it alone decides.
+ * client). When given, it alone decides. It is called as the connection is
+ * accepted, before the client's hello (so before its tag is known).
  */
 typedef int (*ipcring_allow_fn)(void *ctx, const struct ipcring_cred *peer,
 				char *reason, size_t len);
@@ -73,7 +78,8 @@ struct ipcring_server_opts {
 	unsigned int ngids;
 	ipcring_allow_fn allow;		/* or this callback alone decides */
 	void *allow_ctx;
-	unsigned int max_conns;		/* 0 = 1024; more are refused (-EUSERS) */
+	unsigned int max_conns;		/* 0 = 1024; more are refused (-EUSERS);
+					 * at most 2^24 */
 	unsigned int handshake_ms;	/* a client's hello must come within; 0 = 1000 */
 	unsigned int quantum;		/* dispatch: records per connection per round;
 					 * 0 = 16 */
@@ -103,12 +109,15 @@ struct ipcring_conn_stats {
 struct ipcring_server_ops {
 	/* a new connection, after the policy accepted it */
 	void (*connected)(void *ctx, struct ipcring_conn *conn);
-	/* one request, in place (see "Trust"); reply with ipcring_conn_send().
+	/* one request, in place (see "Trust"); reply with ipcring_conn_send(),
+	 * which never waits here (see ipcring_server_set_reply_limits()).
 	 * Return 0, or -errno to drop the connection. */
 	int (*message)(void *ctx, struct ipcring_conn *conn, const void *msg,
 		       size_t len);
 	/* the connection is gone: @why 0 = closed by the client, -EPIPE = it
-	 * died, else the error that dropped it. The handle is freed after. */
+	 * died, -ETIMEDOUT = its replies waited for room longer than the stall
+	 * limit (it stopped reading them), else the error that dropped it.
+	 * The handle is freed after; replies sent now are not queued. */
 	void (*disconnected)(void *ctx, struct ipcring_conn *conn, int why);
 	/* a connection was refused: @err and the reason sent to the client */
 	void (*refused)(void *ctx, const struct ipcring_cred *peer, int err,
@@ -150,6 +159,29 @@ int ipcring_server_set_ops(struct ipcring_server *srv,
 			   const struct ipcring_server_ops *ops, void *ctx);
 
 /*
+ * Replies on the dispatcher's connections never wait: a client that stops
+ * reading must not hold up the others. ipcring_conn_send() on such a
+ * connection (from a hook, or between dispatch calls, on the dispatcher's
+ * thread) ignores its timeout: a reply that fits in the client's reply
+ * ring is written at once, as ever; one that does not is copied into that
+ * connection's queue and 0 returned, and the dispatcher then serves none
+ * of that client's requests until the queue is in its ring (moved as the
+ * client reads, looked at every round and every millisecond). A reply
+ * that does not fit in the queue either is -EAGAIN, nothing queued: the
+ * hook decides (drop the reply and return 0, or return the error to drop
+ * the connection). A connection whose queue has not moved for the stall
+ * limit is dropped, its disconnected hook called with -ETIMEDOUT.
+ *
+ * ipcring_server_set_reply_limits - the queue's bound, @max_queued bytes
+ * (each reply counts 4 bytes more than its length; 0 = the reply ring's
+ * capacity, 64 KiB by default; at most 1 GiB), and the stall limit,
+ * @stall_ms (0 = 5000, < 0 = never drop). Returns 0 or -EINVAL.
+ * Since libipcring 1.3 (symbol version IPCRING_4).
+ */
+int ipcring_server_set_reply_limits(struct ipcring_server *srv, size_t max_queued,
+				    int stall_ms);
+
+/*
  * ipcring_server_dispatch - one turn of the server loop, for any number of
  * connections on one thread: accept and refuse, serve every connection's
  * requests in rotation (at most quantum records each per round, so none
@@ -157,7 +189,9 @@ int ipcring_server_set_ops(struct ipcring_server *srv,
  * them. When every ring is empty it spins for spin_ns, then announces sleep
  * on every request ring and sleeps in epoll until a request, a connection
  * or a hangup comes, or @timeout_ms passes. Returns the number of records
- * served (0 on timeout), or -errno.
+ * served (0 on timeout), or -errno. While replies wait in a queue (see
+ * ipcring_server_set_reply_limits()), a timer in its epoll set ticks every
+ * millisecond, so that they move on as their client reads.
  * Set-up: the server keeps one channel made ahead (two rings, its ends
  * attached; six descriptors), handed to the next client at once and made
  * again after 1 ms of idleness (here, or in ipcring_server_accept()).
@@ -227,7 +261,9 @@ int ipcring_conn_drop(struct ipcring_conn *conn);
 int ipcring_conn_rings(struct ipcring_conn *conn, struct ipcring **tx,
 		       struct ipcring **rx);
 
-/* Copying helpers: ipcring_write() on tx, ipcring_read() on rx. */
+/* Copying helpers: ipcring_write() on tx, ipcring_read() on rx. On a
+ * connection the dispatcher owns, ipcring_conn_send() never waits and may
+ * queue the reply (see ipcring_server_set_reply_limits()). */
 IPCRING_MUST_CHECK
 int ipcring_conn_send(struct ipcring_conn *conn, const void *buf, size_t len,
 		      unsigned int flags, int timeout_ms);

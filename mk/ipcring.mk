@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: MIT
 # libipcring: static and shared library (soname libipcring.so.1, versioned
-# symbols IPCRING_1 to _3), pkg-config file, examples, tests, bare benchmark.
+# symbols IPCRING_1 to _4), pkg-config file, examples, tests, bare benchmark.
 # `make check-ipcring` runs the tests, `make stress` the 10^9-message stress.
 
 IPCRING_DIR	:= lib/ipcring
 IPCRING_B	:= $(B)/lib/ipcring
 IPCRING_SOVER	:= 1
-IPCRING_LIBVER	:= 1.2.0
+IPCRING_LIBVER	:= 1.3.0
 IPCRING_SRCS	:= $(IPCRING_DIR)/segment.c $(IPCRING_DIR)/map.c \
 		   $(IPCRING_DIR)/wait.c $(IPCRING_DIR)/producer.c \
 		   $(IPCRING_DIR)/consumer.c $(IPCRING_DIR)/name.c \
 		   $(IPCRING_DIR)/client.c $(IPCRING_DIR)/server.c \
-		   $(IPCRING_DIR)/dispatch.c
+		   $(IPCRING_DIR)/dispatch.c $(IPCRING_DIR)/admit.c \
+		   $(IPCRING_DIR)/reply.c
 IPCRING_OBJS	:= $(IPCRING_SRCS:$(IPCRING_DIR)/%.c=$(IPCRING_B)/%.o)
 IPCRING_A	:= $(B)/libipcring.a
 IPCRING_SO	:= $(B)/libipcring.so
@@ -19,7 +20,7 @@ IPCRING_PC	:= $(B)/ipcring.pc
 IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 
 IPCRING_TEST_NAMES := unit attach stress death eventfd examples hostile \
-		      connect peers dispatch kills batch
+		      connect peers dispatch kills batch strangers stuck
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
 IPCRING_EXAMPLES := $(B)/examples/ipcring-server $(B)/examples/ipcring-client
 IPCRING_BENCH	:= $(B)/bench/ring_bare $(B)/bench/ring_setup

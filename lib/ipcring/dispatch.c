@@ -7,19 +7,23 @@
  * epoll for their hello (or a deadline); a hang-up serves what a graceful
  * close left, then drops the connection. When no client waits for it (or
  * after SRV_SPARE_IDLE_MS of quiet) the dispatcher makes a channel ahead
- * (server.c) and frees what dropped connections held (srv_idle).
+ * (server.c) and frees what dropped connections held (srv_idle). Who may
+ * hold a handshake is admit.c's; a client whose replies wait in its queue
+ * (reply.c) is not served until they are in its ring.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "ipc.h"
 
 #define SRV_LISTEN_SLOT		0x7fffffffu
+#define SRV_TIMER_SLOT		0x7ffffffeu
 #define SRV_EVENTS		64
 #define SRV_ACCEPT_BURST	16
 #define SRV_CHECK_NS		1000000u	/* look at the sockets at least every 1 ms */
@@ -32,23 +36,28 @@ static uint64_t ev_key(const struct ipcring_conn *c, unsigned int which)
 	return ((uint64_t)c->gen << 32) | ((uint64_t)c->slot << 1) | which;
 }
 
+/* The epoll fd, with the listening socket and the timer in it. */
 static int srv_epoll(struct ipcring_server *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)SRV_LISTEN_SLOT << 1 };
+	struct epoll_event tev = { .events = EPOLLIN, .data.u64 = (uint64_t)SRV_TIMER_SLOT << 1 };
+	int e;
 
 	if (s->epfd >= 0)
 		return 0;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) < 0) {
-		int e = errno;
-
-		close(s->epfd);
-		s->epfd = -1;
-		return -e;
-	}
-	return 0;
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->tfd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev) == 0 &&
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->tfd, &tev) == 0)
+		return 0;
+	e = errno;
+	close(s->epfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
+	s->epfd = s->tfd = -1;
+	return -e;
 }
 
 static void srv_unlink_conn(struct ipcring_server *s, struct ipcring_conn *c)
@@ -62,6 +71,7 @@ static void srv_unlink_conn(struct ipcring_server *s, struct ipcring_conn *c)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->sock, NULL);
 	if (c->rx)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, ipcring_fd(c->rx), NULL);
+	ipc_srv_outq_clear(s, c);
 }
 
 static void srv_free_slot(struct ipcring_server *s, struct ipcring_conn *c)
@@ -84,17 +94,17 @@ static void srv_drop(struct ipcring_server *s, struct ipcring_conn *c, int why)
 	bool open = c->state == CONN_OPEN;
 
 	srv_unlink_conn(s, c);
-	if (open && s->ops.disconnected) {
-		s->cur = c;
-		s->ops.disconnected(s->ops_ctx, c, why);
-		s->cur = NULL;
-	}
 	if (!open) {
 		srv_free_slot(s, c);
 		return;
 	}
-	c->state = CONN_DEAD;
+	c->state = CONN_DEAD;		/* its hook's replies are not queued */
 	c->since_ns = ring_now_ns();
+	if (s->ops.disconnected) {
+		s->cur = c;
+		s->ops.disconnected(s->ops_ctx, c, why);
+		s->cur = NULL;
+	}
 }
 
 static unsigned int srv_ndead(const struct ipcring_server *s)
@@ -190,7 +200,7 @@ static void srv_add_pending(struct ipcring_server *s, struct ipcring_conn *c)
 			;
 	}
 	if (i == s->nslots) {
-		ipc_conn_free(c);	/* a flood of handshakes: no word */
+		ipc_srv_refuse_now(s, c, -EUSERS, "the server has too many handshakes in progress");
 		return;
 	}
 	c->srv = s;
@@ -224,7 +234,8 @@ static void srv_accept_burst(struct ipcring_server *s)
 		}
 		if (ret)
 			return;
-		srv_add_pending(s, c);
+		if (ipc_srv_admit(s, c))
+			srv_add_pending(s, c);
 	}
 }
 
@@ -289,12 +300,13 @@ static void srv_expire_pending(struct ipcring_server *s, uint64_t now)
 	}
 }
 
-/* Handle what epoll reports (waiting up to @timeout_ms); the event count. */
+/* Handle what epoll reports (waiting up to @timeout_ms); the events but ticks. */
 static int srv_events(struct ipcring_server *s, int timeout_ms)
 {
 	struct epoll_event ev[SRV_EVENTS];
-	int n = epoll_wait(s->epfd, ev, SRV_EVENTS, timeout_ms);
+	int n = epoll_wait(s->epfd, ev, SRV_EVENTS, timeout_ms), ticks = 0;
 
+	s->ticked = false;
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	s->last_check_ns = ring_now_ns();
@@ -305,6 +317,11 @@ static int srv_events(struct ipcring_server *s, int timeout_ms)
 			srv_accept_burst(s);
 			continue;
 		}
+		if ((ev[k].data.u64 >> 1) == SRV_TIMER_SLOT) {
+			ring_efd_drain(s->tfd);	/* the round retries the replies */
+			ticks++;
+			continue;
+		}
 		c = srv_conn_of(s, ev[k].data.u64);
 		if (!c)
 			continue;	/* dropped earlier in this batch */
@@ -313,11 +330,14 @@ static int srv_events(struct ipcring_server *s, int timeout_ms)
 		else if (!(ev[k].data.u64 & 1) &&
 			 (ev[k].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR | EPOLLIN)))
 			srv_hangup(s, c);
+		else if (c->q.len)	/* not armed again while its replies wait */
+			ring_efd_drain(ipcring_fd(c->rx));
 		/* an rx eventfd: its requests are served by the round */
 	}
 	if (s->npending)
 		srv_expire_pending(s, ring_now_ns());
-	return n;
+	s->ticked = ticks && ticks == n;
+	return n - ticks;
 }
 
 struct srv_batch {
@@ -333,7 +353,8 @@ static int srv_on_msg(void *ctx, const void *msg, size_t len)
 	if (!b->s->ops.message)
 		return 0;
 	b->ret = b->s->ops.message(b->s->ops_ctx, b->c, msg, len);
-	return b->ret || b->s->drop_cur;
+	/* a reply queued: no more requests until it is in the ring */
+	return b->ret || b->s->drop_cur || b->c->q.len;
 }
 
 /* Serve up to @max records of @c; their count, or -errno / 0 = EOS via *gone. */
@@ -343,6 +364,11 @@ static int srv_serve_conn(struct ipcring_server *s, struct ipcring_conn *c,
 	struct srv_batch b = { .s = s, .c = c };
 	int n;
 
+	if (c->q.len && (n = ipc_srv_outq_flush(s, c))) {	/* replies wait: first */
+		if (n != -EAGAIN)
+			*gone = n;	/* -ETIMEDOUT: it stopped reading them */
+		return 0;
+	}
 	s->cur = c;
 	s->drop_cur = false;
 	n = ipcring_read_batch(c->rx, srv_on_msg, &b, max, 0);
@@ -363,6 +389,16 @@ static int srv_serve_conn(struct ipcring_server *s, struct ipcring_conn *c,
 	return n > 0 ? n : 0;
 }
 
+/* Serve @c a quantum, and drop it if it is gone; the records served. */
+static unsigned int srv_serve_one(struct ipcring_server *s, struct ipcring_conn *c)
+{
+	int gone = 0, n = srv_serve_conn(s, c, s->quantum, &gone);
+
+	if (gone)
+		srv_drop(s, c, gone == 1 || gone == 2 ? 0 : gone);
+	return (unsigned int)n;
+}
+
 /* One round: every open connection in rotation, quantum records each. */
 static int srv_round(struct ipcring_server *s)
 {
@@ -371,13 +407,24 @@ static int srv_round(struct ipcring_server *s)
 	if (!n)
 		return 0;
 	start = s->rr++ % n;
-	for (k = 0; k < n && s->nopen; k++) {
-		struct ipcring_conn *c = s->open[(start + k) % s->nopen];
-		int gone = 0;
+	for (k = 0; k < n && s->nopen; k++)
+		served += srv_serve_one(s, s->open[(start + k) % s->nopen]);
+	return (int)(served > INT32_MAX ? INT32_MAX : served);
+}
 
-		served += (unsigned int)srv_serve_conn(s, c, s->quantum, &gone);
-		if (gone)
-			srv_drop(s, c, gone == 1 || gone == 2 ? 0 : gone);
+/* A tick: only the connections whose replies wait (the others are armed). */
+static int srv_round_waiting(struct ipcring_server *s)
+{
+	unsigned int served = 0, left = s->nopen;
+
+	for (unsigned int i = 0; s->nbacklog && i < s->nopen && left; left--) {
+		struct ipcring_conn *c = s->open[i];
+		unsigned int before = s->nopen;
+
+		if (c->q.len)
+			served += srv_serve_one(s, c);
+		if (s->nopen == before)
+			i++;		/* else the last one moved into i */
 	}
 	return (int)(served > INT32_MAX ? INT32_MAX : served);
 }
@@ -399,13 +446,42 @@ static void srv_hangup(struct ipcring_server *s, struct ipcring_conn *c)
 	srv_drop(s, c, -EPIPE);
 }
 
-/* Arm every request ring; 1 if one already has something (do not sleep). */
+/* Arm every request ring; 1 if one already has something (do not sleep).
+ * A connection whose replies wait is left out: the timer brings it back. */
 static int srv_arm(struct ipcring_server *s)
 {
+	s->rearm = false;
 	for (unsigned int i = 0; i < s->nopen; i++)
-		if (ipcring_prepare_wait(s->open[i]->rx))
+		if (!s->open[i]->q.len && ipcring_prepare_wait(s->open[i]->rx))
 			return 1;
 	return 0;
+}
+
+/* Sleep in epoll for up to @timeout_ms, then serve. A tick of the timer
+ * alone (replies waiting) moves them, and sleeps again if nothing came. */
+static int srv_sleep(struct ipcring_server *s, int timeout_ms)
+{
+	uint64_t end = ring_deadline(timeout_ms), now;
+	int ret, n;
+
+	for (;;) {
+		ret = srv_events(s, timeout_ms);
+		if (ret < 0)
+			return ret;
+		if (!s->ticked || !timeout_ms)
+			return srv_round(s);
+		n = srv_round_waiting(s);
+		if (n)
+			return n;
+		if (s->rearm && srv_arm(s))	/* a queue emptied: arm its ring */
+			return srv_round(s);
+		if (timeout_ms > 0) {
+			now = ring_now_ns();
+			if (now >= end)
+				return 0;
+			timeout_ms = (int)((end - now + RING_MS_NS - 1) / RING_MS_NS);
+		}
+	}
 }
 
 /* Spin over every ring; ends early when a connection closes, so that the
@@ -481,10 +557,7 @@ int ipcring_server_dispatch(struct ipcring_server *s, int timeout_ms)
 	}
 	if (srv_ndead(s))	/* timeout 0: not left for a later call */
 		srv_reap(s, 0);
-	ret = srv_events(s, timeout_ms);
-	if (ret < 0)
-		return ret;
-	return srv_round(s);
+	return srv_sleep(s, timeout_ms);
 }
 
 int ipcring_server_fd(const struct ipcring_server *cs)

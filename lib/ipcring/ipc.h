@@ -39,6 +39,15 @@ struct hs_reply {
 
 enum conn_state { CONN_PENDING = 0, CONN_OPEN = 1, CONN_DEAD = 2 };
 
+/* Replies the dispatcher could not write at once (reply.c): records of a
+ * uint32_t length and the bytes, the waiting ones at [off, off + len). */
+struct ipc_outq {
+	uint8_t *buf;
+	size_t off, len, cap;
+	uint64_t moved_ns;		/* when it was last started or moved */
+	bool counted;			/* in the server's nbacklog */
+};
+
 struct ipcring_conn {
 	struct ipcring *tx, *rx;	/* client: tx = requests; server: tx = replies */
 	int sock;			/* the control socket: HUP when the peer dies */
@@ -53,7 +62,7 @@ struct ipcring_conn {
 	int state;			/* enum conn_state */
 	uint64_t since_ns;		/* when accepted (hello deadline) */
 	uint64_t batches;		/* dispatch rounds that served it */
-	bool armed;			/* rx announced sleep: in epoll for data */
+	struct ipc_outq q;		/* replies waiting for room in tx */
 };
 
 struct ipc_addr {
@@ -78,10 +87,13 @@ int ipc_timeout(int timeout_ms, int def_ms);
 
 /* the server (server.c, dispatch.c) */
 #define SRV_SPARE_IDLE_MS	1		/* idle this long: make a channel ahead */
+#define SRV_STALL_MS		5000u		/* replies that wait this long: drop */
+#define SRV_TICK_NS		1000000u	/* retry waiting replies every 1 ms */
 
 struct ipcring_server {
 	int lfd;
 	int epfd;			/* made on first use (dispatch, server_fd) */
+	int tfd;			/* timerfd in epfd: ticks while replies wait */
 	int reserve_fd;			/* let go to refuse a client when out of fds */
 	struct ipc_addr addr;
 	dev_t dev;
@@ -93,6 +105,12 @@ struct ipcring_server {
 	ipcring_allow_fn allow;
 	void *allow_ctx;
 	unsigned int max_conns, handshake_ms, quantum;
+	unsigned int hs_per_uid;	/* handshakes one uid may have at a time */
+	size_t q_max;			/* bytes of replies a connection may queue */
+	uint64_t stall_ns;		/* queued replies unmoved this long: drop; 0 never */
+	unsigned int nbacklog;		/* connections with replies queued */
+	bool ticked;			/* the last epoll saw only the timer */
+	bool rearm;			/* a queue emptied: its ring is not armed */
 	uint64_t spin_ns;
 	struct ipcring_server_ops ops;
 	void *ops_ctx;
@@ -119,8 +137,26 @@ int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out, bool
 int ipc_srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool full,
 		      char *reason, size_t len);
 void ipc_srv_refuse(int sock, int err, const char *reason);
+/* Refuse before the hello: one that came already is read first (a socket
+ * closed with data unread resets its peer before it reads the refusal). */
+void ipc_srv_refuse_early(int sock, int err, const char *reason);
 void ipc_srv_refused(struct ipcring_server *s, const struct ipcring_cred *p, int err,
 		     const char *reason);
 void ipc_srv_spare_make(struct ipcring_server *s);
+
+/* admit.c: the policy on the peer's credentials (0, or -EACCES or the
+ * callback's -errno with @reason), applied at accept */
+int ipc_srv_policy(struct ipcring_server *s, const struct ipcring_cred *p, char *reason,
+		   size_t len);
+bool ipc_srv_admit(struct ipcring_server *s, struct ipcring_conn *c);
+int ipc_srv_admit_one(struct ipcring_server *s, struct ipcring_conn *c, char *reason,
+		      size_t len);
+void ipc_srv_refuse_now(struct ipcring_server *s, struct ipcring_conn *c, int err,
+			const char *reason);
+
+/* reply.c: the dispatcher's replies never wait */
+int ipc_srv_send(struct ipcring_conn *c, const void *buf, size_t len, unsigned int flags);
+int ipc_srv_outq_flush(struct ipcring_server *s, struct ipcring_conn *c);
+void ipc_srv_outq_clear(struct ipcring_server *s, struct ipcring_conn *c);
 
 #endif /* IPCRING_IPC_H */

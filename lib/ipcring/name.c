@@ -222,6 +222,7 @@ void ipc_conn_free(struct ipcring_conn *c)
 	(void)ipcring_close(c->rx);
 	if (c->sock >= 0)
 		close(c->sock);
+	free(c->q.buf);
 	free(c);
 }
 
@@ -245,7 +246,10 @@ int ipcring_conn_send(struct ipcring_conn *c, const void *buf, size_t len,
 
 	if (!c || !c->tx)
 		return -EINVAL;
-	ret = ipcring_write(c->tx, buf, len, flags, timeout_ms);
+	if (c->srv)	/* the dispatcher's: never waits (reply.c) */
+		ret = ipc_srv_send(c, buf, len, flags);
+	else
+		ret = ipcring_write(c->tx, buf, len, flags, timeout_ms);
 	if (ret == -EPIPE)	/* one ring saw the peer die: so does the other */
 		(void)ipcring_mark_peer_dead(c->rx);
 	return ret;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * server.c - the listening side of the connection layer: listen on a name,
- * read each client's hello, check its credentials against the policy and
- * its protocol version, make and send its two rings (or a refusal with a
+ * check each client's credentials (SO_PEERCRED) against the policy as soon
+ * as it is accepted, before its hello, then read the hello, check its
+ * protocol version, make and send its two rings (or a refusal with a
  * reason), one connection at a time (ipcring_server_accept) or for the
  * dispatcher (dispatch.c, which serves many from one epoll loop); close.
  *
@@ -32,35 +33,8 @@
 #define IPCRING_CONN_CAPACITY	(64u * 1024)	/* set-up cost grows with it */
 #define SRV_DEFAULT_HS_MS	1000u
 #define SRV_DEFAULT_QUANTUM	16u
-
-static bool id_in(const uint32_t *v, unsigned int n, uint32_t x)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-static int srv_policy(struct ipcring_server *s, const struct ipcring_cred *p,
-		      char *reason, size_t len)
-{
-	int ret;
-
-	if (s->allow) {
-		ret = s->allow(s->allow_ctx, p, reason, len);
-		if (ret && reason && !reason[0])
-			ipc_reason(reason, len, "uid %u gid %u pid %d refused by the server's policy",
-				   p->uid, p->gid, p->pid);
-		return ret > 0 ? -EACCES : ret;
-	}
-	if (p->uid == (uint32_t)geteuid() || id_in(s->uids, s->nuids, p->uid) ||
-	    id_in(s->gids, s->ngids, p->gid))
-		return 0;
-	ipc_reason(reason, len, "uid %u (gid %u, pid %d) is not allowed: this server accepts "
-		   "uid %u%s", p->uid, p->gid, p->pid, (unsigned)geteuid(),
-		   s->nuids || s->ngids ? " and its listed uids/gids" : " only");
-	return -EACCES;
-}
+#define SRV_MAX_CONNS		(1u << 24)
+#define SRV_HS_PER_UID_MIN	16u	/* handshakes one uid may have, at least */
 
 static int srv_send_reply(int sock, const struct hs_reply *rep, const int *fds, int nfds)
 {
@@ -97,6 +71,14 @@ void ipc_srv_refuse(int sock, int err, const char *reason)
 	rep.status = err;
 	snprintf(rep.reason, sizeof(rep.reason), "%s", reason);
 	(void)srv_send_reply(sock, &rep, NULL, 0);
+}
+
+void ipc_srv_refuse_early(int sock, int err, const char *reason)
+{
+	char hello[sizeof(struct hs_hello)];
+
+	(void)recv(sock, hello, sizeof(hello), MSG_DONTWAIT);
+	ipc_srv_refuse(sock, err, reason);
 }
 
 /* Make a channel ahead, this side's ends attached (best effort: without
@@ -181,9 +163,9 @@ static int srv_channel(struct ipcring_server *s, struct ipcring_conn *c)
 }
 
 /*
- * The hello is there (or the socket hung up): read it, apply the policy
- * and the version, then make the channel. A refusal is sent with its
- * reason and returned (-EACCES, -EPROTO); 0 = the connection is open.
+ * The hello is there (or the socket hung up): read it, check the version
+ * (the policy was applied at accept), then make the channel. A refusal is
+ * sent with its reason and returned (-EPROTO, -EUSERS); 0 = it is open.
  */
 int ipc_srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool full,
 		      char *reason, size_t len)
@@ -210,15 +192,15 @@ int ipc_srv_handshake(struct ipcring_server *s, struct ipcring_conn *c, bool ful
 		ipc_srv_refuse(c->sock, -EPROTO, reason);
 		return -EPROTO;
 	}
-	ret = srv_policy(s, &c->peer, reason, len);
-	if (!ret && h.version != IPCRING_PROTO_VERSION) {
+	if (h.version != IPCRING_PROTO_VERSION) {
 		ipc_reason(reason, len, "protocol version %u is not supported: this server "
 			   "speaks version %u", h.version, IPCRING_PROTO_VERSION);
 		ret = -EPROTO;
-	}
-	if (!ret && full) {
+	} else if (full) {
 		ipc_reason(reason, len, "the server is full (%u connections)", s->max_conns);
 		ret = -EUSERS;
+	} else {
+		ret = 0;
 	}
 	if (ret) {
 		ipc_srv_refuse(c->sock, ret, reason);
@@ -248,7 +230,7 @@ void ipc_srv_refused(struct ipcring_server *s, const struct ipcring_cred *p, int
  * client learns why and the listening socket does not stay readable. */
 static void srv_refuse_nofd(struct ipcring_server *s, int err)
 {
-	char reason[IPCRING_REASON_MAX], hello[sizeof(struct hs_hello)];
+	char reason[IPCRING_REASON_MAX];
 	struct ipcring_cred peer;
 	int fd;
 
@@ -259,12 +241,9 @@ static void srv_refuse_nofd(struct ipcring_server *s, int err)
 	if (fd >= 0) {
 		memset(&peer, 0, sizeof(peer));
 		(void)ipc_peer_cred(fd, &peer);
-		/* the hello read first: a socket closed with unread data
-		 * resets its peer before the peer reads the refusal */
-		(void)recv(fd, hello, sizeof(hello), MSG_DONTWAIT);
 		ipc_reason(reason, sizeof(reason), "the server is out of file descriptors "
 			   "(accept: %s)", strerror(-err));
-		ipc_srv_refuse(fd, err, reason);
+		ipc_srv_refuse_early(fd, err, reason);
 		close(fd);
 		ipc_srv_refused(s, &peer, err, reason);
 	}
@@ -339,7 +318,9 @@ int ipcring_server_accept(struct ipcring_server *s, struct ipcring_conn **conn,
 		ipc_reason(reason, len, "accept: %s", strerror(-ret));
 		return ret;
 	}
-	ret = ipc_wait_fd(c->sock, POLLIN, (int)s->handshake_ms);
+	ret = ipc_srv_admit_one(s, c, reason, len);
+	if (!ret)
+		ret = ipc_wait_fd(c->sock, POLLIN, (int)s->handshake_ms);
 	if (ret == -ETIMEDOUT)
 		ipc_reason(reason, len, "pid %d sent no hello within %u ms", c->peer.pid,
 			   s->handshake_ms);
@@ -425,6 +406,14 @@ static int srv_opts(struct ipcring_server *s, const struct ipcring_server_opts *
 	s->max_conns = o->max_conns ? o->max_conns : SRV_DEFAULT_CONNS;
 	s->handshake_ms = o->handshake_ms ? o->handshake_ms : SRV_DEFAULT_HS_MS;
 	s->quantum = o->quantum ? o->quantum : SRV_DEFAULT_QUANTUM;
+	if (s->max_conns > SRV_MAX_CONNS)
+		return -EINVAL;
+	/* a uid may hold a quarter of the handshakes (at least 16), and there
+	 * are slots for 4 such beside max_conns open connections */
+	s->hs_per_uid = s->max_conns / 4 > SRV_HS_PER_UID_MIN ? s->max_conns / 4 :
+			SRV_HS_PER_UID_MIN;
+	s->q_max = s->ring.capacity;
+	s->stall_ns = (uint64_t)SRV_STALL_MS * RING_MS_NS;
 	if (o->spin_ns == IPCRING_NO_SPIN)
 		s->spin_ns = 0;
 	else if (o->spin_ns > IPCRING_MAX_SPIN_NS)
@@ -441,7 +430,8 @@ static int srv_opts(struct ipcring_server *s, const struct ipcring_server_opts *
 	if (!ret)
 		ret = srv_copy_ids(&s->gids, o->gids, o->ngids);
 	if (!ret) {
-		s->nslots = 2 * s->max_conns;
+		s->nslots = s->max_conns + (s->max_conns > 4 * s->hs_per_uid ?
+					    s->max_conns : 4 * s->hs_per_uid);
 		s->conns = calloc(s->nslots, sizeof(*s->conns));
 		s->open = calloc(s->max_conns, sizeof(*s->open));
 		if (!s->conns || !s->open)
@@ -464,7 +454,7 @@ int ipcring_listen(struct ipcring_server **out, const char *name,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->lfd = s->epfd = -1;
+	s->lfd = s->epfd = s->tfd = -1;
 	s->owner = getpid();
 	/* best effort: without it, a client refused for want of descriptors
 	 * waits for its timeout instead of learning why */
@@ -517,6 +507,8 @@ int ipcring_server_close(struct ipcring_server *s)
 		close(s->lfd);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
 	free(s->conns);

@@ -6,9 +6,10 @@
  * sent; with -n it exits after that many clients have gone.
  *
  * Who may connect: the library checks every client's credentials
- * (SO_PEERCRED) and by default lets in only our own uid; -u UID lets that
- * uid in too. A refused client is told why, and the server says so on
- * stderr and goes on serving.
+ * (SO_PEERCRED) as it accepts it and by default lets in only our own uid;
+ * -u UID lets that uid in too. A refused client is told why, at once, and
+ * the server says so on stderr and goes on serving. A client that stops
+ * reading its replies holds up nobody: it is dropped after 5 s.
  *
  *   ipcring-server [-u UID] [-n CLIENTS] NAME &   ipcring-client NAME
  *
@@ -57,11 +58,19 @@ static void on_connected(void *ctx, struct ipcring_conn *c)
 
 /* One request, in place in the request ring: echo it. The reply is
  * committed with IPCRING_MORE; the dispatcher publishes a connection's
- * replies once, after serving its batch of requests. */
+ * replies once, after serving its batch of requests. The send never waits
+ * here (one client that stops reading must not stall the others): a reply
+ * that does not fit in the client's ring is queued, and that client is not
+ * served again until it reads; only when its queue is full too is it
+ * -EAGAIN, and then this server lets that client go. */
 static int on_message(void *ctx, struct ipcring_conn *c, const void *msg, size_t len)
 {
+	int ret = ipcring_conn_send(c, msg, len, IPCRING_MORE, 0);
+
 	(void)ctx;
-	return ipcring_conn_send(c, msg, len, IPCRING_MORE, 1000);
+	if (ret == -EAGAIN)
+		fprintf(stderr, "ipcring-server: a client does not read its replies: dropped\n");
+	return ret;
 }
 
 static void on_disconnected(void *ctx, struct ipcring_conn *c, int why)
@@ -72,8 +81,10 @@ static void on_disconnected(void *ctx, struct ipcring_conn *c, int why)
 
 	ipcring_conn_cred(c, &peer);
 	ipcring_conn_stats(c, &st);
+	/* -ETIMEDOUT: its replies waited for it to read them for 5 s */
 	printf("server: client pid %d gone (%s): %llu requests, %llu bytes, %llu replies\n",
-	       (int)peer.pid, why == 0 ? "closed" : why == -EPIPE ? "died" : strerror(-why),
+	       (int)peer.pid, why == 0 ? "closed" : why == -EPIPE ? "died" :
+	       why == -ETIMEDOUT ? "stopped reading its replies" : strerror(-why),
 	       (unsigned long long)st.msgs_in, (unsigned long long)st.bytes_in,
 	       (unsigned long long)st.msgs_out);
 	fflush(stdout);
