@@ -58,6 +58,8 @@ static void parse_cpu_line(struct sys_snap *s, const char *line)
 		return;
 	s->user[idx] = v[0] + v[1];
 	s->sys[idx] = v[2] + v[5] + v[6];
+	s->irq[idx] = v[5] + v[6];
+	s->steal[idx] = v[7];
 	s->busy[idx] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 	s->total[idx] = s->busy[idx] + v[3] + v[4];
 }
