@@ -3,7 +3,7 @@
  * made-up /proc/stat snapshots: per-CPU foreign time when every endpoint is
  * pinned, the pool when one is not, ipclab's helpers not counted, clamping,
  * steal, the resolution floor, a window without a tick, folding repetitions,
- * and the schedstat parser. */
+ * the schedstat parser, and the record in JSON, CSV and the table. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "ipclab/interference.h"
+#include "ipclab/report.h"
+#include "report_fixture.h"
 
 #define MS 1000000ull
 
@@ -255,6 +258,73 @@ static void test_schedstat_parse(void **state)
 		assert_true(s.run_ns > 0);
 }
 
+static int json_of(FILE *f, const struct report *rep)
+{
+	char err[256];
+
+	return report_json(f, rep, err, sizeof(err));
+}
+
+/* The record of test_per_cpu in a result: JSON's interference object, the
+ * CSV's last columns, the table's noise column and legend. */
+static void test_reports(void **state)
+{
+	uint64_t task[2] = { pct_ticks(40), pct_ticks(85) }, irq[2] = { 0, pct_ticks(5) };
+	uint64_t steal[2] = { 0, 0 };
+	struct intf_task ep[2] = { pinned(0, 380), pinned(1, 300) };
+	struct two t;
+	struct intf_window w = { .a = &t.a, .b = &t.b, .ep = ep, .nep = 2 };
+	struct result *r = calloc(2, sizeof(*r));
+	struct report rep = { .cmdline = "ipclab run", .results = r, .n = 2 };
+	json_error_t jerr;
+	json_t *root, *in;
+	char *text;
+
+	assert_non_null(r);
+	window(&t, 1000, task, irq, steal);
+	fill_ok(&r[0]);
+	fill_ok(&r[1]);
+	intf_compute(&w, 0.25, &r[0].intf);
+	task[1] = pct_ticks(31);
+	window(&t, 1000, task, irq, steal);
+	intf_compute(&w, 0.25, &r[1].intf);
+
+	text = capture(json_of, &rep);
+	root = json_loads(text, 0, &jerr);
+	assert_non_null(root);
+	in = json_object_get(json_array_get(json_object_get(root, "results"), 0), "interference");
+	assert_string_equal(json_string_value(json_object_get(in, "method")), "per_cpu");
+	assert_true(fabs(json_real_value(json_object_get(in, "foreign_pct")) - 55) < 0.1);
+	assert_int_equal(json_integer_value(json_object_get(in, "foreign_cpu")), 1);
+	assert_true(json_is_true(json_object_get(in, "noisy")));
+	assert_int_equal(json_array_size(json_object_get(in, "per_cpu")), 2);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_array_get(json_object_get(in, "per_cpu"), 1), "cpu")), 1);
+	in = json_object_get(json_array_get(json_object_get(root, "results"), 1), "interference");
+	assert_true(json_is_false(json_object_get(in, "noisy")));
+	json_decref(root);
+	free(text);
+
+	text = capture(report_csv, &rep);
+	assert_non_null(strstr(text, ",interference_foreign_pct,interference_steal_pct,"
+				     "interference_irq_pct,interference_endpoint_wait_pct,"
+				     "interference_noisy\n"));
+	assert_non_null(strstr(text, ",true\n"));
+	assert_non_null(strstr(text, ",false\n"));
+	free(text);
+
+	text = capture(report_table, &rep);
+	assert_non_null(strstr(text, "  noise\n"));
+	assert_non_null(strstr(text, "  cpu1 55%\n"));
+	assert_non_null(strstr(text, "\nnoise = other tasks took"));
+	free(text);
+	r[0].intf.noisy = false;	/* no noisy row: no column */
+	text = capture(report_table, &rep);
+	assert_null(strstr(text, "noise"));
+	free(text);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_clamped),	   cmocka_unit_test(test_pooled),
 		cmocka_unit_test(test_steal),	   cmocka_unit_test(test_resolution),
 		cmocka_unit_test(test_wait_and_fold), cmocka_unit_test(test_schedstat_parse),
+		cmocka_unit_test(test_reports),
 	};
 
 	return cmocka_run_group_tests_name("interference", tests, NULL, NULL);
