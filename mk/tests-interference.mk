@@ -10,3 +10,11 @@ $(B)/tests/test_interference: $(INTF_TEST_OBJS) $(IPCLAB_LIB)
 
 TEST_PROGS += $(B)/tests/test_interference
 DEPS_FILES += $(B)/tests/unit/test_interference.d
+
+# ipclab env --check against fake sysfs and procfs trees
+$(B)/tests/test_envcheck: $(B)/tests/unit/test_envcheck.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_envcheck
+DEPS_FILES += $(B)/tests/unit/test_envcheck.d

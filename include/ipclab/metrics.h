@@ -77,6 +77,8 @@ struct sys_snap {
 	uint64_t t_ns;
 };
 int sys_snap_take(struct sys_snap *s);
+/* The same from a file in /proc/stat's format (a fake tree's). */
+int sys_snap_read(const char *path, struct sys_snap *s);
 
 /* Cost and resolution of the clock, measured at start. */
 struct clock_info {
