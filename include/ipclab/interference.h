@@ -91,6 +91,7 @@ struct intf_cpu {
 	unsigned cpu;
 	double busy_pct;	/* everything but idle and iowait */
 	double endpoint_pct;	/* the endpoints' run time on it */
+	double helper_pct;	/* ipclab's helpers' (--keep-awake's spinner) */
 	double foreign_pct;	/* other tasks' */
 	double irq_pct, steal_pct;
 };

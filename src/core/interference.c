@@ -127,15 +127,23 @@ static uint64_t endpoint_cpus(const struct intf_window *w, bool *single)
 	return set;
 }
 
-/* The endpoints' and helpers' run time on the CPUs of mask (per_cpu: the
- * endpoints confined to exactly that CPU). */
-static double own_ns(const struct intf_window *w, uint64_t mask, bool per_cpu)
+/* The endpoints' run time on the CPUs of mask (per_cpu: the endpoints
+ * confined to exactly that CPU). */
+static double ep_ns(const struct intf_window *w, uint64_t mask, bool per_cpu)
 {
 	double own = 0;
 
 	for (unsigned i = 0; i < w->nep; i++)
 		if (w->ep[i].known && (per_cpu ? ep_mask(w, i) == mask : (ep_mask(w, i) & mask)))
 			own += (double)w->ep[i].run_ns;
+	return own;
+}
+
+/* ipclab's helpers' run time on the CPUs of mask. */
+static double help_ns(const struct intf_window *w, uint64_t mask)
+{
+	double own = 0;
+
 	for (unsigned i = 0; i < w->nhelp; i++)
 		if (w->help[i].known && (w->help[i].cpus & mask))
 			own += (double)w->help[i].run_ns;
@@ -168,14 +176,15 @@ enum intf_method intf_foreign_ns(const struct intf_window *w, uint64_t foreign_n
 			return INTF_NONE;	/* a window shorter than a tick */
 		if (single)
 			foreign_ns[c] = (uint64_t)clamp(task_ns(w, c, win) -
-							own_ns(w, UINT64_C(1) << c, true), 0,
-							(double)win);
+							ep_ns(w, UINT64_C(1) << c, true) -
+							help_ns(w, UINT64_C(1) << c), 0, (double)win);
 		task += task_ns(w, c, win);
 		pool++;
 	}
 	if (single)
 		return INTF_PER_CPU;
-	*pool_ns = (uint64_t)clamp(task - own_ns(w, *cpus, false), 0, (double)win * pool);
+	*pool_ns = (uint64_t)clamp(task - ep_ns(w, *cpus, false) - help_ns(w, *cpus), 0,
+				   (double)win * pool);
 	return INTF_POOLED;
 }
 
@@ -216,9 +225,10 @@ static void fill_cpus(const struct intf_window *w, uint64_t cpus, const uint64_t
 		ic->irq_pct = pct((double)delta(w->a->irq, w->b->irq, c), tot);
 		ic->steal_pct = pct((double)delta(w->a->steal, w->b->steal, c), tot);
 		ic->foreign_pct = ic->endpoint_pct = NAN;
+		ic->helper_pct = pct(help_ns(w, UINT64_C(1) << c), (double)win);
 		if (foreign[c] != UINT64_MAX) {
 			ic->foreign_pct = pct((double)foreign[c], (double)win);
-			ic->endpoint_pct = pct(own_ns(w, UINT64_C(1) << c, true), (double)win);
+			ic->endpoint_pct = pct(ep_ns(w, UINT64_C(1) << c, true), (double)win);
 			if (isnan(out->foreign_pct) || ic->foreign_pct > out->foreign_pct) {
 				out->foreign_pct = ic->foreign_pct;
 				out->foreign_cpu = (int)c;

@@ -22,6 +22,7 @@ static json_t *cpu_json(const struct intf_cpu *c)
 	json_object_set_new(o, "cpu", json_integer(c->cpu));
 	json_object_set_new(o, "busy_pct", num(c->busy_pct));
 	json_object_set_new(o, "endpoint_pct", num(c->endpoint_pct));
+	json_object_set_new(o, "helper_pct", num(c->helper_pct));
 	json_object_set_new(o, "foreign_pct", num(c->foreign_pct));
 	json_object_set_new(o, "irq_pct", num(c->irq_pct));
 	json_object_set_new(o, "steal_pct", num(c->steal_pct));

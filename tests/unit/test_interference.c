@@ -118,6 +118,9 @@ static void test_helpers(void **state)
 	window(&t, 1000, task, zero, zero);
 	intf_compute(&w, NAN, &in);
 	assert_true(fabs(in.cpu[1].foreign_pct - 5) < 0.1);
+	assert_true(fabs(in.cpu[1].endpoint_pct - 30) < 0.1);
+	assert_true(fabs(in.cpu[1].helper_pct - 50) < 0.1);
+	assert_true(in.cpu[0].helper_pct == 0);
 	assert_true(fabs(in.foreign_pct - 5) < 0.1);
 	assert_false(in.noisy);		/* 5 % is not over 5 % */
 	char text[64];
