@@ -120,8 +120,8 @@ void intf_clear(struct interference *out);
 void intf_fold(struct interference *dst, const struct interference *src);
 /* "per_cpu", "pooled" or "none". */
 const char *intf_method_name(enum intf_method m);
-/* A short text for a noisy record ("cpu1 48%", "steal 3%", "pool 12%"); ""
- * when not noisy. */
+/* One word for a noisy record ("cpu1:48%", "pool:12%", "steal:3%",
+ * "cpu1:48%,steal:3%"); "" when not noisy. */
 void intf_summary(const struct interference *in, char *buf, size_t len);
 
 #endif

@@ -301,10 +301,10 @@ void intf_summary(const struct interference *in, char *buf, size_t len)
 		return;
 	if (in->foreign_pct > INTF_FOREIGN_NOISY_PCT) {
 		if (in->foreign_cpu >= 0)
-			off = (size_t)snprintf(buf, len, "cpu%d %.0f%%", in->foreign_cpu, in->foreign_pct);
+			off = (size_t)snprintf(buf, len, "cpu%d:%.0f%%", in->foreign_cpu, in->foreign_pct);
 		else
-			off = (size_t)snprintf(buf, len, "pool %.0f%%", in->foreign_pct);
+			off = (size_t)snprintf(buf, len, "pool:%.0f%%", in->foreign_pct);
 	}
 	if (in->steal_pct >= INTF_STEAL_NOISY_PCT && off < len)
-		snprintf(buf + off, len - off, "%ssteal %.0f%%", off ? " " : "", in->steal_pct);
+		snprintf(buf + off, len - off, "%ssteal:%.0f%%", off ? "," : "", in->steal_pct);
 }

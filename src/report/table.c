@@ -30,8 +30,8 @@ static const char legend[] =
 	"busy/CPU = each CPU's busy % over the window (/proc/stat)";
 static const char legend_noise[] =
 	"noise = other tasks took over 5 % of an endpoint's CPU over the window (cpuN: the worst "
-	"one; pool: the CPUs unpinned endpoints may use) or the hypervisor stole time; the figures "
-	"of that row are not the transport's alone (JSON: interference)";
+	"one; pool: the CPUs unpinned endpoints may use) or the hypervisor stole time (steal); "
+	"the figures of that row are not the transport's alone (JSON: interference)";
 static const char legend_ranked[] =
 	"ranked within each (pattern, size): by p50 for RTT patterns, else by msgs/s; "
 	"vs best = times worse than the group's best";
@@ -105,6 +105,8 @@ static bool shown(const struct field *fd, const struct report *rep)
 static void build_cols(struct layout *lay, const struct report *rep)
 {
 	lay->first_metric = 0;
+	for (size_t i = 0; i < rep->n && !lay->noise; i++)
+		lay->noise = rep->results[i].status == RES_OK && rep->results[i].intf.noisy;
 	if (lay->ranked)
 		add_col(lay, "#", NULL, COL_RANK, true);
 	for (size_t i = 0; i < n_result_fields; i++) {
@@ -115,14 +117,13 @@ static void build_cols(struct layout *lay, const struct report *rep)
 		if (!fd->config && !lay->first_metric)
 			lay->first_metric = lay->ncols;
 		add_col(lay, fd->label, fd, COL_FIELD, fd->kind != F_STR);
+		/* a noisy row's mark beside its CPU figure, one word a row */
+		if (!strcmp(fd->key, "cpu_pct_total") && lay->noise)
+			add_col(lay, "noise", NULL, COL_NOISE, false);
 		/* each CPU's busy %, always beside the system-wide cs/s */
 		if (!strcmp(fd->key, "sys_ctx_switches_per_s"))
 			add_col(lay, "busy/CPU", NULL, COL_BUSY, true);
 	}
-	for (size_t i = 0; i < rep->n && !lay->noise; i++)
-		lay->noise = rep->results[i].status == RES_OK && rep->results[i].intf.noisy;
-	if (lay->noise)
-		add_col(lay, "noise", NULL, COL_NOISE, false);
 	if (lay->ranked)
 		add_col(lay, "vs best", NULL, COL_REL, true);
 	if (!lay->first_metric)

@@ -103,7 +103,7 @@ static void test_per_cpu(void **state)
 	char text[64];
 
 	intf_summary(&in, text, sizeof(text));
-	assert_string_equal(text, "cpu1 55%");
+	assert_string_equal(text, "cpu1:55%");
 }
 
 /* --keep-awake's spinner on CPU 1 ran 500 ms: ipclab's, not another task's. */
@@ -169,7 +169,7 @@ static void test_pooled(void **state)
 	char text[64];
 
 	intf_summary(&in, text, sizeof(text));
-	assert_string_equal(text, "pool 28%");
+	assert_string_equal(text, "pool:28%");
 	/* an endpoint whose CPUs were not read counts as anywhere */
 	ep[0].cpus = 1;
 	ep[1].cpus = 0;
@@ -195,7 +195,7 @@ static void test_steal(void **state)
 	char text[64];
 
 	intf_summary(&in, text, sizeof(text));
-	assert_string_equal(text, "steal 4%");
+	assert_string_equal(text, "steal:4%");
 }
 
 /* A 100 ms window: a share under two ticks of it is not told apart from
@@ -317,8 +317,12 @@ static void test_reports(void **state)
 	free(text);
 
 	text = capture(report_table, &rep);
-	assert_non_null(strstr(text, "  noise\n"));
-	assert_non_null(strstr(text, "  cpu1 55%\n"));
+	/* after CPU%, before cs/s: busy/CPU stays the last column */
+	assert_non_null(strstr(text, "  CPU%  noise  "));
+	assert_non_null(strstr(text, "  cs/s  busy/CPU\n"));
+	assert_true(strstr(text, "noise") < strstr(text, "cs/s"));
+	assert_non_null(strstr(text, "  cpu1:55%  "));
+	assert_non_null(strstr(text, "  -         "));	/* the quiet row */
 	assert_non_null(strstr(text, "\nnoise = other tasks took"));
 	free(text);
 	r[0].intf.noisy = false;	/* no noisy row: no column */
