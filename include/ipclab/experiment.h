@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ipclab/cycle.h"
+#include "ipclab/interference.h"
 #include "ipclab/metrics.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
@@ -84,6 +85,9 @@ struct side_stats {
 	uint64_t msgs, bytes;		/* inside the window */
 	uint64_t win_start_ns, win_end_ns;
 	struct rusage_snap ru;		/* over the window */
+	uint64_t cpu_mask;		/* CPUs it may run on, a bit each (< 64) */
+	struct sched_snap sched;	/* the scheduler's run and wait time over the window */
+	bool sched_known;		/* sched was read (interference) */
 	int status;			/* 0 or -errno */
 	char err[ERRLEN];
 	uint64_t lost, dups, reorders;	/* lossy transports only */
@@ -122,6 +126,8 @@ struct participant {
 	struct run_ctl *ctl;
 	void *buf;			/* cell->size bytes, cache-line aligned */
 	struct rusage_snap ru0;
+	struct sched_snap sched0;	/* at the window's start */
+	bool sched0_ok;
 };
 
 #endif

@@ -16,5 +16,8 @@ int pm_qos_hold(int32_t us, char *err, size_t errlen);
  * cleanup; returns 0 or -errno with a message. */
 int keep_awake_start(const int *cpus, unsigned n, char *err, size_t errlen);
 void keep_awake_stop(void);
+/* The running spinners' pids and CPUs (up to max); their count. Their time
+ * on an endpoint CPU is ipclab's, not another task's (interference.h). */
+unsigned keep_awake_tasks(int *pids, int *cpus, unsigned max);
 
 #endif

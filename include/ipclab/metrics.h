@@ -69,12 +69,16 @@ void rusage_snap_diff(struct rusage_snap *out, const struct rusage_snap *a,
 struct sys_snap {
 	uint64_t ctxt, intr;
 	unsigned ncpu;
-	/* per CPU (index cpu+1) and total (index 0), in USER_HZ ticks */
+	/* per CPU (index cpu+1) and total (index 0), in USER_HZ ticks: busy =
+	 * user + nice + system + irq + softirq + steal; sys = system + irq +
+	 * softirq; irq = irq + softirq; steal alone (a hypervisor's other work) */
 	uint64_t busy[SYS_MAX_CPUS + 1], user[SYS_MAX_CPUS + 1], sys[SYS_MAX_CPUS + 1],
-		total[SYS_MAX_CPUS + 1];
+		total[SYS_MAX_CPUS + 1], irq[SYS_MAX_CPUS + 1], steal[SYS_MAX_CPUS + 1];
 	uint64_t t_ns;
 };
 int sys_snap_take(struct sys_snap *s);
+/* The same from a file in /proc/stat's format (a fake tree's). */
+int sys_snap_read(const char *path, struct sys_snap *s);
 
 /* Cost and resolution of the clock, measured at start. */
 struct clock_info {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ipclab/interference.h"
 #include "ipclab/metrics.h"
 #include "ipclab/pattern.h"
 #include "ipclab/profile.h"
@@ -102,6 +103,7 @@ struct result {
 	struct ref_result ref;		/* --reference (ref.on) */
 	struct remote_result remote;	/* --peer (remote.on) */
 	struct cycle_result cyc;	/* -p cycle (cyc.on) */
+	struct interference intf;	/* other tasks on the endpoints' CPUs (always) */
 };
 
 /* Environment every result file carries (src/core/env.c; `ipclab env` shows

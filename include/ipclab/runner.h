@@ -24,6 +24,7 @@ struct run_ctl_view {
 	const struct side_stats *sides;
 	unsigned nsides;
 	const struct sys_snap *sys0, *sys1;
+	const struct intf_helpers *helpers;	/* ipclab's own tasks there (may be NULL) */
 };
 void runner_collect(const struct run_ctl_view *v, struct result *res);
 /* After the trace is filled in (--trace): a cycle's stages get their

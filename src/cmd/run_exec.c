@@ -3,6 +3,7 @@
  * progress on a terminal, the session (src/core/session.c), then the
  * report written atomically, --plot's figures, and failures listed. */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,34 @@ static void plan_warnings(const struct plan *pl, bool quiet_dry_run)
 		    spinner);
 }
 
+/* Other tasks or the hypervisor took the endpoints' CPUs (interference):
+ * said once, after the run, with the worst cell; the rows are marked. */
+static void noise_warning(const struct report *rep)
+{
+	const struct result *worst = NULL;
+	size_t n = 0, ran = 0;
+	char what[64];
+
+	for (size_t i = 0; rep->results && i < rep->n; i++) {
+		const struct result *r = &rep->results[i];
+
+		if (r->status != RES_OK)
+			continue;
+		ran++;
+		if (!r->intf.noisy)
+			continue;
+		n++;
+		if (!worst || r->intf.foreign_pct > worst->intf.foreign_pct ||
+		    (isnan(worst->intf.foreign_pct) && !isnan(r->intf.foreign_pct)))
+			worst = r;
+	}
+	if (!worst)
+		return;
+	intf_summary(&worst->intf, what, sizeof(what));
+	say(NULL, "warning: %zu of %zu cells shared their endpoints' CPUs with other tasks or lost time to the hypervisor (worst: %s/%s %lluB, %s); those rows are marked noise; see ipclab env --check",
+	    n, ran, worst->transport, worst->pattern, (unsigned long long)worst->cell.size, what);
+}
+
 int run_session(const struct plan *pl, const struct session_opts *so, bool quiet,
 		struct report *rep)
 {
@@ -145,6 +174,7 @@ int run_session(const struct plan *pl, const struct session_opts *so, bool quiet
 		return usage_error("%s", err);
 	if (ret < 0)
 		return say_error(NULL, "%s", err);
+	noise_warning(rep);
 	return ret;
 }
 

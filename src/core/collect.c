@@ -130,6 +130,36 @@ static void collect_system(const struct run_ctl_view *v, struct result *res)
 	}
 }
 
+/* Other tasks on the endpoints' CPUs over the window (interference.h):
+ * the endpoints' and helpers' schedstat deltas against /proc/stat. */
+static void collect_interference(const struct run_ctl_view *v, struct result *res)
+{
+	struct intf_task ep[MAX_SIDES], help[INTF_MAX_HELPERS];
+	struct intf_window w = { .a = v->sys0, .b = v->sys1, .ep = ep, .help = help };
+	const struct intf_helpers *h = v->helpers;
+	double load[1];
+
+	for (unsigned i = 0; i < v->nsides && i < MAX_SIDES; i++) {
+		const struct side_stats *st = &v->sides[i];
+
+		if (!st->sched_known)
+			continue;	/* not read, or run on another host */
+		ep[w.nep++] = (struct intf_task){
+			.cpus = st->cpu_mask, .run_ns = st->sched.run_ns,
+			.wait_ns = st->sched.wait_ns, .known = true,
+			.window_ns = st->win_end_ns > st->win_start_ns ?
+				     st->win_end_ns - st->win_start_ns : 0,
+		};
+	}
+	for (unsigned i = 0; h && i < h->n && i < INTF_MAX_HELPERS; i++)
+		if (h->ok0[i] && h->ok1[i] && h->run1[i] >= h->run0[i] && h->cpu[i] >= 0 &&
+		    h->cpu[i] < INTF_MAX_CPUS)
+			help[w.nhelp++] = (struct intf_task){ .cpus = UINT64_C(1) << h->cpu[i],
+							      .run_ns = h->run1[i] - h->run0[i],
+							      .known = true };
+	intf_compute(&w, getloadavg(load, 1) == 1 ? load[0] : NAN, &res->intf);
+}
+
 /* -p cycle: the driver's cycles and timer, each stage's wait and busy. The
  * completion times are the result's histogram (the driver's); messages
  * are cycles, so msgs/s is cycles per second. */
@@ -215,6 +245,7 @@ void runner_collect(const struct run_ctl_view *v, struct result *res)
 	collect_latency(res);
 	collect_paced(v, res);
 	collect_system(v, res);
+	collect_interference(v, res);
 	if (res->elapsed_ns) {
 		double secs = (double)res->elapsed_ns / 1e9;
 

@@ -16,6 +16,8 @@
 #define MAX_SPINNERS 64
 
 static int spinner_handle[MAX_SPINNERS];
+static pid_t spinner_pid[MAX_SPINNERS];
+static int spinner_cpu[MAX_SPINNERS];
 static unsigned n_spinners;
 
 int pm_qos_hold(int32_t us, char *err, size_t errlen)
@@ -70,6 +72,8 @@ int keep_awake_start(const int *cpus, unsigned n, char *err, size_t errlen)
 		if (pid == 0)
 			spin_forever(cpus[i], parent);
 		cleanup_set_id(h, pid);
+		spinner_pid[n_spinners] = pid;
+		spinner_cpu[n_spinners] = cpus[i];
 		spinner_handle[n_spinners++] = h;
 	}
 	return 0;
@@ -79,4 +83,15 @@ void keep_awake_stop(void)
 {
 	while (n_spinners)
 		cleanup_run_one(spinner_handle[--n_spinners]);
+}
+
+unsigned keep_awake_tasks(int *pids, int *cpus, unsigned max)
+{
+	unsigned n = 0;
+
+	for (; n < n_spinners && n < max; n++) {
+		pids[n] = (int)spinner_pid[n];
+		cpus[n] = spinner_cpu[n];
+	}
+	return n;
 }

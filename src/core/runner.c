@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
+#include "ipclab/idle.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/profile.h"
@@ -251,6 +252,8 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 			    strerror(errno));
 	}
 	rs->ctl->nsides = rs->nlocal;
+	rs->ctl->helpers.n = keep_awake_tasks(rs->ctl->helpers.pid, rs->ctl->helpers.cpu,
+					      INTF_MAX_HELPERS);
 	atomic_store(&stop_word, &rs->ctl->stop);
 	if (c->trace) {
 		struct trace_target tt = { .nsides = rs->nsides, .syscalls = c->trace_syscalls };
@@ -353,7 +356,8 @@ static int run_once(const struct cell *c, struct result *res)
 		ret = -EIO;
 	if (ret == 0) {
 		struct run_ctl_view v = { .sides = rs->ctl->sides, .nsides = rs->nsides,
-					  .sys0 = &rs->ctl->sys0, .sys1 = &rs->ctl->sys1 };
+					  .sys0 = &rs->ctl->sys0, .sys1 = &rs->ctl->sys1,
+					  .helpers = &rs->ctl->helpers };
 
 		runner_collect(&v, res);
 		if (rs->trace)

@@ -19,6 +19,7 @@ struct run_ctl {
 	_Atomic int stop;
 	unsigned nsides;
 	struct sys_snap sys0, sys1;
+	struct intf_helpers helpers;	/* --keep-awake's spinners, read with sys0 and sys1 */
 	struct trace *trace;		/* --trace, else NULL: the sides mark their windows */
 	struct side_stats sides[];
 };

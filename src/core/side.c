@@ -52,12 +52,29 @@ void pat_window_begin(struct participant *p)
 	struct run_ctl *ctl = ctl_of(p);
 
 	/* the last side in takes the system snapshot, before its own clock */
-	if (atomic_fetch_add(&ctl->in_window, 1) + 1 == ctl->nsides)
+	if (atomic_fetch_add(&ctl->in_window, 1) + 1 == ctl->nsides) {
 		sys_snap_take(&ctl->sys0);
+		intf_helpers_take(&ctl->helpers, false);
+	}
 	rusage_snap_take(&p->ru0, true);
+	p->sched0_ok = !sched_snap_self(&p->sched0);
 	p->st->win_start_ns = now_ns();
 	trace_mark(ctl->trace, (unsigned)(p->st - ctl->sides), false, p->st->win_start_ns);
 	atomic_store(&p->st->state, SIDE_IN_WINDOW);
+}
+
+/* The scheduler's run and wait time over the window (interference). */
+static void window_sched(struct participant *p)
+{
+	struct sched_snap s1;
+
+	p->st->sched_known = p->sched0_ok && !sched_snap_self(&s1) &&
+			     s1.run_ns >= p->sched0.run_ns && s1.wait_ns >= p->sched0.wait_ns;
+	if (!p->st->sched_known)
+		return;
+	p->st->sched = (struct sched_snap){ .run_ns = s1.run_ns - p->sched0.run_ns,
+					    .wait_ns = s1.wait_ns - p->sched0.wait_ns,
+					    .slices = s1.slices - p->sched0.slices };
 }
 
 void pat_window_end(struct participant *p)
@@ -71,9 +88,12 @@ void pat_window_end(struct participant *p)
 	trace_mark(ctl->trace, (unsigned)(p->st - ctl->sides), true, p->st->win_end_ns);
 	rusage_snap_take(&ru1, true);
 	rusage_snap_diff(&p->st->ru, &p->ru0, &ru1);
+	window_sched(p);
 	atomic_store(&p->st->state, SIDE_READY);
-	if (atomic_fetch_add(&ctl->out_window, 1) + 1 == ctl->nsides)
+	if (atomic_fetch_add(&ctl->out_window, 1) + 1 == ctl->nsides) {
 		sys_snap_take(&ctl->sys1);
+		intf_helpers_take(&ctl->helpers, true);
+	}
 }
 
 int pat_fail(struct participant *p, int err, const char *fmt, ...)
@@ -177,6 +197,21 @@ static bool side_wait_gate(struct run_ctl *ctl)
 	}
 }
 
+/* The CPUs this thread may run on, a bit each (those past 63 are not
+ * told apart: /proc/stat is read for 64 CPUs). */
+static uint64_t affinity_mask(void)
+{
+	cpu_set_t set;
+	uint64_t m = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int c = 0; c < 64; c++)
+		if (CPU_ISSET(c, &set))
+			m |= UINT64_C(1) << c;
+	return m;
+}
+
 int runner_side_run(struct side_arg *a)
 {
 	struct participant p = {
@@ -196,6 +231,7 @@ int runner_side_run(struct side_arg *a)
 		goto out;
 	}
 	p.st->cpu = sched_getcpu();
+	p.st->cpu_mask = affinity_mask();
 	p.buf = aligned_alloc(64, (a->cell->size + 63) & ~(size_t)63);
 	if (!p.buf) {
 		ret = pat_fail(&p, ENOMEM, "no memory for a %llu-byte buffer",

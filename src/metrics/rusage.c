@@ -47,7 +47,7 @@ static void parse_cpu_line(struct sys_snap *s, const char *line)
 
 	if (*p != ' ') {
 		idx = atoi(p) + 1;
-		if (idx > SYS_MAX_CPUS)
+		if (idx < 1 || idx > SYS_MAX_CPUS)
 			return;
 		if ((unsigned)idx > s->ncpu)
 			s->ncpu = (unsigned)idx;
@@ -58,18 +58,25 @@ static void parse_cpu_line(struct sys_snap *s, const char *line)
 		return;
 	s->user[idx] = v[0] + v[1];
 	s->sys[idx] = v[2] + v[5] + v[6];
+	s->irq[idx] = v[5] + v[6];
+	s->steal[idx] = v[7];
 	s->busy[idx] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 	s->total[idx] = s->busy[idx] + v[3] + v[4];
 }
 
 int sys_snap_take(struct sys_snap *s)
 {
+	return sys_snap_read("/proc/stat", s);
+}
+
+int sys_snap_read(const char *path, struct sys_snap *s)
+{
 	static __thread char buf[131072];
 	ssize_t n;
 	char *line, *save = NULL;
 
 	memset(s, 0, sizeof(*s));
-	n = read_text_file("/proc/stat", buf, sizeof(buf));
+	n = read_text_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

@@ -11,6 +11,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "fields.h"
+#include "intf_out.h"
 
 #define LIST_LEN 2048
 
@@ -98,6 +99,12 @@ static void csv_row(FILE *f, const struct result *r)
 	csv_cell(f, buf, false);
 	csv_cell(f, r->tp_opts, false);
 	csv_cell(f, r->pat_opts, false);
+	for (size_t k = 0; k < INTF_CSV_COLUMNS; k++) {
+		buf[0] = '\0';
+		if (r->status == RES_OK)
+			intf_csv_value(&r->intf, k, buf, sizeof(buf));
+		csv_cell(f, buf, false);
+	}
 	fputc('\n', f);
 }
 

@@ -253,7 +253,12 @@ const struct field *field_find(const char *key)
 	return NULL;
 }
 
-const char *const csv_extra_keys[] = { "cpu_busy_pct", "settings", "tp_options", "pat_options" };
+/* the interference columns last, as intf_out.h says */
+const char *const csv_extra_keys[] = {
+	"cpu_busy_pct", "settings", "tp_options", "pat_options", "interference_foreign_pct",
+	"interference_steal_pct", "interference_irq_pct", "interference_endpoint_wait_pct",
+	"interference_noisy",
+};
 const size_t n_csv_extra_keys = ARRAY_SIZE(csv_extra_keys);
 
 const char *const side_keys[] = {

@@ -20,6 +20,7 @@
 #include "profile_out.h"
 #include "cycle_out.h"
 #include "trace_out.h"
+#include "intf_out.h"
 
 #ifndef IPCLAB_VERSION
 #define IPCLAB_VERSION "unknown"
@@ -240,6 +241,7 @@ static int put_measured(json_t *res, const struct result *r)
 		rc |= json_object_set_new(res, "histogram", hist_json(&r->hist));
 	if (r->repeat_n > 1)
 		rc |= json_object_set_new(res, "repeat", repeat_json(r));
+	rc |= json_object_set_new(res, "interference", interference_json(&r->intf));
 	if (r->trace.on)
 		rc |= json_object_set_new(res, "trace", trace_json(&r->trace));
 	if (r->cyc.on)

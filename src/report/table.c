@@ -28,11 +28,15 @@ static const char legend[] =
 	"p50/p99/max in ns/us/ms; MB/s = 10^6 bytes/s; CPU% = user+sys of both sides, "
 	"% of one CPU (200 = two CPUs busy); cs/s = system-wide context switches/s; "
 	"busy/CPU = each CPU's busy % over the window (/proc/stat)";
+static const char legend_noise[] =
+	"noise = other tasks took over 5 % of an endpoint's CPU over the window (cpuN: the worst "
+	"one; pool: the CPUs unpinned endpoints may use) or the hypervisor stole time (steal); "
+	"the figures of that row are not the transport's alone (JSON: interference)";
 static const char legend_ranked[] =
 	"ranked within each (pattern, size): by p50 for RTT patterns, else by msgs/s; "
 	"vs best = times worse than the group's best";
 
-enum col_kind { COL_FIELD, COL_RANK, COL_REL, COL_BUSY };
+enum col_kind { COL_FIELD, COL_RANK, COL_REL, COL_BUSY, COL_NOISE };
 
 struct col {
 	const char *label;
@@ -55,6 +59,7 @@ struct layout {
 	struct col cols[MAX_COLS];
 	size_t ncols, first_metric;
 	bool ranked;
+	bool noise;		/* a row is marked noisy (interference) */
 	struct row *rows;
 	size_t nrows;
 	char (*cells)[MAX_COLS][CELL_LEN];
@@ -107,6 +112,8 @@ static bool shown(const struct field *fd, const struct report *rep)
 static void build_cols(struct layout *lay, const struct report *rep)
 {
 	lay->first_metric = 0;
+	for (size_t i = 0; i < rep->n && !lay->noise; i++)
+		lay->noise = rep->results[i].status == RES_OK && rep->results[i].intf.noisy;
 	if (lay->ranked)
 		add_col(lay, "#", NULL, COL_RANK, true);
 	for (size_t i = 0; i < n_result_fields; i++) {
@@ -117,6 +124,9 @@ static void build_cols(struct layout *lay, const struct report *rep)
 		if (!fd->config && !lay->first_metric)
 			lay->first_metric = lay->ncols;
 		add_col(lay, fd->label, fd, COL_FIELD, fd->kind != F_STR);
+		/* a noisy row's mark beside its CPU figure, one word a row */
+		if (!strcmp(fd->key, "cpu_pct_total") && lay->noise)
+			add_col(lay, "noise", NULL, COL_NOISE, false);
 		/* each CPU's busy %, always beside the system-wide cs/s */
 		if (!strcmp(fd->key, "sys_ctx_switches_per_s"))
 			add_col(lay, "busy/CPU", NULL, COL_BUSY, true);
@@ -212,6 +222,11 @@ static void fill_cell(const struct col *c, const struct row *w, char *buf, size_
 	switch (c->kind) {
 	case COL_BUSY:
 		busy_cell(w->r, buf, len);
+		break;
+	case COL_NOISE:
+		intf_summary(&w->r->intf, buf, len);
+		if (!buf[0])
+			snprintf(buf, len, "-");
 		break;
 	case COL_FIELD:
 		field_human(c->fd, w->r, buf, len);
@@ -381,6 +396,8 @@ static void print_text(FILE *f, const struct layout *lay)
 			reference_line(f, w->r);
 	}
 	fprintf(f, "%s\n", legend);
+	if (lay->noise)
+		fprintf(f, "%s\n", legend_noise);
 	if (lay->ranked)
 		fprintf(f, "%s\n", legend_ranked);
 }
@@ -447,6 +464,8 @@ static void print_markdown(FILE *f, const struct layout *lay)
 		fputc('\n', f);
 	}
 	fprintf(f, "\n%s\n", legend);
+	if (lay->noise)
+		fprintf(f, "%s\n", legend_noise);
 }
 
 int report_markdown(FILE *f, const struct report *rep)
