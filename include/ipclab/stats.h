@@ -13,6 +13,7 @@
 #define STATS_MAX_N 1024	/* values of one sample (--repeat takes up to 1000) */
 #define STATS_MAX_SAMPLE 64	/* values of each sample of a two-sample test */
 #define STATS_CI_MIN_N 6	/* a 95 % interval of a median needs this many values */
+#define STATS_CI_NOTE "ci95 needs >= 6 rounds"	/* said where one is missing */
 #define STATS_ALPHA 0.05	/* the tests' level: 95 % intervals, p < 0.05 */
 
 /* Bimodality: the largest gap between neighbours of the sorted log values

@@ -34,28 +34,25 @@ double stats_median_sorted(const double *s, size_t n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/* P(B <= k) for B ~ Binomial(n, 1/2), summed in log space: 2^-n
- * underflows for n near STATS_MAX_N. */
-static double binom_half_cdf(size_t n, size_t k)
+/* P(B = i) for B ~ Binomial(n, 1/2), in log space: 2^-n underflows for n
+ * near STATS_MAX_N. */
+static double binom_half_pmf(size_t n, size_t i)
 {
-	double sum = 0, lnf = lgamma((double)n + 1);
-
-	for (size_t i = 0; i <= k && i <= n; i++)
-		sum += exp(lnf - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) -
-			   (double)n * M_LN2);
-	return sum;
+	return exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) -
+		   (double)n * M_LN2);
 }
 
 int stats_median_ci(const double *s, size_t n, double *lo, double *hi)
 {
+	double below = 0;	/* P(B <= j - 1) */
 	size_t j = 0;
 
 	if (n < STATS_CI_MIN_N)
 		return -EDOM;
 	/* coverage of [s(j), s(n+1-j)] is 1 - 2 P(B <= j-1): the largest j
 	 * that keeps it at 95 % or more */
-	while (j + 1 <= n / 2 && 2 * binom_half_cdf(n, j) <= STATS_ALPHA)
-		j++;
+	while (j + 1 <= n / 2 && 2 * (below + binom_half_pmf(n, j)) <= STATS_ALPHA)
+		below += binom_half_pmf(n, j++);
 	if (!j)
 		return -EDOM;
 	*lo = s[j - 1];
