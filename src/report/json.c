@@ -254,6 +254,7 @@ static json_t *repeat_json(const struct result *r)
 	if (r->repeat_auto) {
 		json_object_set_new(o, "converged", json_boolean(r->converged));
 		json_object_set_new(o, "target_pct", json_real(r->target_pct));
+		json_object_set_new(o, "stopped_by", json_string(r->stopped_by ? r->stopped_by : "cap"));
 	}
 	for (unsigned i = 0; i < r->n_repeat_stats; i++)
 		json_object_set_new(o, r->repeat[i].key, repeat_stat_json(&r->repeat[i]));
