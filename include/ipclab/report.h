@@ -92,6 +92,7 @@ struct result {
 		bool bimodal;			/* two clusters (stats_bimodal) */
 		unsigned n_low, n_high;		/* ... of these many repetitions */
 		double low_median, high_median;	/* ... with these medians */
+		double split;			/* ... either side of this value */
 		unsigned n_values;		/* values[] filled */
 		double values[REPEAT_MAX_VALUES];	/* in the order they ran (thinned evenly past the bound) */
 	} repeat[24];

@@ -227,10 +227,10 @@ static json_t *repeat_stat_json(const struct repeat_stat *rs)
 	else
 		json_decref(vals);
 	if (o && rs->bimodal)
-		json_object_set_new(o, "modes", json_pack("{s:f,s:i,s:f,s:i}", "low_median",
+		json_object_set_new(o, "modes", json_pack("{s:f,s:i,s:f,s:i,s:f}", "low_median",
 							  rs->low_median, "n_low", (int)rs->n_low,
 							  "high_median", rs->high_median, "n_high",
-							  (int)rs->n_high));
+							  (int)rs->n_high, "split", rs->split));
 	return o;
 }
 

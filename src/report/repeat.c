@@ -155,6 +155,7 @@ static double fold_metric(const struct result *reps, unsigned n, const struct re
 		st->n_high = (unsigned)modes.n_high;
 		st->low_median = modes.low_median;
 		st->high_median = modes.high_median;
+		st->split = modes.split;
 	}
 	return med;
 }
