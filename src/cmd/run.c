@@ -63,6 +63,7 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
+/* The help text: one string per option, long because there are many. */
 void cmd_run_usage(FILE *f)
 {
 	fputs("usage: ipclab [run] [options]     run experiments (no arguments: the default comparison)\n"
