@@ -91,7 +91,8 @@ static int match_key(struct rcell *c, const char *const *ignore)
 	return off < RF_KEYLEN ? 0 : -E2BIG;
 }
 
-/* repeat.<key>.values: an array of at most REPF_MAX_VALUES finite numbers. */
+/* repeat.<key>.values: an array of at most REPF_MAX_VALUES finite numbers
+ * (null where a repetition had none: run writes a NaN so; skipped). */
 static bool values_ok(const json_t *vals)
 {
 	const json_t *v;
@@ -100,7 +101,7 @@ static bool values_ok(const json_t *vals)
 	if (!json_is_array(vals) || json_array_size(vals) > REPF_MAX_VALUES)
 		return false;
 	json_array_foreach(vals, i, v)
-		if (!json_is_number(v) || !isfinite(json_number_value(v)))
+		if (!json_is_null(v) && (!json_is_number(v) || !isfinite(json_number_value(v))))
 			return false;
 	return true;
 }

@@ -52,8 +52,9 @@ bool rcell_spread(const struct rcell *c, const char *key, double *min, double *m
 		  double *spread_pct);
 
 /* The repetitions of a metric (repeat.<key>.values, at most
- * REPF_MAX_VALUES, each finite: checked when the file was loaded) into out;
- * the count, 0 without them (an older file, or one repetition). */
+ * REPF_MAX_VALUES, each finite or null: checked when the file was loaded)
+ * into out, nulls left out; the count, 0 without them (an older file, or
+ * one repetition). */
 #define REPF_MAX_VALUES 64
 size_t rcell_values(const struct rcell *c, const char *key, double *out, size_t max);
 
