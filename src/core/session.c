@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* A session: every cell of a plan run `repeat` times, interleaved, with the
- * idle knobs (--pm-qos, --keep-awake) held around the whole of it and the
+/* A session: every cell of a plan run `repeat` times (with --repeat auto,
+ * until every headline's interval converges), interleaved, with the idle
+ * knobs (--pm-qos, --keep-awake) held around the whole of it and the
  * repetitions folded into one result per cell. Prints nothing. */
 #include <errno.h>
 #include <signal.h>
