@@ -147,6 +147,55 @@ static void test_repeat_bimodal(void **state)
 	free(r);
 }
 
+/* The table: the headline with its interval (± %) or both modes, and the
+ * notes: what they mean, too few rounds, a cell --repeat auto left
+ * unconverged with its interval and spread. */
+static void test_repeat_table(void **state)
+{
+	const double rate[10] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	const uint64_t quiet[8] = { 1010, 1000, 1030, 1020, 1050, 1040, 1070, 1060 };
+	const uint64_t two[10] = { 10800, 21900, 10850, 10790, 22100, 10820, 21800, 10900, 10810, 22000 };
+	struct result *a = make_reps(8, rate, quiet, "rtt"), *b = make_reps(10, rate, two, "rtt");
+	struct result *c = make_reps(3, rate, quiet, "rtt"), res[3];
+	struct report rep = { .cmdline = "test", .results = res, .n = 3 };
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	(void)state;
+	repeat_fold(a, 8);
+	repeat_fold(b, 10);
+	repeat_fold(c, 3);
+	b[0].repeat_auto = true;
+	b[0].target_pct = 5;
+	b[0].stopped_by = "cap";
+	res[0] = a[0];
+	res[1] = b[0];
+	res[2] = c[0];
+	for (int i = 0; i < 3; i++) {
+		snprintf(res[i].transport, sizeof(res[i].transport), "null");
+		snprintf(res[i].pattern, sizeof(res[i].pattern), "pingpong");
+		snprintf(res[i].cell.pin.text, sizeof(res[i].cell.pin.text), "0:0");
+		snprintf(res[i].cell.sched.text, sizeof(res[i].cell.sched.text), "other");
+		res[i].cell.size = 64;
+	}
+	assert_non_null(f);
+	assert_int_equal(report_table(f, &rep), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "1.03us ±3.4%"));		/* 1035 ns, [1000, 1070] */
+	assert_non_null(strstr(text, "10.8us/21.9us"));	/* the modes, not 10.9us */
+	assert_non_null(strstr(text, "\n±: the 95 % interval of the headline's median"));
+	assert_non_null(strstr(text, "\nci95 needs >= 6 rounds: 1 cell ran 3, so no interval is shown\n"));
+	assert_non_null(strstr(text, "\na/b: bimodal"));
+	assert_non_null(strstr(text, "\n--repeat auto: 1 cell did not converge within ±5% in 10 rounds (stopped by cap):\n"
+				     "  null/pingpong 64B process pin 0:0 sched other: ci95 ±"));
+	assert_non_null(strstr(text, ", bimodal 10.8us/21.9us\n"));
+	free(text);
+	free(a);
+	free(b);
+	free(c);
+}
+
 static void test_paced_schedule(void **state)
 {
 	struct cell c = { .rate = 1000 };
@@ -248,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_repeat_failure_wins),
 		cmocka_unit_test(test_repeat_interval),
 		cmocka_unit_test(test_repeat_bimodal),
+		cmocka_unit_test(test_repeat_table),
 		cmocka_unit_test(test_paced_schedule),
 		cmocka_unit_test(test_period_parse),
 		cmocka_unit_test(test_cycle_series),
