@@ -81,7 +81,15 @@ void plan_free(struct plan *pl);
 
 /* How a plan is run: the whole plan shares these. */
 struct session_opts {
-	unsigned repeat;		/* every cell this many times, interleaved (0 = 1) */
+	unsigned repeat;		/* every cell this many times, interleaved (0 = 1); with
+					 * repeat_auto the most rounds (the cap) */
+	/* --repeat auto: rounds (whole sweeps over every cell) added until
+	 * every cell's headline interval lies within auto_pct of its median
+	 * (at least STATS_CI_MIN_N rounds, at most repeat), and none started
+	 * that would end past budget_ns (0 = no budget) at the pace so far */
+	bool repeat_auto;
+	double auto_pct;
+	uint64_t budget_ns;
 	bool dry_run;			/* every cell is reported as skipped ("dry run") */
 	int pm_qos_us;			/* /dev/cpu_dma_latency held during the run (-1 = no) */
 	bool keep_awake;		/* SCHED_IDLE spinners on the endpoints' CPUs */
@@ -91,6 +99,7 @@ struct session_opts {
 	 * each step (repeat x n entries) */
 	uint64_t shuffle_seed;
 	uint32_t *order;
+	unsigned *rounds;		/* when set, gets the rounds run */
 };
 
 /* Told before each cell runs (k of total, counting repetitions) and once

@@ -18,6 +18,7 @@
 
 #define SCHEMA_VERSION 1
 #define NOISY_PCT 10.0
+#define REPEAT_MAX_VALUES 64	/* repetitions whose values a result keeps, per metric */
 
 enum result_status { RES_OK, RES_SKIPPED, RES_FAILED };
 
@@ -86,14 +87,28 @@ struct result {
 	bool serve_spin;		/* ... spinning over them before it slept */
 
 	/* --repeat N: every metric above holds the median of N repetitions;
-	 * repeat[] keeps min, max and spread of each. */
+	 * repeat[] keeps, per metric, min, max, spread, the 95 % interval of
+	 * the median, its two clusters when it has two, and the values
+	 * themselves for compare's tests (src/report/repeat.c, ipclab/stats.h). */
 	unsigned repeat_n;
 	unsigned n_repeat_stats;
 	struct repeat_stat {
 		const char *key;
 		double min, max, spread_pct;
+		double ci_lo, ci_hi;		/* NAN: fewer than STATS_CI_MIN_N repetitions */
+		bool bimodal;			/* two clusters (stats_bimodal) */
+		unsigned n_low, n_high;		/* ... of these many repetitions */
+		double low_median, high_median;	/* ... with these medians */
+		double split;			/* ... either side of this value */
+		unsigned n_values;		/* values[] filled */
+		double values[REPEAT_MAX_VALUES];	/* in the order they ran (thinned evenly past the bound) */
 	} repeat[24];
 	bool noisy;			/* a headline metric spread over NOISY_PCT */
+	bool bimodal;			/* the headline metric's repetitions fall in two clusters */
+	bool repeat_auto;		/* --repeat auto: rounds added until converged */
+	bool converged;			/* ... the headline's interval came within target_pct */
+	double target_pct;		/* ... of its median */
+	const char *stopped_by;		/* ... the rounds ended: "converged", "cap", "budget", "signal" */
 
 	unsigned nsides;
 	struct side_result sides[MAX_SIDES];
@@ -196,8 +211,20 @@ int report_pivot(FILE *f, const struct report *rep, const struct field *const *s
 		 const char *format);
 
 /* Fold n repetitions of one cell into reps[0] (src/report/repeat.c): each
- * metric becomes the median, repeat[] gets min/max/spread. */
+ * metric becomes the median, repeat[] gets min/max/spread, the interval,
+ * the modes and the values. */
 void repeat_fold(struct result *reps, unsigned n);
+/* The headline metric's key: lat_p50_ns for a round-trip pattern, else
+ * msgs_per_s. */
+const char *result_headline_key(const struct result *r);
+/* repeat[] of the metric key, or NULL (no --repeat, or not a repeated metric). */
+const struct repeat_stat *result_repeat_stat(const struct result *r, const char *key);
+/* The headline's 95 % interval over n repetitions as +-% of its median
+ * (stats_ci_pct); NAN with fewer than STATS_CI_MIN_N, or when one did not
+ * run. For --repeat auto. */
+double repeat_headline_ci_pct(const struct result *reps, unsigned n);
+/* The same of a folded result (NAN without an interval). */
+double result_headline_ci_pct(const struct result *r);
 int report_markdown(FILE *f, const struct report *rep);
 /* Rows sorted within each (pattern, size) by the headline metric. */
 int report_table_ranked(FILE *f, const struct report *rep);

@@ -21,7 +21,7 @@
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN };
+       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -45,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "pivot", required_argument, NULL, OPT_PIVOT },
 	{ "matrix-metric", required_argument, NULL, OPT_MATRIX_METRIC },
 	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
@@ -63,6 +64,7 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
+/* The help text: one string per option, long because there are many. */
 void cmd_run_usage(FILE *f)
 {
 	fputs("usage: ipclab [run] [options]     run experiments (no arguments: the default comparison)\n"
@@ -95,7 +97,11 @@ void cmd_run_usage(FILE *f)
 	      "                         (64@48000); the deadline too unless -O deadline=\n"
 	      "      --peer HOST[:PORT] run the server side of each cell on HOST (ipclab serve there;\n"
 	      "                         tcp, udp); --pin S:C pins S there; --token T or IPCLAB_TOKEN\n"
-	      "      --repeat N         run every cell N times, interleaved; report medians and spread\n"
+	      "      --repeat N         run every cell N times, interleaved; report medians, spread and\n"
+	      "                         (N >= 6) each median's 95 % interval; or auto[=PCT][,max=ROUNDS]:\n"
+	      "                         add rounds until every headline's interval is within PCT % (5)\n"
+	      "                         of its median, at most ROUNDS (30)\n"
+	      "      --budget D         --repeat auto: start no round that would end past D (10min)\n"
 	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
 	      "      --matrix-metric M  the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)\n"
 	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
@@ -141,6 +147,45 @@ void args_defaults(struct run_args *a)
 	a->pm_qos_us = -1;
 }
 
+/* --repeat N, or auto[=PCT][,max=ROUNDS]; 0 or 2. */
+static int parse_repeat(const char *arg, struct run_args *a)
+{
+	const char *p = arg + 4;
+	char *end;
+	uint64_t v;
+
+	if (strncmp(arg, "auto", 4)) {
+		if (parse_u64(arg, &v) || v < 1 || v > 1000)
+			return usage_error("--repeat %s: expected a number of repetitions from 1 to 1000, or auto[=PCT][,max=ROUNDS]",
+					   arg);
+		a->repeat = (unsigned)v;
+		a->repeat_auto = false;
+		return 0;
+	}
+	a->repeat_auto = true;
+	a->auto_pct = 5;
+	a->repeat = 30;
+	if (*p == '=') {
+		errno = 0;
+		a->auto_pct = strtod(p + 1, &end);
+		if (errno || end == p + 1 || !(a->auto_pct > 0 && a->auto_pct <= 100))
+			return usage_error("--repeat %s: expected auto=PCT with PCT above 0 and at most 100, e.g. auto=5 or auto=2.5%%",
+					   arg);
+		p = end + (*end == '%');
+	}
+	if (!strncmp(p, ",max=", 5)) {
+		if (parse_u64(p + 5, &v) || v < 6 || v > 1000)
+			return usage_error("--repeat %s: expected max=ROUNDS from 6 (an interval needs 6) to 1000",
+					   arg);
+		a->repeat = (unsigned)v;
+		p += strlen(p);
+	}
+	if (*p)
+		return usage_error("--repeat %s: expected auto, auto=PCT or auto=PCT,max=ROUNDS, e.g. auto=5,max=40",
+				   arg);
+	return 0;
+}
+
 static int parse_number_arg(int opt, const char *arg, struct run_args *a)
 {
 	uint64_t v;
@@ -169,9 +214,11 @@ static int parse_number_arg(int opt, const char *arg, struct run_args *a)
 		a->pm_qos_us = (int)v;
 		return 0;
 	case OPT_REPEAT:
-		if (parse_u64(arg, &v) || v < 1 || v > 1000)
-			return usage_error("--repeat %s: expected a number of repetitions from 1 to 1000", arg);
-		a->repeat = (unsigned)v;
+		return parse_repeat(arg, a);
+	case OPT_BUDGET:
+		if (parse_duration(arg, &v) || v == 0)
+			return usage_error("--budget %s: expected a duration above zero, e.g. 10min or 90s", arg);
+		a->budget_ns = v;
 		return 0;
 	case OPT_TIMEOUT:
 		if (parse_duration(arg, &v))
@@ -323,6 +370,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'; see ipclab --help", argv[optind]);
+	if (a->budget_ns && !a->repeat_auto)
+		return usage_error("--budget bounds the rounds --repeat auto adds; add --repeat auto or drop --budget");
 	return 0;
 }
 

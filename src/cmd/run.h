@@ -36,7 +36,10 @@ struct run_args {
 	const struct field *matrix_metric;	/* --matrix-metric (NULL = lat_p50_ns) */
 	int pm_qos_us;
 	const char *format, *output;
-	unsigned repeat;
+	unsigned repeat;	/* --repeat N; with repeat_auto the most rounds */
+	bool repeat_auto;	/* --repeat auto[=PCT][,max=ROUNDS] */
+	double auto_pct;
+	uint64_t budget_ns;	/* --budget (0 = none) */
 	char *kv[MAX_LIST];
 	unsigned nkv;
 	char cmdline[1024];

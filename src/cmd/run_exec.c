@@ -255,12 +255,21 @@ static int attach_peer(const struct run_args *a, struct plan *pl, struct peer **
 	return 0;
 }
 
+/* How the run's options run the session; the rounds run land in *rounds. */
+static struct session_opts session_opts_of(const struct run_args *a, unsigned *rounds)
+{
+	return (struct session_opts){ .repeat = a->repeat, .dry_run = a->dry_run,
+				      .pm_qos_us = a->pm_qos_us, .keep_awake = a->keep_awake,
+				      .reference = a->reference, .repeat_auto = a->repeat_auto,
+				      .auto_pct = a->auto_pct, .budget_ns = a->budget_ns,
+				      .rounds = rounds };
+}
+
 int do_run(struct run_args *args, unsigned nargs)
 {
 	const struct run_args *a = &args[0];
-	struct session_opts so = { .repeat = a->repeat, .dry_run = a->dry_run,
-				   .pm_qos_us = a->pm_qos_us, .keep_awake = a->keep_awake,
-				   .reference = a->reference };
+	unsigned rounds = 0;
+	struct session_opts so = session_opts_of(a, &rounds);
 	struct reporter_args ra = { .format = a->format };
 	struct report rep = { .cmdline = a->cmdline };
 	struct plan pl = { 0 };
@@ -290,6 +299,8 @@ int do_run(struct run_args *args, unsigned nargs)
 	rep.remote_env_json = peer_env_json(peer);
 	if (mx)
 		mx->wall_s = (double)(now_ns() - t0) / 1e9;
+	if (mx && a->repeat_auto)	/* the order array has room for the cap */
+		mx->rounds = rounds ? rounds : 1;
 	rep.matrix = mx;
 	plan_free(&pl);
 	if (!rep.results) {

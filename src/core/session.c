@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* A session: every cell of a plan run `repeat` times, interleaved, with the
- * idle knobs (--pm-qos, --keep-awake) held around the whole of it and the
+/* A session: every cell of a plan run `repeat` times (with --repeat auto,
+ * until every headline's interval converges), interleaved, with the idle
+ * knobs (--pm-qos, --keep-awake) held around the whole of it and the
  * repetitions folded into one result per cell. Prints nothing. */
 #include <errno.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include "ipclab/engine.h"
 #include "ipclab/idle.h"
 #include "ipclab/runner.h"
+#include "ipclab/stats.h"
 
 /* The configuration half of a result: what the cell was. */
 static void fill_result_config(struct result *r, const struct cell *c)
@@ -78,73 +80,188 @@ static int run_reference(const struct cell *c, struct result *out, uint32_t *ste
 	return 0;
 }
 
-/* Run every cell, reps times, interleaved (all cells once, then again) so
- * that drift spreads evenly; fold repetitions into res[0..n). Returns 0, or
- * 128+signal when interrupted (*ndone = cells complete). */
-static int run_cells(const struct plan *pl, const struct session_opts *o,
-		     const struct session_observer *obs, struct result *res, size_t *ndone)
+/* What a session's rounds share: the plan, where results go (cell i's
+ * round r at res[i * cap + r]), the order and the progress count. */
+struct rounds {
+	const struct plan *pl;
+	const struct session_opts *o;
+	const struct session_observer *obs;
+	struct result *res;
+	unsigned cap;			/* rounds res has room for */
+	size_t *ord;
+	size_t k, total;		/* runs so far, and expected */
+	uint64_t seed;
+	uint32_t step;			/* runs so far, references included */
+	int sig;			/* 128+signal once interrupted */
+};
+
+/* One cell's run of round r; sets rs->sig when interrupted. */
+static void run_one(struct rounds *rs, size_t i, unsigned r)
 {
-	unsigned reps = o->repeat ? o->repeat : 1;
-	size_t total = pl->n * reps, k = 0;
-	size_t *ord = malloc((pl->n ? pl->n : 1) * sizeof(*ord));
-	uint64_t seed = o->shuffle_seed;
-	int sig = 0;
-	uint32_t step = 0; /* runs so far, references included */
+	const struct session_opts *o = rs->o;
+	const struct cell *c = &rs->pl->cells[i];
+	struct result *out = &rs->res[i * rs->cap + r];
 
-	if (!ord)
-		return -ENOMEM;
-	for (unsigned r = 0; r < reps && !sig; r++) {
-		round_order(ord, pl->n, &seed);
-		for (size_t j = 0; j < pl->n && !sig; j++, k++) {
-			size_t i = ord[j];
-			const struct cell *c = &pl->cells[i];
-			struct result *out = &res[i * reps + r];
-
-			observe(obs, k, total);
-			if (o->order)
-				o->order[k] = (uint32_t)i;
-			fill_result_config(out, c);
-			if (c->skip[0] || o->dry_run) {
-				out->status = RES_SKIPPED;
-				snprintf(out->reason, sizeof(out->reason), "%s",
-					 c->skip[0] ? c->skip : "dry run");
-				if (o->reference) {
-					out->ref.on = true;
-					snprintf(out->ref.reason, sizeof(out->ref.reason),
-						 "the cell did not run");
-				}
-				continue;
-			}
-			if (run_cell(c, out) == -EINTR || runner_interrupted)
-				sig = 128 + (runner_interrupted ? runner_interrupted : SIGINT);
-			fill_result_config(out, c);
-			if (o->reference && !sig) /* B right after A */
-				sig = run_reference(c, out, &step);
-			step++;
+	observe(rs->obs, rs->k, rs->total);
+	if (o->order)
+		o->order[rs->k] = (uint32_t)i;
+	rs->k++;
+	fill_result_config(out, c);
+	if (c->skip[0] || o->dry_run) {
+		out->status = RES_SKIPPED;
+		snprintf(out->reason, sizeof(out->reason), "%s", c->skip[0] ? c->skip : "dry run");
+		if (o->reference) {
+			out->ref.on = true;
+			snprintf(out->ref.reason, sizeof(out->ref.reason), "the cell did not run");
 		}
+		return;
 	}
-	observe(obs, total, total);
-	free(ord);
-	/* a cell is complete when all its repetitions ran (a shuffled round
-	 * cut short keeps none: its complete cells are not the first ones) */
-	size_t last = pl->n * (reps - 1);
-	size_t complete = !sig ? pl->n : k > last && !o->shuffle_seed ? k - last - 1 : 0;
+	if (run_cell(c, out) == -EINTR || runner_interrupted)
+		rs->sig = 128 + (runner_interrupted ? runner_interrupted : SIGINT);
+	fill_result_config(out, c);
+	if (o->reference && !rs->sig) /* B right after A */
+		rs->sig = run_reference(c, out, &rs->step);
+	rs->step++;
+}
 
-	for (size_t i = 0; reps > 1 && i < pl->n; i++) {
+/* Round r over every cell; returns the cells it completed (all of them
+ * unless interrupted). */
+static size_t run_round(struct rounds *rs, unsigned r)
+{
+	size_t j;
+
+	round_order(rs->ord, rs->pl->n, &rs->seed);
+	for (j = 0; j < rs->pl->n && !rs->sig; j++)
+		run_one(rs, rs->ord[j], r);
+	return rs->sig ? j - 1 : j;
+}
+
+/* --repeat auto: has every cell that ran its rounds' headline within the
+ * target? A cell that failed or was skipped does not hold the others up. */
+static bool all_converged(const struct rounds *rs, unsigned rounds)
+{
+	for (size_t i = 0; i < rs->pl->n; i++) {
+		const struct result *reps = &rs->res[i * rs->cap];
+		bool ok = true;
+
+		for (unsigned r = 0; r < rounds; r++)
+			ok &= reps[r].status == RES_OK;
+		if (ok && !(repeat_headline_ci_pct(reps, rounds) <= rs->o->auto_pct))
+			return false;
+	}
+	return true;
+}
+
+/* Should --repeat auto start round r (elapsed so far in the rounds)? Why
+ * not, in *why. */
+static bool another_round(const struct rounds *rs, unsigned r, uint64_t elapsed,
+			  const char **why)
+{
+	const struct session_opts *o = rs->o;
+
+	if (o->dry_run)
+		return r == 0;
+	if (r >= STATS_CI_MIN_N && all_converged(rs, r)) {
+		*why = "converged";
+		return false;
+	}
+	if (r >= rs->cap) {
+		*why = "cap";
+		return false;
+	}
+	if (o->budget_ns && r && elapsed + elapsed / r > o->budget_ns) {
+		*why = "budget";
+		return false;
+	}
+	return true;
+}
+
+/* Fold each of the first ncells cells' rounds into res[i]; --repeat auto
+ * marks each with its target, whether it converged, and why the rounds
+ * ended. */
+static void fold_cells(struct rounds *rs, size_t ncells, unsigned rounds, const char *why)
+{
+	const struct session_opts *o = rs->o;
+
+	for (size_t i = 0; i < ncells; i++) {
+		struct result *reps = &rs->res[i * rs->cap];
 		struct ref_result ref;
+		/* before the fold rewrites reps[0] */
+		bool conv = rounds > 1 && repeat_headline_ci_pct(reps, rounds) <= o->auto_pct;
 
-		if (o->reference)
-			reference_fold(&res[i * reps], reps, &ref);
-		repeat_fold(&res[i * reps], reps);
-		if (o->reference)
-			res[i * reps].ref = ref;
+		if (rounds > 1) {
+			if (o->reference)
+				reference_fold(reps, rounds, &ref);
+			repeat_fold(reps, rounds);
+			if (o->reference)
+				reps[0].ref = ref;
+		}
+		if (o->repeat_auto) {
+			reps[0].repeat_auto = true;
+			reps[0].target_pct = o->auto_pct;
+			reps[0].stopped_by = why;
+			reps[0].converged = conv;
+		}
 		if (i)
-			memcpy(&res[i], &res[i * reps], sizeof(*res));
+			memcpy(&rs->res[i], reps, sizeof(*reps));
 	}
-	for (size_t i = 0; o->reference && i < complete; i++)
-		reference_ratio(&res[i]);
-	*ndone = complete;
-	return sig;
+	for (size_t i = 0; o->reference && i < ncells; i++)
+		reference_ratio(&rs->res[i]);
+}
+
+/* The runs a progress line expects: every round so far and the next, at
+ * least the STATS_CI_MIN_N rounds --repeat auto starts with. */
+static size_t runs_expected(const struct rounds *rs, unsigned rounds)
+{
+	unsigned least = rs->cap < STATS_CI_MIN_N ? rs->cap : STATS_CI_MIN_N;
+
+	if (!rs->o->repeat_auto)
+		return rs->pl->n * rs->cap;
+	return rs->pl->n * (rounds + 1 > least ? rounds + 1 : least);
+}
+
+/* Run every cell in rounds, interleaved (all cells once, then again) so
+ * that drift spreads evenly: o->repeat rounds, or with --repeat auto until
+ * converged, the cap or the budget. Fold the rounds into res[0..n).
+ * Returns 0, or 128+signal when interrupted (*ndone = cells complete). */
+static int run_cells(const struct plan *pl, const struct session_opts *o,
+		     const struct session_observer *obs, struct result *res, unsigned cap,
+		     size_t *ndone)
+{
+	struct rounds rs = { .pl = pl, .o = o, .obs = obs, .res = res, .cap = cap,
+			     .seed = o->shuffle_seed };
+	const char *why = o->repeat_auto ? "cap" : NULL;
+	unsigned rounds = 0;
+	size_t partial = 0;
+	uint64_t t0 = now_ns();
+
+	rs.ord = malloc((pl->n ? pl->n : 1) * sizeof(*rs.ord));
+	if (!rs.ord)
+		return -ENOMEM;
+	while (o->repeat_auto ? another_round(&rs, rounds, now_ns() - t0, &why) : rounds < cap) {
+		rs.total = runs_expected(&rs, rounds);
+		partial = run_round(&rs, rounds);
+		if (rs.sig)
+			break;
+		rounds++;
+	}
+	observe(obs, rs.k, rs.k);
+	free(rs.ord);
+	if (o->rounds)
+		*o->rounds = rounds;
+	/* a cell is complete when all its repetitions ran (a shuffled round
+	 * cut short keeps none: its complete cells are not the first ones);
+	 * --repeat auto keeps the rounds complete when it was interrupted */
+	if (!rs.sig || (o->repeat_auto && rounds))
+		*ndone = pl->n;
+	else
+		*ndone = (o->repeat_auto || rounds + 1 == cap) && !o->shuffle_seed ? partial : 0;
+	if (rs.sig && o->repeat_auto)
+		why = "signal";
+	if (rs.sig && (!o->repeat_auto || !rounds))
+		rounds++;	/* the cut round is the last of the cells kept */
+	fold_cells(&rs, *ndone, rounds, why);
+	return rs.sig;
 }
 
 /* The CPUs --keep-awake holds awake: every endpoint's, or all online CPUs
@@ -207,7 +324,8 @@ static void idle_knobs_stop(int fd)
 int session_run(const struct plan *pl, const struct session_opts *o,
 		const struct session_observer *obs, struct report *rep, char *err, size_t errlen)
 {
-	size_t reps = o->repeat ? o->repeat : 1, ndone = 0;
+	unsigned reps = o->repeat ? o->repeat : 1;
+	size_t ndone = 0;
 	struct result *res = calloc(pl->n ? pl->n * reps : 1, sizeof(*res));
 	int ret, fd;
 
@@ -223,7 +341,7 @@ int session_run(const struct plan *pl, const struct session_opts *o,
 		free(res);
 		return -EIO;
 	}
-	ret = run_cells(pl, o, obs, res, &ndone);
+	ret = run_cells(pl, o, obs, res, reps, &ndone);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory for the order of %zu cells", pl->n);
 	idle_knobs_stop(fd);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* `ipclab compare before.json after.json`: cells matched by configuration,
- * per metric both values, the ratio, and whether the difference is beyond
- * the cells' run-to-run spread (from --repeat). With --fail-above PCT the
- * exit status is 3 when a metric got worse by more than PCT percent (lower
- * latency and CPU are better, higher throughput is better), so that CI can
- * gate a kernel or library change on it. Printing is in compare_out.c. */
+ * per metric both values, the ratio, and a verdict: with both files'
+ * repetitions (--repeat) a test over them (compare_test.c), else whether
+ * the difference is beyond the cells' run-to-run spread. With
+ * --fail-above PCT the exit status is 3 when a metric got worse by more
+ * than PCT percent (lower latency and CPU are better, higher throughput is
+ * better), so that CI can gate a kernel or library change on it. Printing
+ * is in compare_out.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -111,10 +113,14 @@ static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts
 	}
 	v->worse_pct = cm->higher_better ? -v->change_pct : v->change_pct;
 	v->spread = spread_of(row, cm->key, v->before, v->after);
-	v->regressed = !isnan(o->fail_above_pct) && (o->metric_mask & (1u << m)) &&
-		       (v->before == 0 ? v->after != 0 && !cm->higher_better :
-					 v->worse_pct > o->fail_above_pct) &&
-		       v->spread != CMP_WITHIN;
+	cmp_test_value(row, m, o, v);
+	if (!(o->metric_mask & (1u << m)))
+		v->regressed = false;
+	else if (v->verdict == CV_UNTESTED)	/* no repetitions: the spread rule */
+		v->regressed = !isnan(o->fail_above_pct) &&
+			       (v->before == 0 ? v->after != 0 && !cm->higher_better :
+						 v->worse_pct > o->fail_above_pct) &&
+			       v->spread != CMP_WITHIN;
 	return v->regressed;
 }
 
@@ -123,6 +129,10 @@ static void compare_row(struct cmp_row *row, const struct cmp_opts *o, unsigned 
 	bool any = false;
 
 	row->comparable = row->before->ok && row->after->ok;
+	row->noisy[0] = rcell_flag(row->before, "noisy");
+	row->noisy[1] = rcell_flag(row->after, "noisy");
+	row->bimodal[0] = rcell_flag(row->before, "bimodal");
+	row->bimodal[1] = rcell_flag(row->after, "bimodal");
 	for (unsigned m = 0; row->comparable && m < CMP_NMETRICS; m++)
 		any |= compare_value(row, m, o);
 	*regressions += any;

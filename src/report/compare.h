@@ -28,13 +28,42 @@ enum cmp_spread {
 	CMP_BEYOND,		/* outside it */
 };
 
+/* What the test over the repetitions says of a metric (compare_test.c). */
+enum cmp_verdict {
+	CV_NONE,		/* not compared: a value is missing */
+	CV_SAME,		/* tested: no change */
+	CV_BETTER,		/* tested: p < 0.05 and the ratio's interval beyond CMP_NOISE_PCT */
+	CV_WORSE,
+	CV_UNTESTED,		/* no repetitions to test (or too few): the spread rule decides */
+	CV_CANNOT,		/* bimodal in one file only: not like with like */
+	CV_MIXED,		/* bimodal in both: one mode better, the other worse */
+};
+/* A change whose whole 95 % interval lies within +-this (%) is no change. */
+#define CMP_NOISE_PCT 1.0
+
+/* Mann-Whitney U over two samples of repetitions, and the ratio's interval. */
+struct cmp_test {
+	double before, after;		/* the samples' medians */
+	unsigned n_before, n_after;	/* repetitions in each */
+	double p_value;			/* two-sided; NAN: not tested */
+	double ratio_lo, ratio_hi;	/* Hodges-Lehmann 95 % interval of after/before; NAN */
+	enum cmp_verdict verdict;	/* CV_SAME, CV_BETTER, CV_WORSE or CV_UNTESTED */
+};
+
 struct cmp_value {
 	double before, after;	/* NAN: not measured (latency without samples) */
 	double ratio;		/* after / before; NAN when before is 0 */
 	double change_pct;	/* (after - before) / before * 100 */
 	double worse_pct;	/* change_pct signed so that > 0 is a regression */
 	enum cmp_spread spread;
-	bool regressed;		/* worse_pct above --fail-above, and not within spread */
+	bool regressed;		/* tested: the ratio's whole interval worse than --fail-above;
+				 * untested: worse_pct above it, and not within spread */
+	enum cmp_verdict verdict;
+	struct cmp_test test;	/* over all repetitions (neither file bimodal) */
+	bool bimodal_before, bimodal_after;	/* this metric's repetitions */
+	unsigned nmodes;	/* 2 when bimodal in both: [0] the fast mode, [1] the slow */
+	struct cmp_test modes[2];
+	char why[160];		/* CV_UNTESTED, CV_CANNOT: why */
 };
 
 /* The keys whose values differ between two env objects (borrowed), the
@@ -60,6 +89,7 @@ struct cmp_row {
 	const struct rcell *before, *after;
 	char label[256];
 	bool comparable;	/* both ran ("ok") */
+	bool noisy[2], bimodal[2];	/* the cell's flags in before [0] and after [1] */
 	struct cmp_value v[CMP_NMETRICS];
 };
 
@@ -78,6 +108,13 @@ struct cmp_result {
 	unsigned regressions;	/* rows with at least one regressed metric */
 	struct cmp_envs env;	/* what differs between the hosts */
 };
+
+/* The test of metric m of row (compare_test.c): v->before and v->after
+ * set, the rest of v filled. */
+void cmp_test_value(const struct cmp_row *row, unsigned m, const struct cmp_opts *o,
+		    struct cmp_value *v);
+/* "better", "worse", "no change", ... */
+const char *cmp_verdict_name(enum cmp_verdict v);
 
 /* Metric list ("lat_p50_ns,msgs_per_s", aliases allowed) to a mask. */
 int cmp_parse_metrics(const char *list, unsigned *mask, char *err, size_t errlen);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Printing a comparison (compare.c): a text table per cell for people, one
- * markdown table for an issue or a mailing list, JSON for scripts. Every
- * format carries the same verdicts and the cells found in one file only. */
+/* Printing a comparison (compare.c, compare_test.c): a text table per cell
+ * for people, one markdown table for an issue or a mailing list, JSON for
+ * scripts. Every format carries the same verdicts (the test's p and ratio
+ * interval where there was one, the spread rule's words where not, and the
+ * cells' noisy and bimodal flags) and the cells found in one file only. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -41,12 +43,11 @@ static bool is_better(unsigned m, const struct cmp_value *v)
 	return cmp_metric(m)->higher_better ? v->after > v->before : v->after < v->before;
 }
 
-static void verdict_text(unsigned m, const struct cmp_value *v, const struct cmp_opts *o,
-			 char *buf, size_t len)
+/* Without a test: the spread rule's words. */
+static void spread_verdict(unsigned m, const struct cmp_value *v, const struct cmp_opts *o,
+			   char *buf, size_t len)
 {
-	if (isnan(v->change_pct))
-		snprintf(buf, len, "-");
-	else if (v->regressed)
+	if (v->regressed)
 		snprintf(buf, len, "REGRESSION (worse by %.1f%% > %g%%)", v->worse_pct,
 			 o->fail_above_pct);
 	else if (v->spread == CMP_WITHIN)
@@ -56,6 +57,70 @@ static void verdict_text(unsigned m, const struct cmp_value *v, const struct cmp
 	else
 		snprintf(buf, len, "%s%s", is_better(m, v) ? "better" : "worse",
 			 v->spread == CMP_BEYOND ? ", beyond spread" : "");
+}
+
+/* How much worse at least: the interval's nearer end, in %. */
+static double worse_at_least(unsigned m, const struct cmp_test *t)
+{
+	return cmp_metric(m)->higher_better ? (1 - t->ratio_hi) * 100 : (t->ratio_lo - 1) * 100;
+}
+
+/* The test's words: "worse", "no change", "fast mode worse, slow mode no change". */
+static void test_verdict(unsigned m, const struct cmp_value *v, const struct cmp_opts *o,
+			 char *buf, size_t len)
+{
+	const struct cmp_test *t = v->nmodes ? &v->modes[v->modes[0].verdict != CV_WORSE] : &v->test;
+
+	if (v->regressed)
+		snprintf(buf, len, "REGRESSION (worse by %.1f%% or more > %g%%)", worse_at_least(m, t),
+			 o->fail_above_pct);
+	else if (v->nmodes)
+		snprintf(buf, len, "bimodal: fast mode %s (p %.2g, %.3f..%.3f), slow mode %s (p %.2g, %.3f..%.3f)",
+			 cmp_verdict_name(v->modes[0].verdict), v->modes[0].p_value,
+			 v->modes[0].ratio_lo, v->modes[0].ratio_hi,
+			 cmp_verdict_name(v->modes[1].verdict), v->modes[1].p_value,
+			 v->modes[1].ratio_lo, v->modes[1].ratio_hi);
+	else
+		snprintf(buf, len, "%s", cmp_verdict_name(v->verdict));
+}
+
+/* The cell's flags, said in each verdict: " (before noisy, after bimodal)". */
+static void flags_text(const struct cmp_row *row, char *buf, size_t len)
+{
+	static const char *const side[2] = { "before", "after" };
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < 2 && off < len; k++) {
+		if (row->noisy[k])
+			off += (size_t)snprintf(buf + off, len - off, "%s%s noisy", off ? ", " : " (",
+						side[k]);
+		if (row->bimodal[k] && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s bimodal", off ? ", " : " (",
+						side[k]);
+	}
+	if (off && off < len)
+		snprintf(buf + off, len - off, ")");
+}
+
+static void verdict_text(unsigned m, const struct cmp_row *row, const struct cmp_opts *o,
+			 char *buf, size_t len)
+{
+	const struct cmp_value *v = &row->v[m];
+	char flags[96], what[200];
+
+	if (isnan(v->change_pct)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (v->verdict == CV_CANNOT)
+		snprintf(what, sizeof(what), "cannot compare: %s", v->why);
+	else if (v->verdict == CV_UNTESTED)
+		spread_verdict(m, v, o, what, sizeof(what));
+	else
+		test_verdict(m, v, o, what, sizeof(what));
+	flags_text(row, flags, sizeof(flags));
+	snprintf(buf, len, "%s%s", what, flags);
 }
 
 static bool row_has_spread(const struct cmp_row *row)
@@ -78,18 +143,44 @@ static void not_compared(const struct cmp_row *row, char *buf, size_t len)
 }
 
 struct cells {
-	char before[32], after[32], ratio[16], change[16], verdict[96];
+	char before[32], after[32], ratio[16], ci[40], p[16], change[16], verdict[320];
 };
 
-static void cells_of(unsigned m, const struct cmp_value *v, const struct cmp_opts *o,
+/* The interval and p of the test. */
+static void test_cells(const struct cmp_value *v, struct cells *c)
+{
+	const struct cmp_test *t = &v->test;	/* bimodal: each mode's in the verdict */
+
+	snprintf(c->ci, sizeof(c->ci), "-");
+	snprintf(c->p, sizeof(c->p), "-");
+	if (!v->nmodes && !isnan(t->ratio_lo))
+		snprintf(c->ci, sizeof(c->ci), "%.3f..%.3f", t->ratio_lo, t->ratio_hi);
+	if (!v->nmodes && !isnan(t->p_value))
+		snprintf(c->p, sizeof(c->p), t->p_value < 0.001 ? "%.1e" : "%.3f", t->p_value);
+}
+
+static void cells_of(unsigned m, const struct cmp_row *row, const struct cmp_opts *o,
 		     struct cells *c)
 {
+	const struct cmp_value *v = &row->v[m];
+
 	value_text(m, v->before, c->before, sizeof(c->before));
 	value_text(m, v->after, c->after, sizeof(c->after));
 	snprintf(c->ratio, sizeof(c->ratio), isnan(v->ratio) ? "-" : "%.3f", v->ratio);
+	test_cells(v, c);
 	snprintf(c->change, sizeof(c->change), isnan(v->change_pct) ? "-" : "%+.1f%%",
 		 v->change_pct);
-	verdict_text(m, v, o, c->verdict, sizeof(c->verdict));
+	verdict_text(m, row, o, c->verdict, sizeof(c->verdict));
+}
+
+/* "untested: why", once under a row whose metrics had no test. */
+static const char *row_why(const struct cmp_row *row, const struct cmp_opts *o)
+{
+	for (unsigned m = 0; m < CMP_NMETRICS; m++)
+		if ((o->metric_mask & (1u << m)) && row->v[m].verdict == CV_UNTESTED &&
+		    row->v[m].why[0])
+			return row->v[m].why;
+	return NULL;
 }
 
 static void file_line(FILE *f, const char *what, const struct rfile *rf)
@@ -113,17 +204,19 @@ static void text_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *
 		fprintf(f, "  %s\n", why);
 		return;
 	}
-	fprintf(f, "  %-8s %10s %10s %8s %8s  %s\n", "metric", "before", "after", "ratio",
-		"change", "verdict");
+	fprintf(f, "  %-8s %10s %10s %8s %13s %7s %8s  %s\n", "metric", "before", "after", "ratio",
+		"ratio ci95", "p", "change", "verdict");
 	for (unsigned m = 0; m < CMP_NMETRICS; m++) {
 		struct cells c;
 
 		if (!(o->metric_mask & (1u << m)))
 			continue;
-		cells_of(m, &row->v[m], o, &c);
-		fprintf(f, "  %-8s %10s %10s %8s %8s  %s\n", cmp_metric(m)->label, c.before,
-			c.after, c.ratio, c.change, c.verdict);
+		cells_of(m, row, o, &c);
+		fprintf(f, "  %-8s %10s %10s %8s %13s %7s %8s  %s\n", cmp_metric(m)->label, c.before,
+			c.after, c.ratio, c.ci, c.p, c.change, c.verdict);
 	}
+	if (row_why(row, o))
+		fprintf(f, "  untested: %s\n", row_why(row, o));
 }
 
 static void only_list(FILE *f, const char *which, const char *path, char (*labels)[256],
@@ -143,7 +236,18 @@ static void summary_line(FILE *f, const struct cmp_result *r, const struct cmp_o
 
 	for (size_t i = 0; i < r->nrows; i++)
 		failed += !r->rows[i].comparable;
-	fprintf(f, "\n%zu cells compared", r->nrows - failed);
+	size_t tested = 0;
+
+	for (size_t i = 0; i < r->nrows; i++) {
+		bool t = false;
+
+		for (unsigned m = 0; r->rows[i].comparable && m < CMP_NMETRICS; m++)
+			t |= (o->metric_mask & (1u << m)) && r->rows[i].v[m].verdict != CV_UNTESTED &&
+			     r->rows[i].v[m].verdict != CV_NONE;
+		tested += t;
+	}
+	fprintf(f, "\n%zu cells compared (%zu tested over their repetitions)", r->nrows - failed,
+		tested);
 	if (failed)
 		fprintf(f, ", %zu not (skipped or failed in one file)", failed);
 	if (!isnan(o->fail_above_pct))
@@ -155,7 +259,10 @@ static int print_text(FILE *f, const struct cmp_result *r, const struct cmp_opts
 {
 	file_line(f, "before", r->before);
 	file_line(f, "after ", r->after);
-	fprintf(f, "ratio = after / before; verdict: lower latency and CPU are better, higher rates are better\n");
+	fprintf(f, "ratio = after / before; verdict: lower latency and CPU are better, higher rates are better\n"
+		   "with repetitions in both files: Mann-Whitney U over them (p) and the 95 %% interval of the ratio\n"
+		   "(Hodges-Lehmann, ratio ci95); better or worse when p < 0.05 and the interval lies beyond +-%g %%\n",
+		CMP_NOISE_PCT);
 	cmp_env_text(f, &r->env);
 	for (size_t i = 0; i < r->nrows; i++)
 		text_row(f, &r->rows[i], o);
@@ -185,7 +292,7 @@ static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o,
 		not_compared(row, why, sizeof(why));
 		fputs("| ", f);
 		md_cell(f, row->label);
-		fputs(" | | | | | | ", f);
+		fputs(" | | | | | | | | ", f);
 		md_cell(f, why);
 		fputs(" |\n", f);
 		return;
@@ -197,11 +304,13 @@ static void md_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o,
 
 		if (!(o->metric_mask & (1u << m)))
 			continue;
-		cells_of(m, &row->v[m], o, &c);
+		cells_of(m, row, o, &c);
 		fputs("| ", f);
 		md_cell(f, first ? row->label : "");
-		fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", cmp_metric(m)->label, c.before,
-			c.after, c.ratio, c.change, c.verdict);
+		fprintf(f, " | %s | %s | %s | %s | %s | %s | %s | ", cmp_metric(m)->label, c.before,
+			c.after, c.ratio, c.ci, c.p, c.change);
+		md_cell(f, c.verdict);
+		fputs(" |\n", f);
 		first = false;
 	}
 }
@@ -210,8 +319,8 @@ static int print_markdown(FILE *f, const struct cmp_result *r, const struct cmp_
 {
 	size_t nospread = 0, ncompared = 0;
 
-	fprintf(f, "| cell | metric | before | after | ratio | change | verdict |\n");
-	fprintf(f, "| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+	fprintf(f, "| cell | metric | before | after | ratio | ratio ci95 | p | change | verdict |\n");
+	fprintf(f, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
 	for (size_t i = 0; i < r->nrows; i++)
 		md_row(f, &r->rows[i], o, &nospread, &ncompared);
 	fprintf(f, "\nbefore: `%s`, after: `%s`; ratio = after / before.", r->before->path,
@@ -235,13 +344,54 @@ static json_t *num_or_null(double v)
 
 static const char *const spread_names[] = { "no spread data", "within", "beyond" };
 
+static json_t *ci_json(const struct cmp_test *t)
+{
+	return isfinite(t->ratio_lo) && isfinite(t->ratio_hi) ?
+		       json_pack("[f, f]", t->ratio_lo, t->ratio_hi) : json_null();
+}
+
+/* One test: {before, after (the medians), n_before, n_after, p_value, ratio_ci95, verdict} */
+static json_t *test_json(const struct cmp_test *t)
+{
+	return json_pack("{s:o, s:o, s:i, s:i, s:o, s:o, s:s}", "before", num_or_null(t->before),
+			 "after", num_or_null(t->after), "n_before", (int)t->n_before, "n_after",
+			 (int)t->n_after, "p_value", num_or_null(t->p_value), "ratio_ci95", ci_json(t),
+			 "verdict", cmp_verdict_name(t->verdict));
+}
+
+/* The test's keys beside the values: test, p_value, ratio_ci95, verdict,
+ * n_before, n_after, why, modes. */
+static void put_test(json_t *o, const struct cmp_value *v)
+{
+	bool tested = v->verdict != CV_UNTESTED && v->verdict != CV_CANNOT && !v->nmodes;
+
+	json_object_set_new(o, "test", tested ? json_string("mann-whitney") : json_null());
+	json_object_set_new(o, "p_value", tested ? num_or_null(v->test.p_value) : json_null());
+	json_object_set_new(o, "ratio_ci95", tested ? ci_json(&v->test) : json_null());
+	json_object_set_new(o, "n_before", json_integer(v->test.n_before));
+	json_object_set_new(o, "n_after", json_integer(v->test.n_after));
+	json_object_set_new(o, "verdict", json_string(cmp_verdict_name(v->verdict)));
+	json_object_set_new(o, "bimodal", json_pack("{s:b, s:b}", "before", v->bimodal_before,
+						     "after", v->bimodal_after));
+	if (v->why[0])
+		json_object_set_new(o, "why", json_string(v->why));
+	if (v->nmodes == 2)
+		json_object_set_new(o, "modes", json_pack("{s:o, s:o}", "fast", test_json(&v->modes[0]),
+							  "slow", test_json(&v->modes[1])));
+}
+
 static json_t *value_json(unsigned m, const struct cmp_value *v)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:b}", "before", num_or_null(v->before),
-			 "after", num_or_null(v->after), "ratio", num_or_null(v->ratio),
-			 "change_pct", num_or_null(v->change_pct), "spread", spread_names[v->spread],
-			 "better", isnan(v->change_pct) ? json_null() : json_boolean(is_better(m, v)),
-			 "regressed", v->regressed);
+	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:s, s:o, s:b}", "before", num_or_null(v->before),
+			      "after", num_or_null(v->after), "ratio", num_or_null(v->ratio),
+			      "change_pct", num_or_null(v->change_pct), "spread",
+			      spread_names[v->spread], "better",
+			      isnan(v->change_pct) ? json_null() : json_boolean(is_better(m, v)),
+			      "regressed", v->regressed);
+
+	if (o && !isnan(v->change_pct))
+		put_test(o, v);
+	return o;
 }
 
 static json_t *config_json(const struct rcell *c)
@@ -267,8 +417,10 @@ static json_t *row_json(const struct cmp_row *row, const struct cmp_opts *o)
 			json_object_set_new(metrics, cmp_metric(m)->key, value_json(m, &row->v[m]));
 	if (!row->comparable)
 		not_compared(row, why, sizeof(why));
-	obj = json_pack("{s:s, s:o, s:b, s:o}", "label", row->label, "config",
-			config_json(row->before), "compared", row->comparable, "metrics", metrics);
+	obj = json_pack("{s:s, s:o, s:b, s:o, s:{s:b, s:b}, s:{s:b, s:b}}", "label", row->label,
+			"config", config_json(row->before), "compared", row->comparable, "metrics",
+			metrics, "noisy", "before", row->noisy[0], "after", row->noisy[1], "bimodal",
+			"before", row->bimodal[0], "after", row->bimodal[1]);
 	if (obj && why[0])
 		json_object_set_new(obj, "why", json_string(why));
 	return obj;

@@ -62,6 +62,9 @@ GET_NUM(zerocopy, r->zerocopy)
 GET_STR(serve, r->serve_spin ? "ready-spin" : r->serve_ready ? "ready" : "in-turn")
 GET_NUM(repeat, r->repeat_n ? r->repeat_n : 1)
 GET_NUM(noisy, r->noisy)
+GET_NUM(bimodal, r->bimodal)
+GET_NUM(ci95_pct, result_headline_ci_pct(r))
+GET_NUM(converged, r->repeat_auto ? r->converged : NAN)
 
 /* -p cycle only (NAN elsewhere: left out of JSON) */
 GET_STR(period, r->cell.period_text)
@@ -220,6 +223,14 @@ const struct field result_fields[] = {
 	      "how the server waited on its clients: \"ready-spin\" (spinning over all, then on all at once), \"ready\" (on all at once) or \"in-turn\""),
 	MET_N("noisy", "noisy", F_BOOL, U_NONE, noisy, false,
 	      "the headline metric (p50 RTT, or msgs/s) spread over 10 % across repetitions"),
+	MET_N("bimodal", "bimodal", F_BOOL, U_NONE, bimodal, false,
+	      "the headline metric's repetitions fall in two clusters (repeat.<metric>.modes)"),
+	{ .key = "ci95_pct", .label = "ci95", .kind = F_DBL, .unit = U_PCT, .get_num = get_ci95_pct,
+	  .optional = true,
+	  .doc = "with --repeat N >= 6: the 95 % interval of the headline's median, as +-% of it" },
+	{ .key = "converged", .label = "converged", .kind = F_BOOL, .get_num = get_converged,
+	  .optional = true,
+	  .doc = "--repeat auto: the headline's interval came within the target before the cap or budget" },
 	CYC_N("deadline_ns", "deadline", F_U64, U_NS, deadline,
 	      "-p cycle: a cycle completing later than this after its intended start is an xrun"),
 	CYC_N("cycles", "cycles", F_U64, U_COUNT, cycles,
@@ -361,6 +372,11 @@ static void human_num(const struct field *fd, double v, char *buf, size_t len)
 		snprintf(buf, len, "%.0f", v);
 		break;
 	}
+}
+
+void field_human_value(const struct field *fd, double v, char *buf, size_t len)
+{
+	human_num(fd, v, buf, len);
 }
 
 void field_human(const struct field *fd, const struct result *r, char *buf, size_t len)

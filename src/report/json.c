@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "ipclab/report.h"
+#include "ipclab/stats.h"
 #include "ipclab/util.h"
 #include "env_json.h"
 #include "remote_json.h"
@@ -206,20 +207,58 @@ static json_t *cpu_busy_json(const struct result *r)
 	return arr;
 }
 
-/* --repeat: {"n": N, "<metric>": {"min", "max", "spread_pct"}, ...} */
+static json_t *pair_or_null(double lo, double hi)
+{
+	return isfinite(lo) && isfinite(hi) ? json_pack("[f,f]", lo, hi) : json_null();
+}
+
+/* One metric of "repeat": min, max, spread, ci95, values, and modes when
+ * its repetitions fall in two clusters. */
+static json_t *repeat_stat_json(const struct repeat_stat *rs)
+{
+	json_t *o = json_pack("{s:f,s:f,s:f,s:o}", "min", rs->min, "max", rs->max, "spread_pct",
+			      rs->spread_pct, "ci95", pair_or_null(rs->ci_lo, rs->ci_hi));
+	json_t *vals = json_array();
+
+	for (unsigned i = 0; o && vals && i < rs->n_values && i < REPEAT_MAX_VALUES; i++)
+		json_array_append_new(vals, isfinite(rs->values[i]) ? json_real(rs->values[i]) :
+								       json_null());
+	if (o && vals)
+		json_object_set_new(o, "values", vals);
+	else
+		json_decref(vals);
+	if (o && rs->bimodal)
+		json_object_set_new(o, "modes", json_pack("{s:f,s:i,s:f,s:i,s:f}", "low_median",
+							  rs->low_median, "n_low", (int)rs->n_low,
+							  "high_median", rs->high_median, "n_high",
+							  (int)rs->n_high, "split", rs->split));
+	return o;
+}
+
+/* --repeat: {"n", "rounds", "headline", "ci95" (the headline's), "ci95_method",
+ * [converged, target_pct], "<metric>": {...}, ...} */
 static json_t *repeat_json(const struct result *r)
 {
+	const char *hk = result_headline_key(r);
+	const struct repeat_stat *h = result_repeat_stat(r, hk);
 	json_t *o = json_object();
 
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "n", json_integer(r->repeat_n));
-	for (unsigned i = 0; i < r->n_repeat_stats; i++) {
-		const struct repeat_stat *rs = &r->repeat[i];
-
-		json_object_set_new(o, rs->key, json_pack("{s:f,s:f,s:f}", "min", rs->min, "max",
-							   rs->max, "spread_pct", rs->spread_pct));
+	json_object_set_new(o, "rounds", json_integer(r->repeat_n));
+	json_object_set_new(o, "headline", json_string(hk));
+	json_object_set_new(o, "ci95", h ? pair_or_null(h->ci_lo, h->ci_hi) : json_null());
+	json_object_set_new(o, "ci95_method", json_string("order statistics"));
+	if (!h || isnan(h->ci_lo))
+		json_object_set_new(o, "ci95_note", json_string(STATS_CI_NOTE));
+	if (r->repeat_auto) {
+		json_object_set_new(o, "converged", json_boolean(r->converged));
+		json_object_set_new(o, "target_pct", json_real(r->target_pct));
+		json_object_set_new(o, "stopped_by", json_string(r->stopped_by ? r->stopped_by : "cap"));
 	}
+	for (unsigned i = 0; i < r->n_repeat_stats; i++)
+		json_object_set_new(o, r->repeat[i].key, repeat_stat_json(&r->repeat[i]));
 	return o;
 }
 

@@ -91,6 +91,75 @@ static int match_key(struct rcell *c, const char *const *ignore)
 	return off < RF_KEYLEN ? 0 : -E2BIG;
 }
 
+/* repeat.<key>.values: an array of at most REPF_MAX_VALUES finite numbers
+ * (null where a repetition had none: run writes a NaN so; skipped). */
+static bool values_ok(const json_t *vals)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!json_is_array(vals) || json_array_size(vals) > REPF_MAX_VALUES)
+		return false;
+	json_array_foreach(vals, i, v)
+		if (!json_is_null(v) && (!json_is_number(v) || !isfinite(json_number_value(v))))
+			return false;
+	return true;
+}
+
+/* repeat.<key>.modes: positive medians with the split between them. */
+static bool modes_ok(const json_t *m)
+{
+	double lo = json_number_value(json_object_get(m, "low_median"));
+	double hi = json_number_value(json_object_get(m, "high_median"));
+	double split = json_number_value(json_object_get(m, "split"));
+
+	return json_is_object(m) && json_is_number(json_object_get(m, "low_median")) &&
+	       json_is_number(json_object_get(m, "high_median")) &&
+	       json_is_number(json_object_get(m, "split")) && lo > 0 && lo < split &&
+	       split < hi && isfinite(hi);
+}
+
+_Static_assert(REPF_MAX_VALUES == REPEAT_MAX_VALUES, "compare reads what run writes");
+
+/* A key from a file, for a one-line message: printable ASCII only. */
+static const char *safe_key(const char *key, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *key && n + 1 < len; key++)
+		buf[n++] = *key >= 0x20 && *key < 0x7f ? *key : '?';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A results file is anyone's: what compare's tests read from "repeat" is
+ * checked once here, so that they never meet a string, a NaN or a
+ * thousand values. */
+static int check_repeat(const json_t *rep, size_t i, char *err, size_t errlen)
+{
+	const char *key;
+	char kb[65];
+	json_t *m;
+
+	if (!json_is_object(rep))	/* older files: "repeat": N, a configuration key */
+		return 0;
+	json_object_foreach((json_t *)rep, key, m) {
+		json_t *vals = json_object_get(m, "values"), *modes = json_object_get(m, "modes");
+
+		if (!json_is_object(m))
+			continue;
+		if (vals && !values_ok(vals))
+			return errf(err, errlen, EINVAL,
+				    "results[%zu].repeat.%s.values: expected at most %d finite numbers",
+				    i, safe_key(key, kb, sizeof(kb)), REPF_MAX_VALUES);
+		if (modes && !modes_ok(modes))
+			return errf(err, errlen, EINVAL,
+				    "results[%zu].repeat.%s.modes: expected low_median < split < high_median, all above 0",
+				    i, safe_key(key, kb, sizeof(kb)));
+	}
+	return 0;
+}
+
 static int load_cell(struct rcell *c, json_t *obj, const char *const *ignore, size_t i,
 		     char *err, size_t errlen)
 {
@@ -107,6 +176,9 @@ static int load_cell(struct rcell *c, json_t *obj, const char *const *ignore, si
 		return errf(err, errlen, EINVAL,
 			    "results[%zu] lacks transport, pattern or status", i);
 	c->ok = !strcmp(status, "ok") && json_is_object(json_object_get(obj, "metrics"));
+	ret = check_repeat(json_object_get(obj, "repeat"), i, err, errlen);
+	if (ret)
+		return ret;
 	ret = match_key(c, ignore);
 	if (ret)
 		return errf(err, errlen, -ret, "results[%zu]: configuration too long to match", i);
@@ -242,6 +314,43 @@ bool rcell_spread(const struct rcell *c, const char *key, double *min, double *m
 	*max = json_number_value(hi);
 	*spread_pct = json_is_number(sp) ? json_number_value(sp) : NAN;
 	return true;
+}
+
+static json_t *repeat_of(const struct rcell *c, const char *key)
+{
+	json_t *rep = json_object_get(c->obj, "repeat");
+
+	return json_is_object(rep) ? json_object_get(rep, rf_metric_alias(key)) : NULL;
+}
+
+size_t rcell_values(const struct rcell *c, const char *key, double *out, size_t max)
+{
+	json_t *vals = json_object_get(repeat_of(c, key), "values"), *v;
+	size_t i, n = 0;
+
+	if (!json_is_array(vals))
+		return 0;
+	json_array_foreach(vals, i, v)
+		if (n < max && n < REPF_MAX_VALUES && json_is_number(v))
+			out[n++] = json_number_value(v);
+	return n;
+}
+
+bool rcell_modes(const struct rcell *c, const char *key, struct rcell_modes *m)
+{
+	json_t *mj = json_object_get(repeat_of(c, key), "modes");
+
+	if (!modes_ok(mj))
+		return false;
+	m->low_median = json_number_value(json_object_get(mj, "low_median"));
+	m->high_median = json_number_value(json_object_get(mj, "high_median"));
+	m->split = json_number_value(json_object_get(mj, "split"));
+	return true;
+}
+
+bool rcell_flag(const struct rcell *c, const char *key)
+{
+	return json_is_true(json_object_get(json_object_get(c->obj, "metrics"), key));
 }
 
 int rcell_hist(const struct rcell *c, struct hist *h)

@@ -54,6 +54,23 @@ int rcell_param(const struct rcell *c, const char *name, char *buf, size_t len);
 bool rcell_spread(const struct rcell *c, const char *key, double *min, double *max,
 		  double *spread_pct);
 
+/* The repetitions of a metric (repeat.<key>.values, at most
+ * REPF_MAX_VALUES, each finite or null: checked when the file was loaded)
+ * into out, nulls left out; the count, 0 without them (an older file, or
+ * one repetition). */
+#define REPF_MAX_VALUES 64
+size_t rcell_values(const struct rcell *c, const char *key, double *out, size_t max);
+
+/* A metric's two clusters (repeat.<key>.modes, checked at load): false
+ * without. */
+struct rcell_modes {
+	double low_median, high_median, split;
+};
+bool rcell_modes(const struct rcell *c, const char *key, struct rcell_modes *m);
+
+/* A boolean metric (noisy, bimodal): false when absent. */
+bool rcell_flag(const struct rcell *c, const char *key);
+
 /* The cell's latency histogram rebuilt from its buckets (min and max from
  * the exact metrics), so that hist_quantile gives the run's own percentiles.
  * 0, -ENOENT without a histogram, -EINVAL when malformed. */

@@ -16,6 +16,7 @@
 #include "matrix.h"
 #include "cycle_out.h"
 #include "profile_out.h"
+#include "repeat_out.h"
 #include "trace_out.h"
 
 #define CELL_LEN 48
@@ -229,7 +230,8 @@ static void fill_cell(const struct col *c, const struct row *w, char *buf, size_
 			snprintf(buf, len, "-");
 		break;
 	case COL_FIELD:
-		field_human(c->fd, w->r, buf, len);
+		if (!repeat_headline_cell(c->fd, w->r, buf, len))
+			field_human(c->fd, w->r, buf, len);
 		break;
 	case COL_RANK:
 		if (w->rank)
@@ -244,6 +246,17 @@ static void fill_cell(const struct col *c, const struct row *w, char *buf, size_
 			snprintf(buf, len, "-");
 		break;
 	}
+}
+
+/* Columns a cell takes on a terminal: UTF-8 continuation bytes take none
+ * (the ± of a repeated headline). */
+static size_t text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
 }
 
 static bool row_ok(const struct row *w)
@@ -275,7 +288,7 @@ static int layout_init(struct layout *lay, const struct report *rep, bool ranked
 			if (!row_ok(&lay->rows[i]) && c >= lay->first_metric)
 				continue;	/* the reason spans these */
 			fill_cell(&lay->cols[c], &lay->rows[i], cell, CELL_LEN);
-			n = strlen(cell);
+			n = text_width(cell);
 			if (n > lay->cols[c].width)
 				lay->cols[c].width = n;
 		}
@@ -304,12 +317,14 @@ static void text_line(FILE *f, const struct layout *lay, const char *const *cell
 
 		if (c)
 			fputs(GAP, f);
+		size_t pad = col->width > text_width(cells[c]) ? col->width - text_width(cells[c]) : 0;
+
 		if (col->right)
-			fprintf(f, "%*s", (int)col->width, cells[c]);
+			fprintf(f, "%*s%s", (int)pad, "", cells[c]);
 		else if (last)
 			fputs(cells[c], f);	/* no trailing blanks */
 		else
-			fprintf(f, "%-*s", (int)col->width, cells[c]);
+			fprintf(f, "%s%*s", cells[c], (int)pad, "");
 	}
 	if (tail)
 		fprintf(f, "%s%s", ncells ? GAP : "", tail);
@@ -407,8 +422,10 @@ static int report_text(FILE *f, const struct report *rep, bool ranked)
 	struct layout lay;
 	int rc = layout_init(&lay, rep, ranked);
 
-	if (!rc)
+	if (!rc) {
 		print_text(f, &lay);
+		repeat_notes(f, rep->results, rep->n);
+	}
 	layout_free(&lay);
 	if (rc)
 		return rc;
@@ -473,8 +490,10 @@ int report_markdown(FILE *f, const struct report *rep)
 	struct layout lay;
 	int rc = layout_init(&lay, rep, false);
 
-	if (!rc)
+	if (!rc) {
 		print_markdown(f, &lay);
+		repeat_notes(f, rep->results, rep->n);
+	}
 	layout_free(&lay);
 	if (rc)
 		return rc;

@@ -286,7 +286,7 @@ static void test_markdown(void **state)
 		size_t len = strcspn(line, "\n");
 
 		if (in_table && line[0] == '|') {
-			assert_int_equal(pipes(line, len), 8);	/* 7 columns */
+			assert_int_equal(pipes(line, len), 10);	/* 9 columns */
 			assert_int_equal(line[len - 1], '|');
 			if (rows == 1)
 				assert_non_null(strstr(line, "| --- |"));

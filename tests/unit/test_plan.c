@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for the experiment knobs: repetition statistics (medians,
- * spread, the noisy flag, failures) and paced-send arithmetic. */
+ * spread, the noisy flag, the median's interval, the kept values, bimodal
+ * repetitions, failures) and paced-send arithmetic. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +88,112 @@ static void test_repeat_failure_wins(void **state)
 	assert_int_equal(r[0].status, RES_FAILED);
 	assert_string_equal(r[0].reason, "client 0 died");
 	free(r);
+}
+
+/* Six or more repetitions get the median's 95 % interval (ranks 1 and n up
+ * to 8), five do not; the values are kept in the order they ran. */
+static void test_repeat_interval(void **state)
+{
+	const double rate[8] = { 100, 101, 102, 103, 104, 105, 106, 107 };
+	const uint64_t p50[8] = { 1010, 1000, 1030, 1020, 1050, 1040, 1070, 1060 };
+	struct result *r = make_reps(8, rate, p50, "rtt");
+	const struct repeat_stat *st;
+
+	(void)state;
+	repeat_fold(r, 8);
+	st = result_repeat_stat(&r[0], "lat_p50_ns");
+	assert_non_null(st);
+	assert_true(st->ci_lo == 1000 && st->ci_hi == 1070);
+	assert_int_equal(st->n_values, 8);
+	assert_true(st->values[0] == 1010 && st->values[7] == 1060);
+	/* median 1035: the farther end 1070 is 3.4 % away */
+	assert_true(fabs(result_headline_ci_pct(&r[0]) - 100.0 * 35 / 1035) < 1e-9);
+	assert_false(r[0].bimodal);
+	free(r);
+	r = make_reps(5, rate, p50, "rtt");
+	repeat_fold(r, 5);
+	st = result_repeat_stat(&r[0], "lat_p50_ns");
+	assert_true(isnan(st->ci_lo) && isnan(st->ci_hi));
+	assert_true(isnan(result_headline_ci_pct(&r[0])));
+	free(r);
+}
+
+/* A VM's fast and slow modes: ping-pong p50 of 10.8 us in 6 repetitions and
+ * 21.9 us in 4 is bimodal, with both medians; the same spread without a
+ * gap (evenly from 10.8 to 21.9 us) is only noisy. */
+static void test_repeat_bimodal(void **state)
+{
+	const double rate[10] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	const uint64_t two[10] = { 10800, 21900, 10850, 10790, 22100, 10820, 21800, 10900, 10810, 22000 };
+	uint64_t even[10];
+	struct result *r = make_reps(10, rate, two, "rtt");
+	const struct repeat_stat *st;
+
+	(void)state;
+	repeat_fold(r, 10);
+	assert_true(r[0].bimodal);
+	st = result_repeat_stat(&r[0], "lat_p50_ns");
+	assert_true(st->bimodal);
+	assert_int_equal(st->n_low, 6);
+	assert_int_equal(st->n_high, 4);
+	assert_true(st->low_median == 10815 && st->high_median == 21950);
+	free(r);
+	for (int i = 0; i < 10; i++)
+		even[i] = 10800 + (uint64_t)i * 1233;
+	r = make_reps(10, rate, even, "rtt");
+	repeat_fold(r, 10);
+	assert_false(r[0].bimodal);
+	assert_true(r[0].noisy);
+	free(r);
+}
+
+/* The table: the headline with its interval (± %) or both modes, and the
+ * notes: what they mean, too few rounds, a cell --repeat auto left
+ * unconverged with its interval and spread. */
+static void test_repeat_table(void **state)
+{
+	const double rate[10] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	const uint64_t quiet[8] = { 1010, 1000, 1030, 1020, 1050, 1040, 1070, 1060 };
+	const uint64_t two[10] = { 10800, 21900, 10850, 10790, 22100, 10820, 21800, 10900, 10810, 22000 };
+	struct result *a = make_reps(8, rate, quiet, "rtt"), *b = make_reps(10, rate, two, "rtt");
+	struct result *c = make_reps(3, rate, quiet, "rtt"), res[3];
+	struct report rep = { .cmdline = "test", .results = res, .n = 3 };
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	(void)state;
+	repeat_fold(a, 8);
+	repeat_fold(b, 10);
+	repeat_fold(c, 3);
+	b[0].repeat_auto = true;
+	b[0].target_pct = 5;
+	b[0].stopped_by = "cap";
+	res[0] = a[0];
+	res[1] = b[0];
+	res[2] = c[0];
+	for (int i = 0; i < 3; i++) {
+		snprintf(res[i].transport, sizeof(res[i].transport), "null");
+		snprintf(res[i].pattern, sizeof(res[i].pattern), "pingpong");
+		snprintf(res[i].cell.pin.text, sizeof(res[i].cell.pin.text), "0:0");
+		snprintf(res[i].cell.sched.text, sizeof(res[i].cell.sched.text), "other");
+		res[i].cell.size = 64;
+	}
+	assert_non_null(f);
+	assert_int_equal(report_table(f, &rep), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "1.03us ±3.4%"));		/* 1035 ns, [1000, 1070] */
+	assert_non_null(strstr(text, "10.8us/21.9us"));	/* the modes, not 10.9us */
+	assert_non_null(strstr(text, "\n±: the 95 % interval of the headline's median"));
+	assert_non_null(strstr(text, "\nci95 needs >= 6 rounds: 1 cell ran 3, so no interval is shown\n"));
+	assert_non_null(strstr(text, "\na/b: bimodal"));
+	assert_non_null(strstr(text, "\n--repeat auto: 1 cell did not converge within ±5% in 10 rounds (stopped by cap):\n"
+				     "  null/pingpong 64B process pin 0:0 sched other: ci95 ±"));
+	assert_non_null(strstr(text, ", bimodal 10.8us/21.9us\n"));
+	free(text);
+	free(a);
+	free(b);
+	free(c);
 }
 
 static void test_paced_schedule(void **state)
@@ -187,6 +295,9 @@ int main(void)
 		cmocka_unit_test(test_repeat_medians),
 		cmocka_unit_test(test_repeat_quiet_rtt),
 		cmocka_unit_test(test_repeat_failure_wins),
+		cmocka_unit_test(test_repeat_interval),
+		cmocka_unit_test(test_repeat_bimodal),
+		cmocka_unit_test(test_repeat_table),
 		cmocka_unit_test(test_paced_schedule),
 		cmocka_unit_test(test_period_parse),
 		cmocka_unit_test(test_cycle_series),

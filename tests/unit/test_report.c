@@ -350,7 +350,7 @@ static const char *const unitless[] = {
 	"transport", "pattern", "count", "endpoints", "pin", "sched", "clients", "status",
 	"reason", "section", "warmup", "verify", "msgs", "lat_kind", "lat_samples",
 	"sample_every", "cpu_pct_total", "lost", "dups", "reorders", "zerocopy", "serve",
-	"think", "repeat_n", "keep_awake", "noisy", "period", "cycles", "xruns", "late_starts",
+	"think", "repeat_n", "keep_awake", "noisy", "bimodal", "converged", "period", "cycles", "xruns", "late_starts",
 	"xruns_per_million",
 };
 

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Statistics over the repetitions of a cell (src/report/stats.c): the
+ * distribution-free interval of a median, a two-cluster (bimodality) test,
+ * the Mann-Whitney U test and the Hodges-Lehmann interval of a ratio. No
+ * state, no allocation the caller sees, no printing; every function takes
+ * at most STATS_MAX_N values (the two-sample ones STATS_MAX_SAMPLE each). */
+#ifndef IPCLAB_STATS_H
+#define IPCLAB_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define STATS_MAX_N 1024	/* values of one sample (--repeat takes up to 1000) */
+#define STATS_MAX_SAMPLE 64	/* values of each sample of a two-sample test */
+#define STATS_CI_MIN_N 6	/* a 95 % interval of a median needs this many values */
+#define STATS_CI_NOTE "ci95 needs >= 6 rounds"	/* said where one is missing */
+#define STATS_ALPHA 0.05	/* the tests' level: 95 % intervals, p < 0.05 */
+
+/* Bimodality: the largest gap between neighbours of the sorted log values
+ * that leaves at least STATS_MODE_MIN_N and STATS_MODE_MIN_FRAC of the values
+ * on each side, at least STATS_MODE_MIN_GAP wide (as a ratio) and
+ * STATS_MODE_GAP_RATIO times wider than the wider side's own range. */
+#define STATS_MODE_MIN_N 2
+#define STATS_MODE_MIN_FRAC 0.2
+#define STATS_MODE_MIN_GAP 0.05
+#define STATS_MODE_GAP_RATIO 3.0
+
+/* Sort ascending (NAN-free input). */
+void stats_sort(double *v, size_t n);
+/* The median of sorted s (n >= 1). */
+double stats_median_sorted(const double *s, size_t n);
+
+/* The 95 % order-statistic interval of the median of sorted s: [s(j), s(k)]
+ * (ranks from 1), k = n + 1 - j, j the largest rank with
+ * P(j <= B < k) >= 0.95 for B ~ Binomial(n, 1/2). No assumption about the
+ * distribution. 0, or -EDOM when n < STATS_CI_MIN_N (no such j exists). */
+int stats_median_ci(const double *s, size_t n, double *lo, double *hi);
+
+/* The larger distance of [lo, hi] from med, as % of |med| (NAN if med is 0). */
+double stats_ci_pct(double med, double lo, double hi);
+
+/* Two clusters of sorted positive values. */
+struct stats_modes {
+	size_t n_low, n_high;		/* values below and above the gap */
+	double low_median, high_median;	/* each cluster's median */
+	double split;			/* a value inside the gap (geometric middle) */
+};
+/* Do sorted s fall in two clusters (the test above)? n >= STATS_CI_MIN_N
+ * and every value > 0, else false. m is filled when true. */
+bool stats_bimodal(const double *s, size_t n, struct stats_modes *m);
+
+/* Mann-Whitney U of x against y (two-sided). */
+struct stats_mw {
+	double u;		/* pairs with x_i > y_j, ties counted half */
+	double p_value;		/* two-sided */
+	bool exact;		/* exact null distribution (no ties); else normal, tie-corrected */
+};
+/* 0; -EINVAL when a sample is empty or larger than STATS_MAX_SAMPLE. */
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+		       struct stats_mw *out);
+/* The smallest two-sided p-value samples of these sizes can give (no ties). */
+double stats_mw_min_p(size_t nx, size_t ny);
+
+/* Hodges-Lehmann estimate and 95 % interval of the ratio y/x: the median and
+ * order statistics of the nx * ny pairwise ratios y_j / x_i, the ranks from
+ * the Mann-Whitney null distribution (exact). With a value <= 0 the pairwise
+ * differences are used instead, scaled by the median of x. 0; -EDOM when the
+ * samples are too small for a 95 % interval (e.g. 3 and 3) or the median of x
+ * is not positive; -EINVAL as stats_mann_whitney. */
+int stats_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, double *est,
+		   double *lo, double *hi);
+
+#endif
