@@ -82,6 +82,7 @@ struct trace_result {
 
 /* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */
 #define TRACE_PAIRS 3
+#define TRACE_COST_MAX 64	/* most pair ratios trace_perturbation folds */
 
 /* Can --trace work here (built with libbpf, kernel BTF, privilege)? 0, or
  * -errno with one line naming what is missing and the fix. */
@@ -107,6 +108,13 @@ void trace_close(struct trace *t);
  * of 1 (else the cost is not separable from the machine's run-to-run
  * noise). */
 void trace_perturbation(struct trace_result *tr, const double *ratio, unsigned n);
+/* Untraced/traced pairs per traced run (1..TRACE_PAIRS; TRACE_PAIRS by
+ * default): a session that repeats each cell TRACE_PAIRS times or more
+ * asks for one, and folds the repetitions' ratios with trace_perturbation. */
+void trace_set_pairs(unsigned n);
+/* The same measured cost into a profile record. */
+struct profile_result;
+void profile_cost_from(struct profile_result *pr, const double *ratio, unsigned n);
 
 /* For the runner (src/trace/cell.c): run_once(c) untraced, then traced,
  * with the perturbation ratio; and the record from a collected result. */

@@ -14,6 +14,8 @@
 #include "ipclab/idle.h"
 #include "ipclab/runner.h"
 #include "ipclab/stats.h"
+#include "ipclab/trace.h"
+#include "ipclab/interference.h"
 
 /* The configuration half of a result: what the cell was. */
 static void fill_result_config(struct result *r, const struct cell *c)
@@ -190,11 +192,27 @@ static void fold_cells(struct rounds *rs, size_t ncells, unsigned rounds, const 
 		bool conv = rounds > 1 && repeat_headline_ci_pct(reps, rounds) <= o->auto_pct;
 
 		if (rounds > 1) {
+			struct interference worst = reps[0].intf;
+			double cost[TRACE_COST_MAX];
+			unsigned ncost = 0;
+
+			/* the machine's share: the worst repetition's, noisy if any was */
+			for (unsigned r = 1; r < rounds; r++)
+				intf_fold(&worst, &reps[r].intf);
+			/* tracing's cost: one pair per repetition (trace_set_pairs) */
+			for (unsigned r = 0; r < rounds && ncost < TRACE_COST_MAX; r++)
+				if (reps[r].status == RES_OK && reps[r].trace.perturbation_pairs)
+					cost[ncost++] = reps[r].trace.perturbation;
 			if (o->reference)
 				reference_fold(reps, rounds, &ref);
 			repeat_fold(reps, rounds);
 			if (o->reference)
 				reps[0].ref = ref;
+			reps[0].intf = worst;
+			if (ncost > 1 && reps[0].trace.on)
+				trace_perturbation(&reps[0].trace, cost, ncost);
+			if (ncost > 1 && reps[0].profile.on)
+				profile_cost_from(&reps[0].profile, cost, ncost);
 		}
 		if (o->repeat_auto) {
 			reps[0].repeat_auto = true;
@@ -238,6 +256,9 @@ static int run_cells(const struct plan *pl, const struct session_opts *o,
 	rs.ord = malloc((pl->n ? pl->n : 1) * sizeof(*rs.ord));
 	if (!rs.ord)
 		return -ENOMEM;
+	/* repeated cells measure the cost of tracing across their rounds: one
+	 * untraced/traced pair each instead of TRACE_PAIRS */
+	trace_set_pairs(o->repeat_auto || cap >= TRACE_PAIRS ? 1 : TRACE_PAIRS);
 	while (o->repeat_auto ? another_round(&rs, rounds, now_ns() - t0, &why) : rounds < cap) {
 		rs.total = runs_expected(&rs, rounds);
 		partial = run_round(&rs, rounds);

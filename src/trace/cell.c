@@ -47,6 +47,25 @@ static unsigned median_run(struct result *const *t, unsigned n, bool rtt)
 	return best;
 }
 
+static unsigned pairs_per_run = TRACE_PAIRS;
+
+void trace_set_pairs(unsigned n)
+{
+	pairs_per_run = n < 1 ? 1 : n > TRACE_PAIRS ? TRACE_PAIRS : n;
+}
+
+void profile_cost_from(struct profile_result *pr, const double *ratio, unsigned n)
+{
+	struct trace_result tmp = { .on = true };
+
+	trace_perturbation(&tmp, ratio, n);
+	pr->perturbation = tmp.perturbation;
+	pr->perturbation_lo = tmp.perturbation_lo;
+	pr->perturbation_hi = tmp.perturbation_hi;
+	pr->perturbation_pairs = tmp.perturbation_pairs;
+	pr->perturbation_separable = tmp.perturbation_separable;
+}
+
 static void set_perturbation(struct result *res, const double *ratio, unsigned n, bool rtt)
 {
 	struct trace_result *tr = &res->trace;
@@ -55,19 +74,13 @@ static void set_perturbation(struct result *res, const double *ratio, unsigned n
 	if (tr->on)
 		tr->perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
 	if (res->profile.on) {
-		struct trace_result tmp = { .on = true };
-
-		trace_perturbation(&tmp, ratio, n);
-		res->profile.perturbation = tmp.perturbation;
-		res->profile.perturbation_lo = tmp.perturbation_lo;
-		res->profile.perturbation_hi = tmp.perturbation_hi;
-		res->profile.perturbation_pairs = tmp.perturbation_pairs;
-		res->profile.perturbation_separable = tmp.perturbation_separable;
+		profile_cost_from(&res->profile, ratio, n);
 		res->profile.perturbation_of = rtt ? "lat_p50_ns" : "msgs_per_s";
 	}
 }
 
-/* TRACE_PAIRS pairs, interleaved: the cell untraced, then traced, and so
+/* pairs_per_run pairs (TRACE_PAIRS unless the session folds them across
+ * its repetitions), interleaved: the cell untraced, then traced, and so
  * on. The result is the traced run with the median headline; the cost is
  * the median of the pairs' ratios, with their spread. A failed run (or a
  * skipped one) decides the cell as it would alone. */
@@ -91,7 +104,7 @@ int trace_run_pair(const struct cell *c, struct result *res,
 	}
 	plain_cell.trace = false;
 	plain_cell.profile = false;
-	for (k = 0; k < TRACE_PAIRS; k++) {
+	for (k = 0; k < pairs_per_run; k++) {
 		*plain = *res;
 		*t[k] = *res;
 		ret = run_once(&plain_cell, plain);
@@ -106,7 +119,7 @@ int trace_run_pair(const struct cell *c, struct result *res,
 			ratio[n++] = rtt ? headline(t[k], rtt) / headline(plain, rtt)
 					 : headline(plain, rtt) / headline(t[k], rtt);
 	}
-	*res = *t[median_run(t, TRACE_PAIRS, rtt)];
+	*res = *t[median_run(t, pairs_per_run, rtt)];
 	set_perturbation(res, ratio, n, rtt);
 out:
 	for (k = 0; k < TRACE_PAIRS; k++)

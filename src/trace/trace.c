@@ -471,9 +471,9 @@ static int cmp_dbl(const void *a, const void *b)
 
 void trace_perturbation(struct trace_result *tr, const double *ratio, unsigned n)
 {
-	double v[TRACE_PAIRS];
+	double v[TRACE_COST_MAX];
 
-	if (!tr->on || !n || n > TRACE_PAIRS)
+	if (!tr->on || !n || n > TRACE_COST_MAX)
 		return;
 	memcpy(v, ratio, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_dbl);
