@@ -118,7 +118,8 @@ if command -v setpriv >/dev/null && command -v ipcmk >/dev/null; then
 		out=$("$IPCLAB" clean 2>&1)
 		echo "$out" | grep -q "^skipped sysv-msg $qid (run pid 999999): now another's" ||
 			fail "another user's queue not reported as skipped: $out"
-		ipcs -q -i "$qid" >/dev/null 2>&1 || fail "clean removed another user's queue $qid"
+		# (ipcs -i exits 0 whether or not the id exists)
+		ipcs -q | awk -v id="$qid" '$2 == id { f = 1 } END { exit !f }' || fail "clean removed another user's queue $qid"
 		proc_alive $sleeper || fail "clean killed a process that only had a dead child's pid"
 		kill $sleeper; wait $sleeper 2>/dev/null
 		ipcrm -q "$qid"
