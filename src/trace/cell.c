@@ -81,7 +81,8 @@ static void set_perturbation(struct result *res, const double *ratio, unsigned n
 
 /* pairs_per_run pairs (TRACE_PAIRS unless the session folds them across
  * its repetitions), interleaved: the cell untraced, then traced, and so
- * on. The result is the traced run with the median headline; the cost is
+ * on. The result is the traced run with the median headline (the last
+ * one with --profile DIR, whose folded stacks are on disk); the cost is
  * the median of the pairs' ratios, with their spread. A failed run (or a
  * skipped one) decides the cell as it would alone. */
 int trace_run_pair(const struct cell *c, struct result *res,
@@ -119,7 +120,8 @@ int trace_run_pair(const struct cell *c, struct result *res,
 			ratio[n++] = rtt ? headline(t[k], rtt) / headline(plain, rtt)
 					 : headline(plain, rtt) / headline(t[k], rtt);
 	}
-	*res = *t[median_run(t, pairs_per_run, rtt)];
+	/* the folded stacks on disk are the last profiled run's: keep that one */
+	*res = *t[c->profile_dir ? pairs_per_run - 1 : median_run(t, pairs_per_run, rtt)];
 	set_perturbation(res, ratio, n, rtt);
 out:
 	for (k = 0; k < TRACE_PAIRS; k++)
