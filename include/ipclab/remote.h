@@ -18,7 +18,9 @@
 #define REMOTE_PROTO "ipclab-remote"
 #define REMOTE_VERSION 1
 #define REMOTE_DEFAULT_PORT 7227
+#define REMOTE_TOKEN_MIN 16	/* bytes: a shorter token is refused */
 #define REMOTE_TOKEN_MAX 256
+#define REMOTE_TOKEN_GEN 24	/* random bytes of a generated token (48 hex digits) */
 #define REMOTE_MAX_CLIENTS 16	/* clients of one remote cell */
 
 /* Which sides of a cell run in this process (the others elsewhere). */
@@ -50,6 +52,28 @@ static inline bool cell_side_local(const struct cell *c, unsigned side)
 
 	return l == CELL_SIDES_ALL || (l == CELL_SIDES_SERVER) == (side == 0);
 }
+
+/* The shared token (src/remote/token.c). It is a secret: nothing here
+ * writes it into an error message. A token is REMOTE_TOKEN_MIN to
+ * REMOTE_TOKEN_MAX printable ASCII characters: 0, or -EINVAL with why
+ * (what names its source, e.g. "--token"). */
+int remote_token_check(const char *what, const char *tok, char *err, size_t errlen);
+/* The token in file path (one line; its trailing newline dropped): a
+ * regular file, not a symbolic link, owned by this user or root, that
+ * no group or other user may read or write. 0, or -EINVAL with why. */
+int remote_token_file(const char *path, char *buf, size_t len, char *err, size_t errlen);
+/* A fresh token: REMOTE_TOKEN_GEN random bytes (getrandom) as hex. */
+int remote_token_generate(char *buf, size_t len);
+/* A command's token: --token-file file, else --token's value arg (copied
+ * out of argv), else IPCLAB_TOKEN; checked, into buf (len at least
+ * REMOTE_TOKEN_MAX + 1). 0, 1 when none is given, -EINVAL with why. */
+int remote_token_pick(const char *file, const char *arg, char *buf, size_t len, char *err,
+		      size_t errlen);
+/* A token given on the command line, overwritten in place ("***"): other
+ * users reading /proc/PID/cmdline see it no longer. */
+void remote_token_hide(char *arg);
+#define REMOTE_TOKEN_ARGV_WARNING \
+	"warning: --token on the command line can be read by every user of this host (ps, /proc/PID/cmdline); use --token-file FILE (mode 0600) or IPCLAB_TOKEN"
 
 /* `ipclab serve`'s settings (src/cmd/serve.c parses them). */
 struct serve_opts {

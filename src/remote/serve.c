@@ -162,7 +162,7 @@ static int handshake(struct serve *s)
 	json_decref(m);
 	if (!rp_token_equal(token, s->o->token)) {
 		slog(s, "%s: refused: wrong token", s->peer);
-		send_refused(s->cfd, "wrong or missing token (give the server's --token with --token or IPCLAB_TOKEN)");
+		send_refused(s->cfd, "wrong or missing token (give the server's token with --token-file, IPCLAB_TOKEN or --token)");
 		return -EACCES;
 	}
 	w = json_pack("{s:s,s:i,s:O,s:{s:I,s:I,s:I,s:i}}", "type", "welcome", "version", REMOTE_VERSION,

@@ -13,7 +13,7 @@ trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$dir"' EXIT
 before=$(leftovers)
 
 port=$(( 20000 + RANDOM % 20000 ))
-export IPCLAB_TOKEN=limits-$RANDOM
+export IPCLAB_TOKEN=limits-$RANDOM-$RANDOM-token
 "$IPCLAB" serve --listen 127.0.0.1:$port --max-size 1k --max-count 200000 --max-duration 2s \
 	--max-clients 2 --idle-timeout 1s >"$dir/serve.log" 2>&1 &
 srv=$!

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ipclab serve's token, on the loopback. Given by --token-file (mode 0600)
+# or IPCLAB_TOKEN it is in neither process's /proc/PID/cmdline, nor in a
+# result file, the server's log or an error; given by --token it is hidden
+# from /proc/PID/cmdline with a warning, and a result's cmdline shows
+# "--token ***". A --token-file other users may read, a symbolic link, and
+# a token shorter than 16 bytes are refused (exit 2, one line). serve with
+# no token makes one, shows it once on stdout, and a client with it runs.
+. "$(dirname "$0")/../lib/common.sh"
+command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
+dir=$(mktemp -d)
+srv=
+trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$dir"' EXIT
+before=$(leftovers)
+port=$(( 20000 + RANDOM % 20000 ))
+tok=tk-$RANDOM-$RANDOM-s3cret-value
+umask 077
+printf '%s\n' "$tok" >"$dir/tok"
+unset IPCLAB_TOKEN
+
+# start_serve LOG ARGS...: serve on 127.0.0.1:$port, until its log says it listens
+start_serve() {
+	local log=$1
+	shift
+	"$IPCLAB" serve --listen 127.0.0.1:$port "$@" >"$log.out" 2>"$log" &
+	srv=$!
+	for _ in $(seq 1 200); do
+		grep -q 'listening on' "$log" 2>/dev/null && return 0
+		kill -0 $srv 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "serve $* did not listen: $(cat "$log")"
+	return 1
+}
+stop_serve() { kill $srv 2>/dev/null; wait $srv 2>/dev/null; srv=; port=$((port + 1)); }
+# no_token WHAT FILES...: the token in none of them
+no_token() {
+	local what=$1 f
+	shift
+	for f in "$@"; do
+		if grep -qaF -- "$tok" "$f"; then fail "$what: the token is in $f"; return; fi
+	done
+	echo "ok   $what: the token is in none of $#"
+}
+
+# --token-file: not on either command line, not in the result, the log or stdout
+if start_serve "$dir/s1" --token-file "$dir/tok"; then
+	tr '\0' ' ' </proc/$srv/cmdline >"$dir/s1.cmdline"
+	"$IPCLAB" run --peer 127.0.0.1:$port --token-file "$dir/tok" -t tcp -n 500 -q -f json \
+		-o "$dir/r1.json" 2>"$dir/r1.err" || fail "--token-file: the run failed: $(cat "$dir/r1.err")"
+	grep -q '"status": "ok"' "$dir/r1.json" || fail "--token-file: no ok result: $(head -c 300 "$dir/r1.json")"
+	no_token "--token-file" "$dir/s1.cmdline" "$dir/r1.json" "$dir/r1.err" "$dir/s1"
+	stop_serve
+	no_token "--token-file, serve's log and stdout" "$dir/s1" "$dir/s1.out"
+fi
+
+# IPCLAB_TOKEN: the same, and a wrong token's error names no token
+if IPCLAB_TOKEN=$tok start_serve "$dir/s2"; then
+	tr '\0' ' ' </proc/$srv/cmdline >"$dir/s2.cmdline"
+	IPCLAB_TOKEN=$tok "$IPCLAB" run --peer 127.0.0.1:$port -t tcp -n 500 -q -f json -o "$dir/r2.json" \
+		2>"$dir/r2.err" || fail "IPCLAB_TOKEN: the run failed: $(cat "$dir/r2.err")"
+	IPCLAB_TOKEN=$tok-wrong "$IPCLAB" run --peer 127.0.0.1:$port -t tcp -n 500 -q 2>"$dir/w2.err"
+	rc=$?
+	[ $rc = 2 ] && [ "$(wc -l <"$dir/w2.err")" = 1 ] ||
+		fail "a wrong IPCLAB_TOKEN: exit $rc, expected 2 with one line: $(cat "$dir/w2.err")"
+	stop_serve
+	no_token "IPCLAB_TOKEN" "$dir/s2.cmdline" "$dir/r2.json" "$dir/r2.err" "$dir/w2.err" "$dir/s2" "$dir/s2.out"
+fi
+
+# --token on the command line: hidden there, with one warning; "***" in the result
+if start_serve "$dir/s3" --token "$tok"; then
+	tr '\0' ' ' </proc/$srv/cmdline >"$dir/s3.cmdline"
+	grep -q 'warning: --token on the command line' "$dir/s3" ||
+		fail "serve --token: no warning: $(cat "$dir/s3")"
+	"$IPCLAB" run --peer 127.0.0.1:$port --token "$tok" -t tcp -n 500 -q -f json -o "$dir/r3.json" \
+		2>"$dir/r3.err" || fail "run --token: the run failed: $(cat "$dir/r3.err")"
+	[ "$(grep -c 'warning: --token on the command line' "$dir/r3.err")" = 1 ] ||
+		fail "run --token: expected one warning: $(cat "$dir/r3.err")"
+	grep -q '"cmdline": "[^"]*--token \*\*\* ' "$dir/r3.json" &&
+		echo "ok   run --token: the result's cmdline says --token ***" ||
+		fail "run --token: the result's cmdline: $(grep -o '"cmdline": "[^"]*"' "$dir/r3.json")"
+	stop_serve
+	no_token "--token on argv" "$dir/s3.cmdline" "$dir/r3.json"
+fi
+
+# refused: a file others may read, a link, short tokens (exit 2, one line)
+cp "$dir/tok" "$dir/tok644" && chmod 644 "$dir/tok644"
+ln -s "$dir/tok" "$dir/toklink"
+printf 'short-token\n' >"$dir/short"
+# refused WHAT ARGS...: exit 2, one line on stderr, nothing on stdout (a
+# serve that starts instead is stopped by the timeout)
+refused() {
+	local what=$1 rc
+	shift
+	timeout 10 "$IPCLAB" "$@" >"$dir/ref.out" 2>"$dir/ref.err"
+	rc=$?
+	if [ $rc != 2 ] || [ "$(wc -l <"$dir/ref.err")" != 1 ] || [ -s "$dir/ref.out" ]; then
+		fail "$what: exit $rc, expected 2 with one line: $(head -c 300 "$dir/ref.err")"
+	else
+		echo "ok   $what: $(cat "$dir/ref.err")"
+	fi
+}
+refused "serve --token-file of mode 0644" serve --listen 127.0.0.1:$port --token-file "$dir/tok644" --once
+refused "run --token-file of mode 0644" run --peer 127.0.0.1:$port --token-file "$dir/tok644" -t tcp -n 10 -q
+refused "serve --token-file, a symbolic link" serve --listen 127.0.0.1:$port --token-file "$dir/toklink" --once
+refused "serve --token-file, a short token" serve --listen 127.0.0.1:$port --token-file "$dir/short" --once
+IPCLAB_TOKEN=short-token refused "serve, a short IPCLAB_TOKEN" serve --listen 127.0.0.1:$port --once
+IPCLAB_TOKEN=short-token refused "run --peer, a short IPCLAB_TOKEN" run --peer 127.0.0.1:$port -t tcp -n 10 -q
+
+# no token: one is made, shown once on stdout, and works
+if start_serve "$dir/s4"; then
+	gen=$(sed -n 's/.*this server.s token (shown only here, never logged): \([0-9a-f]*\)$/\1/p' "$dir/s4.out")
+	if [ ${#gen} -ge 32 ]; then
+		printf '%s\n' "$gen" >"$dir/gen"
+		"$IPCLAB" run --peer 127.0.0.1:$port --token-file "$dir/gen" -t tcp -n 500 -q 2>"$dir/r4.err" >/dev/null &&
+			echo "ok   serve without a token: made one of ${#gen} hex digits; a client with it runs" ||
+			fail "serve without a token: a client with the token it showed: $(cat "$dir/r4.err")"
+		grep -qF "$gen" "$dir/s4" && fail "serve without a token: its token is in the log"
+		[ "$(grep -cF "$gen" "$dir/s4.out")" = 1 ] || fail "serve without a token: shown more than once: $(cat "$dir/s4.out")"
+	else
+		fail "serve without a token: no token shown: $(cat "$dir/s4.out" "$dir/s4")"
+	fi
+	stop_serve
+fi
+
+left=$(new_leftovers "$before" "$(leftovers)")
+[ -z "$left" ] || fail "left behind: $left"
+finish
