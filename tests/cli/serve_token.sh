@@ -7,12 +7,18 @@
 # "--token ***". A --token-file other users may read, a symbolic link, and
 # a token shorter than 16 bytes are refused (exit 2, one line). serve with
 # no token makes one, shows it once on stdout, and a client with it runs.
+# Wrong tokens are slowed down: the log names the delay after each wrong
+# token from an address, and the next hello from there is not answered
+# before that delay has passed since the previous one was sent; across
+# addresses, wrong tokens are checked at most 10 a second (100 ms apart);
+# a client with the right token from another address still runs.
 . "$(dirname "$0")/../lib/common.sh"
 command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
 dir=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$dir"' EXIT
 before=$(leftovers)
+rp=$(cd "$(dirname "$0")/../lib" && pwd)/rproto.py
 port=$(( 20000 + RANDOM % 20000 ))
 tok=tk-$RANDOM-$RANDOM-s3cret-value
 umask 077
@@ -122,6 +128,37 @@ if start_serve "$dir/s4"; then
 		fail "serve without a token: no token shown: $(cat "$dir/s4.out" "$dir/s4")"
 	fi
 	stop_serve
+fi
+
+# wrong tokens slowed down: from 127.0.0.2, four guesses one after the other
+if IPCLAB_TOKEN=$tok start_serve "$dir/s5"; then
+	python3 "$rp" guess $port "wrong-$tok" 4 127.0.0.2 >"$dir/g5" 2>&1
+	# then the first wrong token of each of four other addresses
+	for a in 4 5 6 7; do python3 "$rp" guess $port "wrong-$tok" 1 127.0.0.$a; done >"$dir/g6" 2>&1
+	IPCLAB_TOKEN=$tok "$IPCLAB" run --peer 127.0.0.1:$port -t tcp -n 500 -q 2>"$dir/r5.err" >/dev/null ||
+		fail "the right token from 127.0.0.1, after wrong ones from others: $(cat "$dir/r5.err")"
+	stop_serve
+	python3 - "$dir/g5" "$dir/s5" "$dir/g6" <<'PY' || fail "wrong tokens: not slowed down as the log says (above)"
+import re, sys
+g = [l.split(None, 3) for l in open(sys.argv[1]) if l.strip()]
+log = open(sys.argv[2]).read()
+assert len(g) == 4 and all(a[2] == "refused" for a in g), g
+d = {int(k): int(ms) for a, k, ms in re.findall(
+    r"127\.0\.0\.(2):\d+: refused: wrong token \((\d+) in a row from this address\); its next hello is checked no sooner than (\d+) ms", log)}
+assert sorted(d) == [1, 2, 3, 4], "log lines for the 4 wrong tokens from 127.0.0.2: %r\n%s" % (d, log)
+assert d[1] > 0 and d[1] < d[2] < d[3] < d[4], d
+for k in (1, 2, 3):	# answer k+1 comes no sooner than delay k after hello k was sent
+    gap = float(g[k][1]) - float(g[k - 1][0])
+    assert gap >= d[k] / 1000.0, "guess %d answered %.3f s after guess %d was sent; the log said %d ms" % (k + 1, gap, k, d[k])
+print("ok   wrong tokens from one address: delays %s ms, each waited out before the next answer" % [d[k] for k in (1, 2, 3, 4)])
+h = [l.split(None, 3) for l in open(sys.argv[3]) if l.strip()]
+assert len(h) == 4, h
+for k in (1, 2, 3):
+    gap = float(h[k][1]) - float(h[k - 1][0])
+    assert gap >= 0.1, "first wrong tokens of two addresses answered %.3f s apart (at least 0.1 s)" % gap
+print("ok   wrong tokens from four more addresses: answered at least 100 ms apart")
+PY
+	no_token "wrong tokens, serve's log" "$dir/s5"
 fi
 
 left=$(new_leftovers "$before" "$(leftovers)")
