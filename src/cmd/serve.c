@@ -31,6 +31,10 @@ static int serve_usage(FILE *f)
 		"      --max-duration D    longest cell accepted (default 60s)\n"
 		"      --max-clients N     most clients per cell (default and at most %d)\n"
 		"      --idle-timeout D    drop a client silent this long (default 60s)\n"
+		"      --allow-sched LIST  the --sched a client may ask for: other, batch, idle,\n"
+		"                          fifo:MAX, rr:MAX (default other,batch,idle)\n"
+		"      --allow-cpus LIST   the CPUs the server side may run on, e.g. 2-3 (default: all\n"
+		"                          this process may use)\n"
 		"  -q, --quiet             no log lines on stderr\n"
 		"Exit status: 0 (with --once, or stopped by a signal: 128+N), 1 cannot listen,\n"
 		"2 bad input.\n", REMOTE_DEFAULT_PORT, REMOTE_TOKEN_MIN, REMOTE_TOKEN_MAX,
@@ -72,16 +76,28 @@ static int serve_token(struct serve_opts *o, const char *file, const char *arg)
 	return 0;
 }
 
+static int serve_allow(struct serve_opts *o, const char *sched, const char *cpus)
+{
+	char err[ERRLEN];
+
+	if ((sched && allow_sched_parse(sched, &o->allow, err, sizeof(err))) ||
+	    (cpus && allow_cpus_parse(cpus, &o->allow, err, sizeof(err))))
+		return cmd_usage_error("serve", "%s", err);
+	return 0;
+}
+
 /* `ipclab serve`: its options (one getopt loop, a case each), then the
  * daemon (src/remote/serve.c). */
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_TOKEN, O_TOKEN_FILE, O_ONCE, O_MSIZE, O_MCOUNT, O_MDUR, O_MCL,
-	       O_IDLE };
+	       O_IDLE, O_ASCHED, O_ACPUS };
 	static const struct option longs[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "token", required_argument, NULL, O_TOKEN },
 		{ "token-file", required_argument, NULL, O_TOKEN_FILE },
+		{ "allow-sched", required_argument, NULL, O_ASCHED },
+		{ "allow-cpus", required_argument, NULL, O_ACPUS },
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "max-size", required_argument, NULL, O_MSIZE },
 		{ "max-count", required_argument, NULL, O_MCOUNT },
@@ -94,12 +110,13 @@ int cmd_serve(int argc, char **argv)
 	};
 	static struct serve_opts o;
 	static char tok_arg[REMOTE_TOKEN_MAX + 1];
-	const char *token = NULL, *token_file = NULL;
+	const char *token = NULL, *token_file = NULL, *asched = NULL, *acpus = NULL;
 	char err[ERRLEN];
 	uint64_t v;
 	int c, ret = 0;
 
-	serve_opts_defaults(&o);
+	if (serve_opts_defaults(&o, err, sizeof(err)))
+		return say_error("serve", "%s", err);
 	o.log = stderr;
 	opterr = 0;
 	optind = 1;
@@ -119,6 +136,8 @@ int cmd_serve(int argc, char **argv)
 			token = tok_arg;
 			break;
 		case O_TOKEN_FILE: token_file = optarg; break;
+		case O_ASCHED: asched = optarg; break;
+		case O_ACPUS: acpus = optarg; break;
 		case O_ONCE: o.once = true; break;
 		case O_MSIZE: ret = number("max-size", OPT_SIZE, optarg, 16, 1ull << 30, &o.max_size); break;
 		case O_MCOUNT: ret = number("max-count", OPT_UINT, optarg, 1, 1ull << 40, &o.max_count); break;
@@ -147,7 +166,7 @@ int cmd_serve(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("serve", "takes no arguments ('%s'); see ipclab serve --help",
 				       argv[optind]);
-	if ((ret = serve_token(&o, token_file, token)))
+	if ((ret = serve_allow(&o, asched, acpus)) || (ret = serve_token(&o, token_file, token)))
 		return ret;
 	explicit_bzero(tok_arg, sizeof(tok_arg));
 	ret = remote_serve(&o, err, sizeof(err));

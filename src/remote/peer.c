@@ -40,6 +40,7 @@ struct peer {
 	struct sockaddr_storage addr;	/* the server's, also the measured connection's */
 	char *env_json;
 	uint64_t max_size, max_count, max_duration_ns, max_clients;
+	struct remote_allow allow;	/* the server's --allow-sched, --allow-cpus */
 	int64_t offset_ns;
 	uint64_t err_ns;
 	struct cell_remote outer, inner;
@@ -129,6 +130,21 @@ static int peer_connect(struct peer *p, const char *hostport, char *err, size_t 
 	return 0;
 }
 
+/* The server's --allow-sched and --allow-cpus from its limits (a server
+ * that names none: anything, as it will take anything). */
+static int welcome_allow(struct peer *p, const json_t *lim)
+{
+	const char *sched = json_string_value(json_object_get(lim, "allow_sched"));
+	const char *cpus = json_string_value(json_object_get(lim, "allow_cpus"));
+	char why[ERRLEN];
+
+	if (allow_sched_parse(sched ? sched : "other,batch,idle,fifo:99,rr:99", &p->allow, why,
+			      sizeof(why)))
+		return -EPROTO;
+	p->allow.cpus_any = !cpus;
+	return cpus && allow_cpus_parse(cpus, &p->allow, why, sizeof(why)) ? -EPROTO : 0;
+}
+
 static int peer_handshake(struct peer *p, const char *token, char *err, size_t errlen)
 {
 	char why[ERRLEN];
@@ -156,7 +172,7 @@ static int peer_handshake(struct peer *p, const char *token, char *err, size_t e
 	    rp_u64(lim, "max_count", UINT64_MAX >> 1, &p->max_count, why, sizeof(why)) ||
 	    rp_u64(lim, "max_duration_ns", UINT64_MAX >> 1, &p->max_duration_ns, why, sizeof(why)) ||
 	    rp_u64(lim, "max_clients", MAX_CLIENTS, &p->max_clients, why, sizeof(why)) ||
-	    !(env = rp_env_sanitize(json_object_get(m, "env")))) {
+	    welcome_allow(p, lim) || !(env = rp_env_sanitize(json_object_get(m, "env")))) {
 		json_decref(m);
 		return errf(err, errlen, EPROTO, "--peer %s: not an ipclab server's welcome", p->host);
 	}
@@ -302,6 +318,9 @@ int peer_attach(struct peer *p, struct cell *c, char *err, size_t errlen)
 	if (c->clients > p->max_clients || c->clients > REMOTE_MAX_CLIENTS)
 		return errf(err, errlen, EINVAL, "--peer: %u clients are over the server's limit %llu (its --max-clients)",
 			    c->clients, (unsigned long long)p->max_clients);
+	if (allow_check(&p->allow, &c->sched, c->pin.mode == PIN_CPUS ? c->pin.server_cpu : -1, false,
+			err, errlen))
+		return -EINVAL;
 	c->remote = &p->outer;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@
 #include "proto.h"
 #include "serve_auth.h"
 
-void serve_opts_defaults(struct serve_opts *o)
+int serve_opts_defaults(struct serve_opts *o, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
 	snprintf(o->listen, sizeof(o->listen), "0.0.0.0:%d", REMOTE_DEFAULT_PORT);
@@ -48,6 +49,9 @@ void serve_opts_defaults(struct serve_opts *o)
 	o->max_duration_ns = 60 * NSEC_PER_SEC;
 	o->max_clients = REMOTE_MAX_CLIENTS;
 	o->idle_timeout_ns = 60 * NSEC_PER_SEC;
+	if (allow_sched_parse("other,batch,idle", &o->allow, err, errlen))
+		return -EINVAL;
+	return allow_cpus_own(&o->allow, err, errlen);
 }
 
 struct serve {
@@ -105,12 +109,14 @@ static int do_listen(struct serve *s, char *err, size_t errlen)
 
 static int welcome(struct serve *s)
 {
-	json_t *w = json_pack("{s:s,s:i,s:O,s:{s:I,s:I,s:I,s:i}}", "type", "welcome",
+	const struct remote_allow *al = &s->o->allow;
+	json_t *w = json_pack("{s:s,s:i,s:O,s:{s:I,s:I,s:I,s:i,s:s,s:s}}", "type", "welcome",
 			      "version", REMOTE_VERSION, "env", s->env, "limits",
 			      "max_size_bytes", (json_int_t)s->o->max_size,
 			      "max_count", (json_int_t)s->o->max_count,
 			      "max_duration_ns", (json_int_t)s->o->max_duration_ns,
-			      "max_clients", (int)s->o->max_clients);
+			      "max_clients", (int)s->o->max_clients, "allow_sched", al->sched_text,
+			      "allow_cpus", al->cpus_text);
 	int ret = w ? rp_send(s->cfd, w) : -ENOMEM;
 
 	json_decref(w);
@@ -266,6 +272,28 @@ static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, 
 	if (c->pin.server_cpu >= 0 && c->pin.server_cpu >= (int)sysconf(_SC_NPROCESSORS_CONF))
 		return errf(err, errlen, EINVAL, "--pin: CPU %d does not exist on the server (it has %ld)",
 			    c->pin.server_cpu, sysconf(_SC_NPROCESSORS_CONF));
+	return allow_check(&o->allow, &c->sched, c->pin.server_cpu, true, err, errlen);
+}
+
+/* The cell's process on the allowed CPUs only (those it may use of
+ * them): unpinned it stays there, and same/split pick the first. */
+static int confine(const struct remote_allow *a, char *err, size_t errlen)
+{
+	cpu_set_t set;
+	bool any = false;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return errf(err, errlen, errno, "sched_getaffinity: %s", strerror(errno));
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set) && (c >= REMOTE_MAX_CPUS || !a->cpus[c]))
+			CPU_CLR(c, &set);
+		any |= CPU_ISSET(c, &set);
+	}
+	if (!any)
+		return errf(err, errlen, EINVAL, "none of this server's CPUs %s may be used now (ipclab serve --allow-cpus)",
+			    a->cpus_text);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return errf(err, errlen, errno, "sched_setaffinity: %s", strerror(errno));
 	return 0;
 }
 
@@ -322,7 +350,9 @@ static void cell_child(struct serve_cell *sc, const json_t *req)
 	close(sc->s->lfd);
 	sa_free(sc->s->auth);	/* the parent's handshakes: its descriptors only */
 	sc->s->auth = NULL;
-	ret = res ? cell_from_request(sc, req, err, sizeof(err)) : -ENOMEM;
+	ret = res ? confine(&sc->s->o->allow, err, sizeof(err)) : -ENOMEM;
+	if (!ret)
+		ret = cell_from_request(sc, req, err, sizeof(err));
 	if (ret) {
 		o = json_pack("{s:s,s:s}", "type", "refused", "reason", err[0] ? err : strerror(-ret));
 	} else {
