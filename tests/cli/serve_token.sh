@@ -94,25 +94,26 @@ fi
 cp "$dir/tok" "$dir/tok644" && chmod 644 "$dir/tok644"
 ln -s "$dir/tok" "$dir/toklink"
 printf 'short-token\n' >"$dir/short"
-# refused WHAT ARGS...: exit 2, one line on stderr, nothing on stdout (a
-# serve that starts instead is stopped by the timeout)
+# refused WHAT WORDS ARGS...: exit 2, one line on stderr naming WORDS,
+# nothing on stdout (a serve that starts instead is stopped by the timeout)
 refused() {
-	local what=$1 rc
-	shift
+	local what=$1 words=$2 rc
+	shift 2
 	timeout 10 "$IPCLAB" "$@" >"$dir/ref.out" 2>"$dir/ref.err"
 	rc=$?
-	if [ $rc != 2 ] || [ "$(wc -l <"$dir/ref.err")" != 1 ] || [ -s "$dir/ref.out" ]; then
-		fail "$what: exit $rc, expected 2 with one line: $(head -c 300 "$dir/ref.err")"
+	if [ $rc != 2 ] || [ "$(wc -l <"$dir/ref.err")" != 1 ] || [ -s "$dir/ref.out" ] ||
+	   ! grep -qF -- "$words" "$dir/ref.err"; then
+		fail "$what: exit $rc, expected 2 with one line naming '$words': $(head -c 300 "$dir/ref.err")"
 	else
 		echo "ok   $what: $(cat "$dir/ref.err")"
 	fi
 }
-refused "serve --token-file of mode 0644" serve --listen 127.0.0.1:$port --token-file "$dir/tok644" --once
-refused "run --token-file of mode 0644" run --peer 127.0.0.1:$port --token-file "$dir/tok644" -t tcp -n 10 -q
-refused "serve --token-file, a symbolic link" serve --listen 127.0.0.1:$port --token-file "$dir/toklink" --once
-refused "serve --token-file, a short token" serve --listen 127.0.0.1:$port --token-file "$dir/short" --once
-IPCLAB_TOKEN=short-token refused "serve, a short IPCLAB_TOKEN" serve --listen 127.0.0.1:$port --once
-IPCLAB_TOKEN=short-token refused "run --peer, a short IPCLAB_TOKEN" run --peer 127.0.0.1:$port -t tcp -n 10 -q
+refused "serve --token-file of mode 0644" "mode 0644" serve --listen 127.0.0.1:$port --token-file "$dir/tok644" --once
+refused "run --token-file of mode 0644" "mode 0644" run --peer 127.0.0.1:$port --token-file "$dir/tok644" -t tcp -n 10 -q
+refused "serve --token-file, a symbolic link" "symbolic link" serve --listen 127.0.0.1:$port --token-file "$dir/toklink" --once
+refused "serve --token-file, a short token" "at least 16" serve --listen 127.0.0.1:$port --token-file "$dir/short" --once
+IPCLAB_TOKEN=short-token refused "serve, a short IPCLAB_TOKEN" "at least 16" serve --listen 127.0.0.1:$port --once
+IPCLAB_TOKEN=short-token refused "run --peer, a short IPCLAB_TOKEN" "at least 16" run --peer 127.0.0.1:$port -t tcp -n 10 -q
 
 # no token: one is made, shown once on stdout, and works
 if start_serve "$dir/s4"; then
