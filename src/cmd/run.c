@@ -21,7 +21,7 @@
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET };
+       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET, OPT_TOKEN_FILE };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -43,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
@@ -92,11 +93,12 @@ void cmd_run_usage(FILE *f)
 	      "                         sides (seed 001); ranges double: 1..2048\n"
 	      "      --think-ns LIST    calibrated busy time after each message instead: 10us, 1us..1ms\n"
 	      "      --rate LIST        client sends on a schedule: 1/s, 10k/s, max; latency counts from\n"
-	      "                         each message's intended send time\n"
+	      "                         the actual send, the sender's lateness beside it (late)\n"
 	      "      --period P         -p cycle: the driver's period, a time (1.333ms) or FRAMES@RATE\n"
 	      "                         (64@48000); the deadline too unless -O deadline=\n"
 	      "      --peer HOST[:PORT] run the server side of each cell on HOST (ipclab serve there;\n"
-	      "                         tcp, udp); --pin S:C pins S there; --token T or IPCLAB_TOKEN\n"
+	      "                         tcp, udp); --pin S:C pins S there; its token: --token-file FILE\n"
+	      "                         (mode 0600), IPCLAB_TOKEN or --token T (every user sees argv)\n"
 	      "      --repeat N         run every cell N times, interleaved; report medians, spread and\n"
 	      "                         (N >= 6) each median's 95 % interval; or auto[=PCT][,max=ROUNDS]:\n"
 	      "                         add rounds until every headline's interval is within PCT % (5)\n"
@@ -289,7 +291,14 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PEER: a->peer = arg; break;
-	case OPT_TOKEN: a->token = arg; break;
+	case OPT_TOKEN:
+		if (strlen(arg) > REMOTE_TOKEN_MAX)
+			return usage_error("--token: the token is longer than %d bytes", REMOTE_TOKEN_MAX);
+		snprintf(a->token_arg, sizeof(a->token_arg), "%s", arg);
+		remote_token_hide(arg);	/* and so in the result's cmdline: "--token ***" */
+		a->token = a->token_arg;
+		break;
+	case OPT_TOKEN_FILE: a->token_file = arg; break;
 	case OPT_PERIOD: a->period = arg; break;
 	case OPT_PIVOT: {
 		char err[ERRLEN];
@@ -407,16 +416,18 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_args a = { 0 };
 	bool none;
-	int ret;
+	int ret, run = 0;
 
 	args_defaults(&a);
-	save_cmdline(&a, argc, argv);
 	if (argc > 1 && strcmp(argv[1], "run") == 0) {
 		argv++;
 		argc--;
+		run = 1;
 	}
 	none = /*FRONTDOOR_ARGC*/argc == 1;
 	ret = parse_args(argc, argv, &a);
+	/* after parsing: a token on the command line is "***" by now */
+	save_cmdline(&a, argc + run, argv - run);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	if (none)

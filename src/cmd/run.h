@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ipclab/engine.h"
+#include "ipclab/remote.h"
 #include "ipclab/reporter.h"
 
 struct matrix_info;
@@ -19,7 +20,10 @@ struct matrix_info;
 struct run_args {
 	char *transports, *patterns, *sizes, *endpoints, *pins, *scheds, *clients;
 	char *thinks, *think_nss, *rates, *pivot;
-	const char *peer, *token;	/* --peer HOST[:PORT], --token (else IPCLAB_TOKEN) */
+	/* --peer HOST[:PORT]; --token-file, else --token (its value copied
+	 * into token_arg, hidden in argv), else IPCLAB_TOKEN */
+	const char *peer, *token, *token_file;
+	char token_arg[REMOTE_TOKEN_MAX + 1];
 	char *period;		/* --period */
 	const struct field *pivot_spec[3];
 	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;

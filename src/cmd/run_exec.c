@@ -227,8 +227,7 @@ static bool named_in(const char *list, const char *name)
  * they came from -t all or a glob. */
 static int attach_peer(const struct run_args *a, struct plan *pl, struct peer **out)
 {
-	const char *token = a->token ? a->token : getenv("IPCLAB_TOKEN");
-	char err[ERRLEN];
+	char err[ERRLEN], token[REMOTE_TOKEN_MAX + 1];
 	int ret;
 
 	for (size_t i = 0; i < pl->n; i++) {
@@ -246,7 +245,13 @@ static int attach_peer(const struct run_args *a, struct plan *pl, struct peer **
 	}
 	if (a->dry_run)
 		return 0;
+	ret = remote_token_pick(a->token_file, a->token, token, sizeof(token), err, sizeof(err));
+	if (ret)
+		return usage_error("%s", ret < 0 ? err : "--peer needs the server's token: --token-file FILE (mode 0600), IPCLAB_TOKEN or --token T");
+	if (a->token && !a->token_file)
+		say(NULL, REMOTE_TOKEN_ARGV_WARNING);
 	ret = peer_open(a->peer, token, out, err, sizeof(err));
+	explicit_bzero(token, sizeof(token));
 	if (ret)
 		return ret == -EINVAL || ret == -EACCES ? usage_error("%s", err) : say_error(NULL, "%s", err);
 	for (size_t i = 0; i < pl->n; i++)

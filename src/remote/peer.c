@@ -12,10 +12,12 @@
  * from two clocks. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +26,11 @@
 
 #include "ipclab/netaddr.h"
 #include "ipclab/report.h"
+#include "ipclab/runner.h"
 #include "proto.h"
 
 #define PEER_PROBES 16
+#define PEER_CONNECT_S 10
 #define PEER_READY_NS (30 * NSEC_PER_SEC)
 #define PEER_DONE_SLACK_NS (30 * NSEC_PER_SEC)
 
@@ -36,6 +40,7 @@ struct peer {
 	struct sockaddr_storage addr;	/* the server's, also the measured connection's */
 	char *env_json;
 	uint64_t max_size, max_count, max_duration_ns, max_clients;
+	struct remote_allow allow;	/* the server's --allow-sched, --allow-cpus */
 	int64_t offset_ns;
 	uint64_t err_ns;
 	struct cell_remote outer, inner;
@@ -45,12 +50,43 @@ struct peer {
 	char why[ERRLEN];
 };
 
+/* connect() within PEER_CONNECT_S: 0 or -errno (-ETIMEDOUT). */
+static int connect_by(int fd, const struct sockaddr_storage *sa)
+{
+	uint64_t deadline = now_ns() + PEER_CONNECT_S * NSEC_PER_SEC;
+	int fl = fcntl(fd, F_GETFL), soerr = 0;
+	socklen_t l = sizeof(soerr);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, net_len(sa)) < 0) {
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+		int r = 0;
+
+		if (errno != EINPROGRESS)
+			return -errno;
+		while (r == 0 && now_ns() < deadline) {
+			r = poll(&pf, 1, (int)((deadline - now_ns()) / NSEC_PER_MSEC) + 1);
+			if (r < 0 && errno != EINTR)
+				return -errno;
+			if (runner_interrupted)
+				return -EINTR;
+			r = r < 0 ? 0 : r;
+		}
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l) < 0 || soerr)
+			return soerr ? -soerr : -errno;
+	}
+	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
 /* HOST[:PORT], IPV6 or [IPV6]:PORT; a host name resolves to IPv4 or IPv6. */
 static int peer_connect(struct peer *p, const char *hostport, char *err, size_t errlen)
 {
-	char host[NET_ADDR_TEXT], port[16];
+	char host[NET_ADDR_TEXT], port[16], where[NET_ADDR_TEXT];
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	struct timeval tv = { .tv_sec = 10 };
+	struct timeval tv = { .tv_sec = PEER_CONNECT_S };
 	uint64_t pn;
 	int one = 1, ret;
 
@@ -78,13 +114,35 @@ static int peer_connect(struct peer *p, const char *hostport, char *err, size_t 
 	p->fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (p->fd < 0)
 		return errf(err, errlen, errno, "socket: %s", strerror(errno));
-	setsockopt(p->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(p->fd, (struct sockaddr *)&p->addr, net_len(&p->addr)) < 0)
-		return errf(err, errlen, errno == ECONNREFUSED ? ECONNREFUSED : errno,
-			    "--peer %s: cannot connect: %s (is `ipclab serve` running there?)",
-			    hostport, strerror(errno));
+	net_format(&p->addr, true, where, sizeof(where));
+	ret = connect_by(p->fd, &p->addr);
+	if (ret == -ETIMEDOUT)
+		return errf(err, errlen, ETIMEDOUT,
+			    "--peer %s: timed out connecting to %s after %d s (is `ipclab serve` running there, and reachable?)",
+			    hostport, where, PEER_CONNECT_S);
+	if (ret)
+		return errf(err, errlen, -ret,
+			    "--peer %s: cannot connect to %s: %s (is `ipclab serve` running there?)",
+			    hostport, where, strerror(-ret));
 	setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* a frame that cannot be written in 10 s: the server is stuck */
+	setsockopt(p->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return 0;
+}
+
+/* The server's --allow-sched and --allow-cpus from its limits (a server
+ * that names none: anything, as it will take anything). */
+static int welcome_allow(struct peer *p, const json_t *lim)
+{
+	const char *sched = json_string_value(json_object_get(lim, "allow_sched"));
+	const char *cpus = json_string_value(json_object_get(lim, "allow_cpus"));
+	char why[ERRLEN];
+
+	if (allow_sched_parse(sched ? sched : "other,batch,idle,fifo:99,rr:99", &p->allow, why,
+			      sizeof(why)))
+		return -EPROTO;
+	p->allow.cpus_any = !cpus;
+	return cpus && allow_cpus_parse(cpus, &p->allow, why, sizeof(why)) ? -EPROTO : 0;
 }
 
 static int peer_handshake(struct peer *p, const char *token, char *err, size_t errlen)
@@ -114,7 +172,7 @@ static int peer_handshake(struct peer *p, const char *token, char *err, size_t e
 	    rp_u64(lim, "max_count", UINT64_MAX >> 1, &p->max_count, why, sizeof(why)) ||
 	    rp_u64(lim, "max_duration_ns", UINT64_MAX >> 1, &p->max_duration_ns, why, sizeof(why)) ||
 	    rp_u64(lim, "max_clients", MAX_CLIENTS, &p->max_clients, why, sizeof(why)) ||
-	    !(env = rp_env_sanitize(json_object_get(m, "env")))) {
+	    welcome_allow(p, lim) || !(env = rp_env_sanitize(json_object_get(m, "env")))) {
 		json_decref(m);
 		return errf(err, errlen, EPROTO, "--peer %s: not an ipclab server's welcome", p->host);
 	}
@@ -260,6 +318,9 @@ int peer_attach(struct peer *p, struct cell *c, char *err, size_t errlen)
 	if (c->clients > p->max_clients || c->clients > REMOTE_MAX_CLIENTS)
 		return errf(err, errlen, EINVAL, "--peer: %u clients are over the server's limit %llu (its --max-clients)",
 			    c->clients, (unsigned long long)p->max_clients);
+	if (allow_check(&p->allow, &c->sched, c->pin.mode == PIN_CPUS ? c->pin.server_cpu : -1, false,
+			err, errlen))
+		return -EINVAL;
 	c->remote = &p->outer;
 	return 0;
 }

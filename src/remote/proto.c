@@ -77,9 +77,7 @@ static int read_by(int fd, void *buf, size_t len, uint64_t deadline)
 int rp_recv(int fd, uint64_t deadline_ns, json_t **out, char *err, size_t errlen)
 {
 	uint32_t be, len;
-	json_error_t je;
 	char *buf;
-	json_t *o;
 	int ret = read_by(fd, &be, 4, deadline_ns);
 
 	*out = NULL;
@@ -93,12 +91,18 @@ int rp_recv(int fd, uint64_t deadline_ns, json_t **out, char *err, size_t errlen
 	if (!buf)
 		return -ENOMEM;
 	ret = read_by(fd, buf, len, deadline_ns);
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (!ret)
+		ret = rp_parse(buf, len, out, err, errlen);
 	free(buf);
+	return ret;
+}
+
+int rp_parse(const char *buf, size_t len, json_t **out, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	*out = NULL;
 	if (!o || !json_is_object(o) || !json_is_string(json_object_get(o, "type"))) {
 		json_decref(o);
 		return errf(err, errlen, EPROTO, "control frame is not an ipclab message%s%s",

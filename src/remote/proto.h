@@ -22,6 +22,9 @@ int rp_send(int fd, json_t *obj);
  * with a string "type"), -ETIMEDOUT, -ECONNRESET (closed), -EPROTO (not a
  * frame of ours: why in err). */
 int rp_recv(int fd, uint64_t deadline_ns, json_t **out, char *err, size_t errlen);
+/* A frame's body (len bytes, no length prefix) into *out, as rp_recv
+ * checks it: 0 or -EPROTO with why. */
+int rp_parse(const char *buf, size_t len, json_t **out, char *err, size_t errlen);
 const char *rp_type(const json_t *o);
 /* Bounded getters: 0, or -EPROTO naming the key. */
 int rp_u64(const json_t *o, const char *key, uint64_t max, uint64_t *v, char *err, size_t errlen);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* ipclab serve: the server side of cells for remote clients (remote.h).
  *
- * One client session at a time on the control listener; a second client
- * is answered "busy" and closed. A session: hello (protocol, version,
- * token compared in constant time) -> welcome (our environment and
+ * One client session at a time on the control listener. Handshakes run
+ * beside it, many at once (serve_auth.c): hello (protocol, version, token
+ * compared in constant time, wrong guesses slowed down); a client whose
+ * token was right gets the session slot, or is answered "busy" (why) and
+ * closed when a session runs. A session: welcome (our environment and
  * limits); then any number of "time" probes (the client measures the
  * clock offset) and "cell" requests, each checked against the limits and
  * run in a child process of its own, so whatever a cell leaves (memory,
@@ -17,6 +19,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +38,9 @@
 #include "ipclab/runner.h"
 #include "../report/env_json.h"
 #include "proto.h"
+#include "serve_auth.h"
 
-void serve_opts_defaults(struct serve_opts *o)
+int serve_opts_defaults(struct serve_opts *o, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
 	snprintf(o->listen, sizeof(o->listen), "0.0.0.0:%d", REMOTE_DEFAULT_PORT);
@@ -45,6 +49,9 @@ void serve_opts_defaults(struct serve_opts *o)
 	o->max_duration_ns = 60 * NSEC_PER_SEC;
 	o->max_clients = REMOTE_MAX_CLIENTS;
 	o->idle_timeout_ns = 60 * NSEC_PER_SEC;
+	if (allow_sched_parse("other,batch,idle", &o->allow, err, errlen))
+		return -EINVAL;
+	return allow_cpus_own(&o->allow, err, errlen);
 }
 
 struct serve {
@@ -53,60 +60,28 @@ struct serve {
 	int cfd;		/* the session's control connection, or -1 */
 	char peer[NET_ADDR_TEXT];
 	struct sockaddr_storage local;	/* the control connection's own address */
+	struct serve_auth *auth;	/* the handshakes beside the session */
+	uint64_t since_ns;		/* the session's start */
 	json_t *env;
 	unsigned cells;
 };
 
-static void slog(const struct serve *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void slog(const struct serve *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!s->o->log)
-		return;
-	va_start(ap, fmt);
-	fprintf(s->o->log, "ipclab serve: ");
-	vfprintf(s->o->log, fmt, ap);
-	fputc('\n', s->o->log);
-	fflush(s->o->log);
-	va_end(ap);
-}
-
-static int send_refused(int fd, const char *reason)
-{
-	json_t *o = json_pack("{s:s,s:s}", "type", "refused", "reason", reason);
-	int ret = o ? rp_send(fd, o) : -ENOMEM;
-
-	json_decref(o);
-	return ret;
-}
-
-/* A second client while a session runs: one line, closed. */
-static void refuse_busy(struct serve *s)
-{
-	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-	if (fd < 0)
-		return;
-	(void)send_refused(fd, "busy: this server runs one client at a time (limit: 1 client); try again when the other run ends");
-	close(fd);
-}
-
-/* Wait for the control connection to be readable (or closed), refusing
- * other clients meanwhile: 1 readable, 0 timeout, -EINTR (stop signal). */
+/* Wait for the control connection to be readable (or closed); meanwhile
+ * the handshakes go on, and a client whose token is right is told the
+ * server is busy: 1 readable, 0 timeout, -EINTR (stop signal). */
 static int wait_control(struct serve *s, int ms)
 {
-	struct pollfd p[2] = { { .fd = s->cfd, .events = POLLIN | POLLRDHUP },
-			       { .fd = s->lfd, .events = POLLIN } };
-	int r = poll(p, 2, ms);
+	char busy[ERRLEN];
+	struct sa_client cl;
+	short rev = 0;
+	int r;
 
-	if (runner_interrupted)
-		return -EINTR;
-	if (r <= 0)
-		return 0;
-	if (p[1].revents & POLLIN)
-		refuse_busy(s);
-	return p[0].revents ? 1 : 0;
+	snprintf(busy, sizeof(busy), "busy: this server runs one client at a time, and the session of %s has run for %.0f s; try again when it ends",
+		 s->peer, (double)(now_ns() - s->since_ns) / 1e9);
+	r = sa_poll(s->auth, s->cfd, POLLIN | POLLRDHUP, ms, &rev, busy, &cl);
+	if (r < 0)
+		return r;
+	return rev ? 1 : 0;
 }
 
 static int do_listen(struct serve *s, char *err, size_t errlen)
@@ -123,54 +98,27 @@ static int do_listen(struct serve *s, char *err, size_t errlen)
 	if (s->lfd < 0)
 		return errf(err, errlen, errno, "socket: %s", strerror(errno));
 	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->lfd, (struct sockaddr *)&sa, net_len(&sa)) < 0 || listen(s->lfd, 8) < 0)
+	/* a deep queue: the handshakes take connections as fast as they come */
+	if (bind(s->lfd, (struct sockaddr *)&sa, net_len(&sa)) < 0 || listen(s->lfd, 128) < 0)
 		return errf(err, errlen, errno, "cannot listen on %s: %s", s->o->listen,
 			    strerror(errno));
 	return 0;
 }
 
-/* ---- the handshake ------------------------------------------------------- */
+/* ---- the welcome ------------------------------------------------------- */
 
-static int handshake(struct serve *s)
+static int welcome(struct serve *s)
 {
-	char err[ERRLEN], token[REMOTE_TOKEN_MAX + 2] = "", proto[32] = "";
-	uint64_t version = 0;
-	json_t *m = NULL, *w;
-	/* a client silent for --idle-timeout is dropped, before its hello too */
-	uint64_t wait_ns = s->o->idle_timeout_ns < RP_HANDSHAKE_NS ? s->o->idle_timeout_ns :
-								  RP_HANDSHAKE_NS;
-	int ret = rp_recv(s->cfd, now_ns() + wait_ns, &m, err, sizeof(err));
+	const struct remote_allow *al = &s->o->allow;
+	json_t *w = json_pack("{s:s,s:i,s:O,s:{s:I,s:I,s:I,s:i,s:s,s:s}}", "type", "welcome",
+			      "version", REMOTE_VERSION, "env", s->env, "limits",
+			      "max_size_bytes", (json_int_t)s->o->max_size,
+			      "max_count", (json_int_t)s->o->max_count,
+			      "max_duration_ns", (json_int_t)s->o->max_duration_ns,
+			      "max_clients", (int)s->o->max_clients, "allow_sched", al->sched_text,
+			      "allow_cpus", al->cpus_text);
+	int ret = w ? rp_send(s->cfd, w) : -ENOMEM;
 
-	if (ret) {
-		slog(s, "%s: no hello (%s)", s->peer, ret == -EPROTO ? err : strerror(-ret));
-		return -EPROTO;
-	}
-	if (strcmp(rp_type(m), "hello") || rp_str(m, "proto", proto, sizeof(proto), err, sizeof(err)) ||
-	    strcmp(proto, REMOTE_PROTO) || rp_u64(m, "version", 1000, &version, err, sizeof(err))) {
-		json_decref(m);
-		send_refused(s->cfd, "not an ipclab client (expected the ipclab-remote hello)");
-		return -EPROTO;
-	}
-	if (version != REMOTE_VERSION) {
-		json_decref(m);
-		snprintf(err, sizeof(err), "protocol version %llu not supported (this server speaks %d; use the same ipclab on both hosts)",
-			 (unsigned long long)version, REMOTE_VERSION);
-		send_refused(s->cfd, err);
-		return -EPROTO;
-	}
-	(void)rp_str(m, "token", token, sizeof(token), err, sizeof(err));
-	json_decref(m);
-	if (!rp_token_equal(token, s->o->token)) {
-		slog(s, "%s: refused: wrong token", s->peer);
-		send_refused(s->cfd, "wrong or missing token (give the server's --token with --token or IPCLAB_TOKEN)");
-		return -EACCES;
-	}
-	w = json_pack("{s:s,s:i,s:O,s:{s:I,s:I,s:I,s:i}}", "type", "welcome", "version", REMOTE_VERSION,
-		      "env", s->env, "limits", "max_size_bytes", (json_int_t)s->o->max_size,
-		      "max_count", (json_int_t)s->o->max_count,
-		      "max_duration_ns", (json_int_t)s->o->max_duration_ns,
-		      "max_clients", (int)s->o->max_clients);
-	ret = w ? rp_send(s->cfd, w) : -ENOMEM;
 	json_decref(w);
 	return ret;
 }
@@ -324,6 +272,28 @@ static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, 
 	if (c->pin.server_cpu >= 0 && c->pin.server_cpu >= (int)sysconf(_SC_NPROCESSORS_CONF))
 		return errf(err, errlen, EINVAL, "--pin: CPU %d does not exist on the server (it has %ld)",
 			    c->pin.server_cpu, sysconf(_SC_NPROCESSORS_CONF));
+	return allow_check(&o->allow, &c->sched, c->pin.server_cpu, true, err, errlen);
+}
+
+/* The cell's process on the allowed CPUs only (those it may use of
+ * them): unpinned it stays there, and same/split pick the first. */
+static int confine(const struct remote_allow *a, char *err, size_t errlen)
+{
+	cpu_set_t set;
+	bool any = false;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return errf(err, errlen, errno, "sched_getaffinity: %s", strerror(errno));
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set) && (c >= REMOTE_MAX_CPUS || !a->cpus[c]))
+			CPU_CLR(c, &set);
+		any |= CPU_ISSET(c, &set);
+	}
+	if (!any)
+		return errf(err, errlen, EINVAL, "none of this server's CPUs %s may be used now (ipclab serve --allow-cpus)",
+			    a->cpus_text);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return errf(err, errlen, errno, "sched_setaffinity: %s", strerror(errno));
 	return 0;
 }
 
@@ -378,7 +348,11 @@ static void cell_child(struct serve_cell *sc, const json_t *req)
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	close(sc->s->lfd);
-	ret = res ? cell_from_request(sc, req, err, sizeof(err)) : -ENOMEM;
+	sa_free(sc->s->auth);	/* the parent's handshakes: its descriptors only */
+	sc->s->auth = NULL;
+	ret = res ? confine(&sc->s->o->allow, err, sizeof(err)) : -ENOMEM;
+	if (!ret)
+		ret = cell_from_request(sc, req, err, sizeof(err));
 	if (ret) {
 		o = json_pack("{s:s,s:s}", "type", "refused", "reason", err[0] ? err : strerror(-ret));
 	} else {
@@ -428,7 +402,7 @@ static int serve_cell(struct serve *s, const json_t *req)
 	pid = fork();
 	if (pid < 0) {
 		cleanup_forget(h);
-		send_refused(s->cfd, "the server cannot fork");
+		serve_refuse(s->cfd, "the server cannot fork");
 		return 0;
 	}
 	if (pid == 0)
@@ -451,14 +425,14 @@ static int serve_cell(struct serve *s, const json_t *req)
 			}
 			stop_child(pid);
 			cleanup_forget(h);
-			slog(s, "%s: cell %u stopped: %s", s->peer, s->cells,
+			serve_log(s->o, "%s: cell %u stopped: %s", s->peer, s->cells,
 			     r == -EINTR ? "signal" : "client gone or out of turn");
 			return -1;
 		}
 	}
 reaped:
 	cleanup_forget(h);
-	slog(s, "%s: cell %u %s", s->peer, s->cells,
+	serve_log(s->o, "%s: cell %u %s", s->peer, s->cells,
 	     WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "done" : "ended abnormally");
 	return 0;
 }
@@ -478,12 +452,13 @@ static void session(struct serve *s)
 	int one = 1;
 
 	setsockopt(s->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (getsockname(s->cfd, (struct sockaddr *)&s->local, &l) < 0 || handshake(s))
+	if (getsockname(s->cfd, (struct sockaddr *)&s->local, &l) < 0 || welcome(s))
 		return;
 	/* a dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d: the
 	 * measured connection listens on the plain IPv4 address */
 	net_unmap(&s->local);
-	slog(s, "%s: session open", s->peer);
+	s->since_ns = now_ns();
+	serve_log(s->o, "%s: session open", s->peer);
 	for (;;) {
 		char err[ERRLEN];
 		json_t *m = NULL;
@@ -494,13 +469,13 @@ static void session(struct serve *s)
 			r = wait_control(s, 100);
 		while (r == 0 && now_ns() - t0 < s->o->idle_timeout_ns);
 		if (r <= 0) {
-			slog(s, "%s: %s", s->peer, r ? "stopped by a signal" : "idle too long, dropped");
+			serve_log(s->o, "%s: %s", s->peer, r ? "stopped by a signal" : "idle too long, dropped");
 			return;
 		}
 		r = rp_recv(s->cfd, now_ns() + RP_HANDSHAKE_NS, &m, err, sizeof(err));
 		if (r) {
-			slog(s, "%s: session closed (%s)", s->peer,
-			     r == -ECONNRESET ? "client left" : r == -EPROTO ? err : strerror(-r));
+			serve_log(s->o, "%s: session closed (%s)", s->peer,
+				  r == -ECONNRESET ? "client left" : r == -EPROTO ? err : strerror(-r));
 			return;
 		}
 		if (!strcmp(rp_type(m), "time"))
@@ -510,13 +485,34 @@ static void session(struct serve *s)
 		else if (!strcmp(rp_type(m), "bye"))
 			r = -1;
 		else {
-			send_refused(s->cfd, "unknown request");
+			serve_refuse(s->cfd, "unknown request");
 			r = -1;
 		}
 		json_decref(m);
 		if (r)
 			return;
 	}
+}
+
+/* Handshakes until a client's token is right, then its session; again
+ * (once: one session). */
+static int serve_loop(struct serve *s)
+{
+	while (!runner_interrupted) {
+		struct sa_client cl;
+		int r = sa_poll(s->auth, -1, 0, 500, NULL, NULL, &cl);
+
+		if (r <= 0)
+			continue;
+		s->cfd = cl.fd;
+		memcpy(s->peer, cl.peer, sizeof(s->peer));
+		session(s);
+		close(s->cfd);
+		s->cfd = -1;
+		if (s->o->once)
+			break;
+	}
+	return runner_interrupted ? 128 + runner_interrupted : 0;
 }
 
 int remote_serve(const struct serve_opts *o, char *err, size_t errlen)
@@ -533,30 +529,15 @@ int remote_serve(const struct serve_opts *o, char *err, size_t errlen)
 	if (!s.env)
 		return -ENOMEM;
 	ret = do_listen(&s, err, errlen);
-	if (!ret)
-		slog(&s, "listening on %s", o->listen);
-	while (!ret && !runner_interrupted) {
-		struct pollfd p = { .fd = s.lfd, .events = POLLIN };
-		struct sockaddr_storage from;
-		socklen_t l = sizeof(from);
-
-		if (poll(&p, 1, 500) <= 0)
-			continue;
-		s.cfd = accept4(s.lfd, (struct sockaddr *)&from, &l, SOCK_CLOEXEC);
-		if (s.cfd < 0)
-			continue;
-		net_unmap(&from);
-		net_format(&from, true, s.peer, sizeof(s.peer));
-		session(&s);
-		close(s.cfd);
-		s.cfd = -1;
-		if (o->once)
-			break;
+	if (!ret && !(s.auth = sa_new(o, s.lfd)))
+		ret = errf(err, errlen, ENOMEM, "out of memory");
+	if (!ret) {
+		serve_log(o, "listening on %s", o->listen);
+		ret = serve_loop(&s);
 	}
+	sa_free(s.auth);
 	if (s.lfd >= 0)
 		close(s.lfd);
 	json_decref(s.env);
-	if (ret)
-		return ret;
-	return runner_interrupted ? 128 + runner_interrupted : 0;
+	return ret;
 }

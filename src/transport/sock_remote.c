@@ -185,3 +185,136 @@ int tp_remote_reserve_block(struct tp_channel *ch, const struct tp_remote *r, un
 		   first);
 	return 0;
 }
+
+/* ---- the server's hellos: many at once, each with its deadline ------------- */
+
+struct rh_wait {
+	int fd;			/* -1: a free slot */
+	uint64_t t0, due;	/* accepted; its whole hello by */
+	size_t got;
+	struct tp_rhello h;
+};
+
+struct rh_state {
+	const struct tp_remote *r;
+	unsigned n, got, *foreign;
+	int *fds;
+	uint64_t deadline;
+	struct rh_wait w[TP_RHELLO_PENDING];
+};
+
+static void rh_foreign(struct rh_state *st, struct rh_wait *w)
+{
+	close(w->fd);
+	w->fd = -1;
+	(*st->foreign)++;
+}
+
+/* A connection to wait for: a free slot, else the oldest one's. */
+static void rh_add(struct rh_state *st, int fd, uint64_t now)
+{
+	struct rh_wait *w = &st->w[0];
+
+	for (unsigned i = 0; i < TP_RHELLO_PENDING; i++) {
+		if (st->w[i].fd < 0) {
+			w = &st->w[i];
+			break;
+		}
+		if (st->w[i].t0 < w->t0)
+			w = &st->w[i];
+	}
+	if (w->fd >= 0)
+		rh_foreign(st, w);
+	*w = (struct rh_wait){ .fd = fd, .t0 = now, .due = now + TP_RHELLO_WAIT_MS * NSEC_PER_MSEC };
+	if (w->due > st->deadline)
+		w->due = st->deadline;
+}
+
+/* Read what w sent; a whole hello of this cell gives its id the
+ * connection (blocking again), anything else is foreign. */
+static void rh_read(struct rh_state *st, struct rh_wait *w)
+{
+	ssize_t n = read(w->fd, (char *)&w->h + w->got, sizeof(w->h) - w->got);
+	int id, fl;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		rh_foreign(st, w);
+		return;
+	}
+	w->got += (size_t)n;
+	if (w->got < sizeof(w->h))
+		return;
+	id = tp_rhello_check(&w->h, st->r, st->n);
+	fl = fcntl(w->fd, F_GETFL);
+	if (id < 0 || st->fds[id] >= 0 || fl < 0 || fcntl(w->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		rh_foreign(st, w);
+		return;
+	}
+	st->fds[id] = w->fd;
+	st->got++;
+	w->fd = -1;
+}
+
+/* One poll over the listener and the hellos in progress, then what it
+ * found: 0, or -errno (-EINTR: a stop signal). */
+static int rh_step(struct rh_state *st, int lfd)
+{
+	struct pollfd p[TP_RHELLO_PENDING + 1] = { { .fd = lfd, .events = POLLIN } };
+	struct rh_wait *who[TP_RHELLO_PENDING + 1] = { NULL };
+	uint64_t now = now_ns(), next = st->deadline;
+	unsigned np = 1;
+	int r, fd;
+
+	for (unsigned i = 0; i < TP_RHELLO_PENDING; i++)
+		if (st->w[i].fd >= 0) {
+			who[np] = &st->w[i];
+			p[np++] = (struct pollfd){ .fd = st->w[i].fd, .events = POLLIN | POLLRDHUP };
+			next = st->w[i].due < next ? st->w[i].due : next;
+		}
+	r = poll(p, np, next > now ? (int)((next - now) / NSEC_PER_MSEC) + 1 : 0);
+	if (r < 0)
+		return -errno;
+	for (unsigned i = 1; r > 0 && i < np; i++)
+		if (p[i].revents)
+			rh_read(st, who[i]);
+	now = now_ns();
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0)
+		rh_add(st, fd, now);
+	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED && errno != EINTR)
+		return -errno;
+	for (unsigned i = 0; i < TP_RHELLO_PENDING; i++)
+		if (st->w[i].fd >= 0 && now >= st->w[i].due)
+			rh_foreign(st, &st->w[i]);
+	return 0;
+}
+
+int tp_remote_hellos(const char *tp, int lfd, const struct tp_remote *r, unsigned n, int *fds,
+		     unsigned *foreign, char *err, size_t errlen)
+{
+	struct rh_state st = { .r = r, .n = n, .fds = fds, .foreign = foreign,
+			       .deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC };
+	int ret = 0;
+
+	for (unsigned i = 0; i < TP_RHELLO_PENDING; i++)
+		st.w[i].fd = -1;
+	for (unsigned id = 0; id < n; id++)
+		fds[id] = -1;
+	while (!ret && st.got < n) {
+		if (now_ns() >= st.deadline)
+			ret = errf(err, errlen, ETIMEDOUT, "%s: server: %u of %u clients connected within %d s",
+				   tp, st.got, n, TP_REMOTE_WAIT_MS / 1000);
+		else if ((ret = rh_step(&st, lfd)) == -EINTR)
+			ret = errf(err, errlen, EINTR, "%s: server: stopped while waiting for clients", tp);
+		else if (ret)
+			ret = errf(err, errlen, -ret, "%s: server: accept: %s", tp, strerror(-ret));
+		else if (*foreign > TP_REMOTE_MAX_FOREIGN)
+			ret = errf(err, errlen, ECONNREFUSED, "%s: over %u foreign connections to the cell's port",
+				   tp, TP_REMOTE_MAX_FOREIGN);
+	}
+	for (unsigned i = 0; i < TP_RHELLO_PENDING; i++)
+		if (st.w[i].fd >= 0)
+			rh_foreign(&st, &st.w[i]);
+	return ret;
+}

@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -340,60 +341,27 @@ static int tcp_create_remote(struct tp_channel *ch, const struct tp_remote *r, c
 	return ret;
 }
 
-/* One accepted connection: its hello names a client id of this cell, or
- * it is closed and counted as foreign. */
-static int tcp_remote_take(struct tp_channel *ch, struct fd_table *c, const struct tp_remote *r,
-			   int fd, unsigned *got, char *err, size_t errlen)
-{
-	struct timeval tv = { .tv_sec = 2 };
-	struct tp_rhello h;
-	unsigned n = tp_clients(ch);
-	int id = -1;
-
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
-	    full_read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h))
-		id = tp_rhello_check(&h, r, n);
-	tv.tv_sec = 0;
-	if (id < 0 || c->fd[2 * id].fd >= 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
-		close(fd);
-		return 1;	/* foreign */
-	}
-	fd_table_set(c, 2 * (unsigned)id, fd, FD_SERVER, (unsigned)id);
-	(*got)++;
-	return tcp_setup(ch, fd, err, errlen);
-}
-
-/* The server's first open: accept every client's connection (in any
- * order), then close the listener. A stop signal ends the wait. */
+/* The server's first open: every client's connection, by its hello (in
+ * any order, strangers closed and counted: tp_remote_hellos), then the
+ * listener closed. A stop signal ends the wait. */
 static int tcp_remote_accept_all(struct tp_channel *ch, char *err, size_t errlen)
 {
 	struct fd_table *c = ch->priv;
 	const struct tp_remote *r = c->extra;
-	unsigned n = tp_clients(ch), got = 0, foreign = 0;
-	uint64_t deadline = now_ns() + TP_REMOTE_WAIT_MS * NSEC_PER_MSEC;
-	int lfd = c->fd[2 * n].fd, ret = 0;
+	unsigned n = tp_clients(ch), foreign = 0;
+	int lfd = c->fd[2 * n].fd, ret, *fds = malloc(n * sizeof(*fds));
 
-	while (!ret && got < n) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-		if (fd >= 0) {
-			ret = tcp_remote_take(ch, c, r, fd, &got, err, errlen);
-			if (ret == 1)
-				ret = ++foreign > TP_REMOTE_MAX_FOREIGN ?
-					errf(err, errlen, ECONNREFUSED, "tcp: over %u foreign connections to the cell's port", TP_REMOTE_MAX_FOREIGN) : 0;
+	if (!fds)
+		return errf(err, errlen, ENOMEM, "tcp: out of memory");
+	ret = tp_remote_hellos("tcp", lfd, r, n, fds, &foreign, err, errlen);
+	for (unsigned id = 0; id < n; id++) {
+		if (fds[id] < 0)
 			continue;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED)
-			return errf(err, errlen, errno, "tcp: server: accept: %s", strerror(errno));
-		if (now_ns() > deadline)
-			return errf(err, errlen, ETIMEDOUT, "tcp: server: %u of %u clients connected within %d s",
-				    got, n, TP_REMOTE_WAIT_MS / 1000);
-		ret = tp_remote_poll(lfd, POLLIN, 100);
-		if (ret == -EINTR)
-			return errf(err, errlen, EINTR, "tcp: server: stopped while waiting for clients");
-		ret = ret < 0 ? errf(err, errlen, -ret, "tcp: server: poll: %s", strerror(-ret)) : 0;
+		fd_table_set(c, 2 * id, fds[id], FD_SERVER, id);
+		if (!ret)
+			ret = tcp_setup(ch, fds[id], err, errlen);
 	}
+	free(fds);
 	close(lfd);
 	c->fd[2 * n].fd = -1;
 	return ret;

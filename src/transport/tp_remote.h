@@ -19,6 +19,8 @@
 #define TP_SECRET_BYTES 16
 #define TP_REMOTE_WAIT_MS 10000		/* for the peer's connection or hello */
 #define TP_REMOTE_MAX_FOREIGN 1024
+#define TP_RHELLO_WAIT_MS 2000		/* a whole hello, from its accept */
+#define TP_RHELLO_PENDING 32		/* hellos read at once */
 
 struct tp_rhello {
 	uint32_t magic, id;
@@ -45,6 +47,16 @@ void tp_rhello_fill(struct tp_rhello *h, const struct tp_remote *r, unsigned id)
 /* A hello of this cell for a client id below n: the id, else -1 (constant
  * time over the secret). */
 int tp_rhello_check(const struct tp_rhello *h, const struct tp_remote *r, unsigned n);
+/* The server's side of a stream transport: accept on the non-blocking
+ * listener lfd until each of n client ids has a connection whose hello
+ * carries the cell's secret, all within TP_REMOTE_WAIT_MS. Hellos are
+ * read as they come, TP_RHELLO_PENDING at once, each whole within
+ * TP_RHELLO_WAIT_MS of its accept (the oldest makes room when all are
+ * taken): a stranger that drips bytes, or many, hold up nothing. fds[id]
+ * get the connections (blocking); whatever else came is closed and
+ * counted in *foreign. 0, or -errno with why (-EINTR: a stop signal). */
+int tp_remote_hellos(const char *tp, int lfd, const struct tp_remote *r, unsigned n, int *fds,
+		     unsigned *foreign, char *err, size_t errlen);
 /* connect() without blocking past TP_REMOTE_WAIT_MS; a signal ends it
  * (-EINTR). 0 or -errno. */
 int tp_remote_connect(int fd, const struct sockaddr_storage *sa);

@@ -17,7 +17,8 @@
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no 'ip netns' (iproute2)"; exit 77; }
 command -v tc >/dev/null || { echo "skip: no tc (iproute2)"; exit 77; }
 dir=$(mktemp -d)
-ns_s=ilps-$$ ns_c=ilpc-$$ port=7227 tok=peer-test-token
+ns_s=ilps-$$ ns_c=ilpc-$$ port=7227
+(umask 077 && echo "peer-test-token-$RANDOM$RANDOM" >"$dir/tok" && echo "a-wrong-token-of-20-bytes" >"$dir/wrong")
 SRV=10.77.$(( $$ % 200 )).1 CLI=10.77.$(( $$ % 200 )).2
 SRV6=fd00:77:$(( $$ % 200 ))::1 CLI6=fd00:77:$(( $$ % 200 ))::2
 serve_pid= serve6_pid=
@@ -44,7 +45,7 @@ in_s() { ip netns exec "$ns_s" "$@"; }
 in_c() { ip netns exec "$ns_c" "$@"; }
 
 start_serve() {
-	ip netns exec "$ns_s" "$IPCLAB" serve --listen $SRV:$port --token $tok 2>"$dir/serve.log" &
+	ip netns exec "$ns_s" "$IPCLAB" serve --listen $SRV:$port --token-file "$dir/tok" 2>"$dir/serve.log" &
 	serve_pid=$!
 	# bounded poll for the listening port
 	for _ in $(seq 1 200); do
@@ -65,7 +66,7 @@ for lt in zmq-tcp nng-tcp; do
 done
 for t in $tps; do
 	for p in pingpong stream; do
-		if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t $t -p $p -n 3000 --verify -q \
+		if in_c "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t $t -p $p -n 3000 --verify -q \
 			-f json -o "$dir/$t-$p.json" 2>"$dir/err"; then
 			python3 - "$dir/$t-$p.json" "$t" "$p" <<'PY' || fail "$t $p: result record"
 import json, sys
@@ -90,7 +91,7 @@ done
 
 # IPv6: a second server on [SRV6]:port+1, the clients on CLI6
 port6=$((port + 1))
-ip netns exec "$ns_s" "$IPCLAB" serve --listen "[$SRV6]:$port6" --token $tok 2>"$dir/serve6.log" &
+ip netns exec "$ns_s" "$IPCLAB" serve --listen "[$SRV6]:$port6" --token-file "$dir/tok" 2>"$dir/serve6.log" &
 serve6_pid=$!
 for _ in $(seq 1 200); do
 	in_s ss -Hltn "sport = :$port6" 2>/dev/null | grep -q . && break
@@ -101,7 +102,7 @@ cells6="tcp:pingpong udp:pingpong udp:stream"
 for lt in zmq-tcp nng-tcp; do case " $tps " in *" $lt "*) cells6="$cells6 $lt:pingpong";; esac; done
 for tp in $cells6; do
 	t=${tp%%:*} p=${tp#*:}
-	if in_c "$IPCLAB" run --peer "[$SRV6]:$port6" --token $tok -t $t -p $p -n 3000 --verify -q \
+	if in_c "$IPCLAB" run --peer "[$SRV6]:$port6" --token-file "$dir/tok" -t $t -p $p -n 3000 --verify -q \
 		-f json -o "$dir/v6-$t-$p.json" 2>"$dir/err"; then
 		python3 - "$dir/v6-$t-$p.json" "$t" "$p" "$SRV6" <<'PY' || fail "IPv6 $t $p: result record"
 import json, sys
@@ -128,10 +129,10 @@ peer_err6() {
 	if [ $rc = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && [[ $out == *"$what"* ]]; then echo "ok   bad address $what: $out"
 	else fail "bad address $what: exit $rc, expected 2 with one line naming it: $out"; fi
 }
-peer_err6 "[$SRV6" run --peer "[$SRV6" --token $tok -t tcp -n 10 -q
-peer_err6 "fd00::zz" serve --listen "[fd00::zz]:$port6" --token $tok --once
+peer_err6 "[$SRV6" run --peer "[$SRV6" --token-file "$dir/tok" -t tcp -n 10 -q
+peer_err6 "fd00::zz" serve --listen "[fd00::zz]:$port6" --token-file "$dir/tok" --once
 
-# refused: a wrong token, a transport that cannot cross hosts, a limit
+# refused: a wrong token (from a file of mode 0600), a transport that cannot cross hosts, a limit
 peer_err() {
 	local what=$1 out rc
 	shift
@@ -140,13 +141,13 @@ peer_err() {
 	if [ $rc = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ]; then echo "ok   $what: $out"
 	else fail "$what: exit $rc, expected 2 with one line: $out"; fi
 }
-peer_err "wrong token (netns)" run --peer $SRV:$port --token nope -t tcp -n 100 -q
-peer_err "pipe refused" run --peer $SRV:$port --token $tok -t pipe -n 100 -q
-peer_err "over the size limit" run --peer $SRV:$port --token $tok -t tcp -s 256M -n 10 -q
-peer_err "pipe named among others" run --peer $SRV:$port --token $tok -t tcp,pipe -n 100 -q
+peer_err "wrong token (netns)" run --peer $SRV:$port --token-file "$dir/wrong" -t tcp -n 100 -q
+peer_err "pipe refused" run --peer $SRV:$port --token-file "$dir/tok" -t pipe -n 100 -q
+peer_err "over the size limit" run --peer $SRV:$port --token-file "$dir/tok" -t tcp -s 256M -n 10 -q
+peer_err "pipe named among others" run --peer $SRV:$port --token-file "$dir/tok" -t tcp,pipe -n 100 -q
 
 # -t all: what cannot cross hosts is skipped with the reason, the rest runs
-if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t all -n 500 -q -f json -o "$dir/all.json" 2>"$dir/err"; then
+if in_c "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t all -n 500 -q -f json -o "$dir/all.json" 2>"$dir/err"; then
 	python3 - "$dir/all.json" <<'PY' || fail "-t all --peer: results"
 import json, sys
 rs = json.load(open(sys.argv[1]))["results"]
@@ -163,7 +164,7 @@ fi
 
 # --pin split: the server side on the CPU the server chose (its first allowed)
 first=$(in_s python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
-if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t tcp --pin split -n 1000 -q -f json -o "$dir/pin.json" 2>"$dir/err"; then
+if in_c "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t tcp --pin split -n 1000 -q -f json -o "$dir/pin.json" 2>"$dir/err"; then
 	python3 - "$dir/pin.json" "$first" <<'PY' || fail "--pin split --peer: server side's CPU"
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
@@ -179,7 +180,7 @@ fi
 # the link limited to 20 mbit: a 4 KiB tcp stream measures the link
 in_s tc qdisc add dev ilv$$a root tbf rate 20mbit burst 32kbit latency 50ms
 in_c tc qdisc add dev ilv$$b root tbf rate 20mbit burst 32kbit latency 50ms
-if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t tcp -p stream -s 4k -d 3s -q \
+if in_c "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t tcp -p stream -s 4k -d 3s -q \
 	-f json -o "$dir/tbf.json" 2>"$dir/err"; then
 	python3 - "$dir/tbf.json" <<'PY' || fail "tbf stream outside 1.9-2.6 MB/s"
 import json, sys
@@ -197,7 +198,7 @@ in_c tc qdisc del dev ilv$$b root
 
 # a client killed mid-cell: the server keeps serving and leaks nothing
 fds0=$(ls /proc/$serve_pid/fd | wc -l)
-ip netns exec "$ns_c" "$IPCLAB" run --peer $SRV:$port --token $tok -t tcp -p pingpong -d 30s -q >/dev/null 2>&1 &
+ip netns exec "$ns_c" "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t tcp -p pingpong -d 30s -q >/dev/null 2>&1 &
 cpid=$!
 for _ in $(seq 1 200); do
 	[ -n "$(pgrep -P $serve_pid)" ] && break
@@ -217,7 +218,7 @@ done
 # namespace of `ip netns exec`, which the run registry does not sweep from
 # here (by design); it is removed by hand, only it
 for d in $(new_leftovers "$before" "$(leftovers)" | sed -n 's/^dir //p'); do rmdir "$d"; done
-if in_c "$IPCLAB" run --peer $SRV:$port --token $tok -t tcp -n 2000 -q >/dev/null 2>"$dir/err"; then
+if in_c "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t tcp -n 2000 -q >/dev/null 2>"$dir/err"; then
 	echo "ok   server still serving after a client was killed mid-cell"
 else
 	fail "next run after a killed client: $(head -c 300 "$dir/err")"
@@ -232,7 +233,7 @@ done
 	fail "serve's descriptors: $fds0 before, $fds1 after"
 
 # SIGKILL of serve mid-cell, then ipclab clean: nothing left
-ip netns exec "$ns_c" "$IPCLAB" run --peer $SRV:$port --token $tok -t tcp -p pingpong -d 30s -q >/dev/null 2>&1 &
+ip netns exec "$ns_c" "$IPCLAB" run --peer $SRV:$port --token-file "$dir/tok" -t tcp -p pingpong -d 30s -q >/dev/null 2>&1 &
 cpid=$!
 for _ in $(seq 1 200); do
 	[ -n "$(pgrep -P $serve_pid)" ] && break
