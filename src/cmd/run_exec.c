@@ -256,10 +256,13 @@ int do_run(struct run_args *args, unsigned nargs)
 	}
 	if (a->pivot)
 		memcpy(ra.pivot, a->pivot_spec, sizeof(ra.pivot));
+	rep.created = time(NULL);	/* the same in -o's file and the store */
 	wret = output_report(a->output, &ra, &rep);
 	if (a->plot_dir && !wret)
 		wret = plot_after_run(a, &rep);
 	wret = report_failures(rep.results, rep.n) ? 1 : wret;
+	if (!a->dry_run)
+		wret = db_store_report(&a->db, &rep, ret ? ret : wret, a->quiet, NULL);
 	peer_close(peer);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);
