@@ -16,6 +16,7 @@ const struct subcommand subcommands[] = {
 	{ "clean", cmd_clean, "remove what runs killed by SIGKILL left behind (see the run registry)" },
 	{ "serve", cmd_serve, "run the server side of cells for `ipclab run --peer` on other hosts" },
 	{ "db", cmd_db, "the results store: import result files, export them back, list runs" },
+	{ "history", cmd_history, "a cell's metric across stored runs, with the change points found" },
 	{ "suite", cmd_suite, "the seeds' experiments, one section each: ipclab suite seeds [--quick]" },
 	{ NULL, NULL, NULL },
 };
