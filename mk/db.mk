@@ -19,3 +19,24 @@ ALL_TARGETS += $(DB_HOOK)
 $(DB_HOOK): tests/cli/db_hook.c
 	@mkdir -p $(@D)
 	$(CC) -shared -fPIC -O2 -std=gnu11 $(WARN) -o $@ $< -ldl
+
+# Results per second into SQLite and PostgreSQL (bench/db_write.sh).
+.PHONY: bench-db
+bench-db: all
+	B=$(B) bench/db_write.sh
+
+# The change-point method's false alarms and detection delay on synthetic
+# series (bench/changepoint.c): `make bench-changepoint`.
+$(B)/bench/changepoint: $(B)/bench/changepoint.o $(IPCLAB_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
+
+$(B)/bench/changepoint.o: bench/changepoint.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+ALL_TARGETS += $(B)/bench/changepoint
+DEPS_FILES += $(B)/bench/changepoint.d
+
+.PHONY: bench-changepoint
+bench-changepoint: $(B)/bench/changepoint
+	$(B)/bench/changepoint
