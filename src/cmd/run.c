@@ -316,6 +316,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'; see ipclab --help", argv[optind]);
+	a->db.on &= !a->dry_run;	/* nothing runs, nothing is stored */
 	return a->dry_run ? 0 : db_args_check(&a->db, NULL);
 }
 

@@ -210,6 +210,14 @@ static int attach_peer(const struct run_args *a, struct plan *pl, struct peer **
 	return 0;
 }
 
+/* After the report is written: the failed cells said, the run stored
+ * (--db). The exit status so far. */
+static int after_report(const struct run_args *a, const struct report *rep, int ret, int wret)
+{
+	wret = report_failures(rep->results, rep->n) ? 1 : wret;
+	return db_store_report(&a->db, rep, ret ? ret : wret, a->quiet, NULL);
+}
+
 int do_run(struct run_args *args, unsigned nargs)
 {
 	const struct run_args *a = &args[0];
@@ -260,9 +268,7 @@ int do_run(struct run_args *args, unsigned nargs)
 	wret = output_report(a->output, &ra, &rep);
 	if (a->plot_dir && !wret)
 		wret = plot_after_run(a, &rep);
-	wret = report_failures(rep.results, rep.n) ? 1 : wret;
-	if (!a->dry_run)
-		wret = db_store_report(&a->db, &rep, ret ? ret : wret, a->quiet, NULL);
+	wret = after_report(a, &rep, ret, wret);
 	peer_close(peer);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);

@@ -153,16 +153,33 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct result *
 static int suite_usage(FILE *f, int ret)
 {
 	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--profile[=DIR]]\n"
-	      "                          [-f table|json|csv] [-o FILE] [-q] [--db[=URL] [--label K=V]]\n"
+	      "                          [-f table|json|csv] [-o FILE] [-q] [--db[=URL] [--label K=V] [--db-failed]]\n"
 	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
 	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
 	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
 	      "  6 s paced at 1/s) and report medians. --trace and --profile act as for run, on every\n"
-	      "  cell, and add a reading from the trace (and profile) to each section.\n"
+	      "  cell, and add a reading from the trace (and profile) to each section. --db, --label and\n"
+	      "  --db-failed store every result as run does (see ipclab history).\n"
 	      "       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
 	      "  see ipclab suite fidelity --help\n", f);
 	return ret;
 }
+/* --profile[=DIR]: 0, or 2 (said). */
+static int suite_profile(struct suite_opts *o, const char *dir)
+{
+	char err[ERRLEN];
+
+	if (profile_check(err, sizeof(err)))
+		return usage_error("%s", err);
+	if (dir && mkdir(dir, 0755) && errno != EEXIST)
+		return usage_error("--profile %s: cannot make the directory: %s", dir, strerror(errno));
+	if (dir && access(dir, W_OK | X_OK))
+		return usage_error("--profile %s: cannot write there: %s", dir, strerror(errno));
+	o->profile = true;
+	o->profile_dir = dir;
+	return 0;
+}
+
 static int suite_args(int argc, char **argv, struct suite_opts *o, const char **only)
 {
 	static const struct option lo[] = {
@@ -189,9 +206,7 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 			break;
 		case 'q': o->quiet = true; break;
 		case 'h': return suite_usage(stdout, -1);
-		case DB_OPT_DB:
-		case DB_OPT_LABEL:
-		case DB_OPT_FAILED:
+		case DB_OPT_DB: case DB_OPT_LABEL: case DB_OPT_FAILED:
 			if (db_args_option(&o->db, opt, optarg, argc, argv))
 				return 2;
 			break;
@@ -201,15 +216,8 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 			o->trace = true;
 			break;
 		case 'P':
-			if (profile_check(err, sizeof(err)))
-				return usage_error("%s", err);
-			if (optarg && mkdir(optarg, 0755) && errno != EEXIST)
-				return usage_error("--profile %s: cannot make the directory: %s", optarg,
-						   strerror(errno));
-			if (optarg && access(optarg, W_OK | X_OK))
-				return usage_error("--profile %s: cannot write there: %s", optarg, strerror(errno));
-			o->profile = true;
-			o->profile_dir = optarg;
+			if (suite_profile(o, optarg))
+				return 2;
 			break;
 		case 'f':
 			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))

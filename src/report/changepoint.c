@@ -361,7 +361,7 @@ double cp_two_sample_count(size_t na, size_t nb)
 /* Every split of n <= 24 points into na and n - na: the exact p-value. */
 static double exact_p(const double *z, size_t n, size_t na)
 {
-	double d[24 * 24], qhat, hits = 0, all = 0;
+	double d[24 * 24] = { 0 }, qhat, hits = 0, all = 0;
 	uint32_t first = (1u << na) - 1, mask = first;
 
 	for (size_t i = 0; i < n; i++)
