@@ -167,6 +167,8 @@ static int db_export(struct db_cmd *a, struct db *db)
 		ret = say_error("db", "export: %s", err);
 	else if (!ids.n)
 		ret = cmd_usage_error("db", "export: no stored run matches; see ipclab db ls");
+	else if (a->dir && a->output)
+		ret = cmd_usage_error("db", "export: -o FILE or --dir DIR, not both");
 	else if (ids.n > 1 && !a->dir)
 		ret = cmd_usage_error("db", "export: %zu runs match; name one with --run ID, or write them all with --dir DIR",
 				      ids.n);
@@ -185,18 +187,22 @@ static int db_export(struct db_cmd *a, struct db *db)
 
 /* ---- ls ---- */
 
+/* What the store holds came from files: shown with control bytes as '?'. */
 static int ls_row(void *arg, const struct db_run_row *r)
 {
 	json_t *labels = json_loads(r->labels_json, 0, NULL), *v;
+	char t[4][256], kv[2][256];
 	FILE *f = arg;
 	const char *k;
 	bool first = true;
 
-	fprintf(f, "%6" PRId64 "  %-20s  %-16s  %-24s  %7u  %s ", r->id, r->created_utc, r->machine,
-		r->kernel, r->nresults, r->git_rev);
+	fprintf(f, "%6" PRId64 "  %-20s  %-16s  %-24s  %7u  %s ", r->id,
+		db_text_safe(t[0], 256, r->created_utc), db_text_safe(t[1], 256, r->machine),
+		db_text_safe(t[2], 256, r->kernel), r->nresults, db_text_safe(t[3], 256, r->git_rev));
 	json_object_foreach(labels, k, v) {
-		if (strcmp(k, "machine") && strcmp(k, "kernel"))
-			fprintf(f, "%s%s=%s", first ? " " : ",", k, json_string_value(v));
+		if (strcmp(k, "machine") && strcmp(k, "kernel") && json_is_string(v))
+			fprintf(f, "%s%s=%s", first ? " " : ",", db_text_safe(kv[0], 256, k),
+				db_text_safe(kv[1], 256, json_string_value(v)));
 		first &= !strcmp(k, "machine") || !strcmp(k, "kernel");
 	}
 	fputc('\n', f);

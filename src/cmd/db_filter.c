@@ -12,6 +12,17 @@
 #include "cmd.h"
 #include "db_filter.h"
 
+const char *db_text_safe(char *buf, size_t len, const char *s)
+{
+	size_t i = 0;
+
+	for (; s && *s && i + 1 < len; s++, i++)
+		buf[i] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	if (len)
+		buf[i < len ? i : len - 1] = '\0';
+	return buf;
+}
+
 bool filter_is_option(int opt)
 {
 	return opt == 't' || opt == 'p' || opt == 's' || opt == 'e' || (opt >= FO_PIN && opt <= FO_DB);

@@ -63,6 +63,9 @@ int db_baseline_load(const char *url, const char *label, const char *machine,
  * password in any URL among them shown as ***. */
 void cmdline_redacted(char *buf, size_t len, int argc, char **argv);
 
+/* s for a terminal: control bytes as '?', into buf (db_filter.c). */
+const char *db_text_safe(char *buf, size_t len, const char *s);
+
 int cmd_db(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 

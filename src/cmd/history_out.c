@@ -28,7 +28,8 @@ const char *history_fmt(char *buf, size_t len, const char *metric, double v)
 	return buf;
 }
 
-/* "k=v k=v": a point's labels, the machine left out (it is the series'). */
+/* "k=v k=v": a point's labels, the machine left out (it is the series');
+ * control bytes shown as '?' (they came from the store). */
 static void labels_text(const json_t *labels, char *buf, size_t len)
 {
 	const char *k;
@@ -37,18 +38,19 @@ static void labels_text(const json_t *labels, char *buf, size_t len)
 
 	buf[0] = '\0';
 	json_object_foreach((json_t *)labels, k, v)
-		if (strcmp(k, "machine") && off < len)
+		if (strcmp(k, "machine") && json_is_string(v) && off < len)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? " " : "", k,
 						json_string_value(v));
+	db_text_safe(buf, len, buf);
 }
 
 static void table_series(FILE *f, const struct hseries *s)
 {
-	char a[32], b[32], c[32], lab[512];
+	char a[32], b[32], c[72], lab[512], at[32];
 	int k = 0;
 
-	fprintf(f, "%s: %s, %zu runs, %d change point%s\n", s->label, s->metric, s->n, s->ncp,
-		s->ncp == 1 ? "" : "s");
+	fprintf(f, "%s: %s, %zu runs, %d change point%s\n", db_text_safe(lab, sizeof(lab), s->label),
+		s->metric, s->n, s->ncp, s->ncp == 1 ? "" : "s");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct hpoint *p = &s->pts[i];
 
@@ -58,8 +60,9 @@ static void table_series(FILE *f, const struct hseries *s)
 				 history_fmt(b, sizeof(b), s->metric, p->hi));
 		else
 			snprintf(c, sizeof(c), "-");
-		fprintf(f, "  %5lld  %-20s  %10s  %-24s  %s\n", (long long)p->run, p->at,
-			history_fmt(a, sizeof(a), s->metric, p->value), c, lab);
+		fprintf(f, "  %5lld  %-20s  %10s  %-24s  %s\n", (long long)p->run,
+			db_text_safe(at, sizeof(at), p->at), history_fmt(a, sizeof(a), s->metric, p->value),
+			c, lab);
 		if (k < s->ncp && s->cp[k].index == i + 1 && i + 1 < s->n) {
 			const struct cp_change *cp = &s->cp[k++];
 
@@ -72,7 +75,7 @@ static void table_series(FILE *f, const struct hseries *s)
 
 static void table_against(FILE *f, const struct history *h)
 {
-	char a[32], b[32], p[16];
+	char a[32], b[32], p[16], lab[320];
 
 	fprintf(f, "%-40s %16s %16s %8s %7s  %s\n", "cell", h->base_label.value, h->cand_label.value,
 		"ratio", "p", "verdict");
@@ -85,8 +88,8 @@ static void table_against(FILE *f, const struct history *h)
 		snprintf(ca, sizeof(ca), "%s (%zu)", history_fmt(b, sizeof(b), s->metric, s->cand.median),
 			 s->cand.n);
 		snprintf(p, sizeof(p), isnan(s->p_value) ? "-" : "%.3f", s->p_value);
-		fprintf(f, "%-40s %16s %16s %8.3f %7s  %s\n", s->label, ba, ca, s->ratio, p,
-			s->changed ? "CHANGED" : "same");
+		fprintf(f, "%-40s %16s %16s %8.3f %7s  %s\n", db_text_safe(lab, sizeof(lab), s->label),
+			ba, ca, s->ratio, p, s->changed ? "CHANGED" : "same");
 	}
 	fprintf(f, "%s=%s against %s=%s; medians (runs); p: permutation test of the energy statistic (two runs a side at least); a change is larger than %g %%\n",
 		h->cand_label.key, h->cand_label.value, h->base_label.key, h->base_label.value,

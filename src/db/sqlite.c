@@ -7,6 +7,7 @@
  * newer schema -- is refused before anything is written to it, and a
  * symbolic link is not followed. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,14 +223,37 @@ static int sq_refuse_path(struct db *db, const char *path, bool create, char *er
 	return 0;
 }
 
+/* The file in its directory's real path: the directories may be links the
+ * user made, the file itself must not be one (SQLITE_OPEN_NOFOLLOW refuses
+ * a link anywhere in the name it is given). */
+static int sq_real_path(struct db *db, const char *path, char *out, size_t len, char *err,
+			size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], real[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+		 slash ? path : ".");
+	if (!realpath(dir, real))
+		return errf(err, errlen, ENOENT, "%s: the directory %s: %s; create it first", db->where,
+			    dir, strerror(errno));
+	if ((size_t)snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", slash ? slash + 1 : path) >=
+	    len)
+		return errf(err, errlen, EINVAL, "%s: the path is too long", db->where);
+	return 0;
+}
+
 static int sq_open(struct db *db, const char *path, bool create, char *err, size_t len)
 {
+	char real[PATH_MAX];
 	sqlite3 *h = NULL;
 	int ret = sq_refuse_path(db, path, create, err, len), rc;
 
+	if (!ret)
+		ret = sq_real_path(db, path, real, sizeof(real), err, len);
 	if (ret)
 		return ret;
-	rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW |
+	rc = sqlite3_open_v2(real, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW |
 				       (create ? SQLITE_OPEN_CREATE : 0), NULL);
 	db->h = h;
 	if (rc != SQLITE_OK)

@@ -40,15 +40,15 @@ static bool label_value_ok(const char *v, size_t n)
 	return j != NULL;
 }
 
-/* key=value into labels, replacing the same key. */
-static int label_set(struct db_label *labels, size_t *n, const char *k, size_t kl, const char *v,
-		     size_t vl)
+/* key=value into labels (room for cap), replacing the same key. */
+static int label_set(struct db_label *labels, size_t *n, size_t cap, const char *k, size_t kl,
+		     const char *v, size_t vl)
 {
 	size_t i = 0;
 
 	while (i < *n && (strlen(labels[i].key) != kl || strncmp(labels[i].key, k, kl)))
 		i++;
-	if (i == *n && *n >= DB_MAX_LABELS)
+	if (i == *n && *n >= cap)
 		return -E2BIG;
 	snprintf(labels[i].key, sizeof(labels[i].key), "%.*s", (int)kl, k);
 	snprintf(labels[i].value, sizeof(labels[i].value), "%.*s", (int)vl, v);
@@ -74,8 +74,10 @@ int db_labels_parse(const char *text, struct db_label *labels, size_t *n, char *
 		    !label_value_ok(eq + 1, (size_t)(e - eq - 1)))
 			return errf(err, len, EINVAL, "--label %s: expected KEY=VALUE[,KEY=VALUE...], keys of letters, digits, _ . - (e.g. --label kernel=6.18-rc3,commit=abc123)",
 				    text);
-		if (label_set(labels, n, p, (size_t)(eq - p), eq + 1, (size_t)(e - eq - 1)))
-			return errf(err, len, EINVAL, "--label: at most %d labels", DB_MAX_LABELS);
+		/* two places kept for the machine and the kernel */
+		if (label_set(labels, n, DB_MAX_LABELS - 2, p, (size_t)(eq - p), eq + 1,
+			      (size_t)(e - eq - 1)))
+			return errf(err, len, EINVAL, "--label: at most %d labels", DB_MAX_LABELS - 2);
 		p = *e ? e + 1 : e;
 	}
 	return 0;
@@ -139,9 +141,11 @@ static int run_row_fill(struct run_row *r, const json_t *root, struct db_label *
 		r->created = r->stored;
 	/* the machine and the kernel are labels unless given */
 	if (!ret && !label_get(labels, *nlabels, "machine"))
-		ret = label_set(labels, nlabels, "machine", 7, r->machine, strlen(r->machine));
+		ret = label_set(labels, nlabels, DB_MAX_LABELS, "machine", 7, r->machine,
+				strlen(r->machine));
 	if (!ret && !label_get(labels, *nlabels, "kernel"))
-		ret = label_set(labels, nlabels, "kernel", 6, r->kernel, strlen(r->kernel));
+		ret = label_set(labels, nlabels, DB_MAX_LABELS, "kernel", 6, r->kernel,
+				strlen(r->kernel));
 	if (!ret)
 		r->machine = label_get(labels, *nlabels, "machine");
 	for (size_t i = 0; lab && i < *nlabels; i++)
@@ -256,10 +260,10 @@ static int store_in_tx(struct db *db, const struct rfile *rf, const struct run_r
 int db_store_tree(struct db *db, const json_t *root, const struct db_label *labels, size_t nlabels,
 		  int64_t *run_id, bool *dup, char *err, size_t len)
 {
-	struct db_label all[DB_MAX_LABELS + 2];
+	struct db_label all[DB_MAX_LABELS];
 	struct run_row r = { 0 };
 	struct rfile rf;
-	size_t n = nlabels < DB_MAX_LABELS ? nlabels : DB_MAX_LABELS;
+	size_t n = nlabels < DB_MAX_LABELS - 2 ? nlabels : DB_MAX_LABELS - 2;
 	int ret = rfile_adopt(&rf, json_incref((json_t *)root), "the run", NULL, err, len);
 
 	*dup = false;
