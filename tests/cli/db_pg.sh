@@ -32,6 +32,11 @@ url=${PG_URL/ipclab@/ipclab:$secret@}
 same_json() {
 	python3 -c 'import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); sys.exit(a!=b)' "$1" "$2"
 }
+# release FIFO: let a held writer go (it may be gone: never blocks for long).
+release() {
+	timeout 30 bash -c 'echo go >"$1"' _ "$1" || fail "the held writer was not there to let go"
+}
+
 wait_for() {
 	local i
 	for ((i = 0; i < 600; i++)); do
@@ -107,7 +112,7 @@ IPCLAB_DB_HOOK_BEGIN=$hold/begin LD_PRELOAD=$HOOK "$IPCLAB" db import -q --db "$
 	"$data/compare-env-a.json" &
 b=$!
 wait_for "$hold/begin" || fail "writer b never came to its transaction"
-echo go >"$hold/go"
+release "$hold/go"
 wait $a || fail "writer a: exit $?"
 wait $b || fail "writer b: exit $?"
 [ "$(runs)" = $((before + 2)) ] || fail "two writers: $(runs) runs, expected $((before + 2))"

@@ -33,6 +33,11 @@ EOF
 runs() { sqlite3 "$db" 'SELECT count(*) FROM ipclab_runs'; }
 
 # wait_for PATH: until it exists (60 s at most).
+# release FIFO: let a held writer go (it may be gone: never blocks for long).
+release() {
+	timeout 30 bash -c 'echo go >"$1"' _ "$1" || fail "the held writer was not there to let go"
+}
+
 wait_for() {
 	local i
 	for ((i = 0; i < 600; i++)); do
@@ -95,7 +100,7 @@ IPCLAB_DB_HOOK_BEGIN=$hold/begin LD_PRELOAD=$HOOK "$IPCLAB" run -t pipe -n 2000 
 	--label w=b >/dev/null 2>"$d/err.b" &
 b=$!
 wait_for "$hold/begin" || fail "writer b never came to its transaction"
-echo go >"$hold/go"
+release "$hold/go"
 wait $a || fail "writer a: exit $?: $(cat "$d/err.a")"
 wait $b || fail "writer b: exit $?: $(cat "$d/err.b")"
 [ "$(sqlite3 "$db" "SELECT count(*) FROM ipclab_labels WHERE key = 'w'")" = 2 ] &&
