@@ -72,6 +72,18 @@ ifeq ($(HAVE_SDBUS),1)
 CFLAGS += -DHAVE_SDBUS=1
 IPCLAB_LIBS += $(shell pkg-config --libs libsystemd)
 endif
+# The results store (src/db/): SQLite and PostgreSQL, each optional; without
+# one, --db for it says what to install.
+HAVE_SQLITE := $(shell pkg-config --exists sqlite3 2>/dev/null && echo 1)
+ifeq ($(HAVE_SQLITE),1)
+CFLAGS += -DHAVE_SQLITE=1
+IPCLAB_LIBS += $(shell pkg-config --libs sqlite3)
+endif
+HAVE_PQ := $(shell pkg-config --exists libpq 2>/dev/null && echo 1)
+ifeq ($(HAVE_PQ),1)
+CFLAGS += -DHAVE_PQ=1 $(shell pkg-config --cflags libpq)
+IPCLAB_LIBS += $(shell pkg-config --libs libpq)
+endif
 
 # Filled by the mk/*.mk fragments.
 ALL_TARGETS :=

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "ipclab/interference.h"
 #include "ipclab/metrics.h"
@@ -174,6 +175,7 @@ struct report {
 	size_t n;
 	const struct matrix_info *matrix;	/* --pin matrix (ipclab/topology.h), or NULL */
 	const char *remote_env_json;	/* --peer: the server host's env object (JSON), or NULL */
+	time_t created;			/* created_utc (0: when written); one time for -o and --db */
 };
 
 enum field_kind { F_U64, F_DBL, F_STR, F_BOOL };	/* F_BOOL: get_num gives 0/1 */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dbcmd.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/runner.h"
 
@@ -14,6 +15,8 @@ const struct subcommand subcommands[] = {
 	{ "env", cmd_env, "the machine as result files record it, and what distorts measurements" },
 	{ "clean", cmd_clean, "remove what runs killed by SIGKILL left behind (see the run registry)" },
 	{ "serve", cmd_serve, "run the server side of cells for `ipclab run --peer` on other hosts" },
+	{ "db", cmd_db, "the results store: import result files, export them back, list runs" },
+	{ "history", cmd_history, "a cell's metric across stored runs, with the change points found" },
 	{ "suite", cmd_suite, "the seeds' experiments, one section each: ipclab suite seeds [--quick]" },
 	{ NULL, NULL, NULL },
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dbcmd.h"
 #include "../report/compare.h"
 
 static int cmp_usage(FILE *f)
@@ -26,6 +27,9 @@ static int cmp_usage(FILE *f)
 	      "                          when it is not within the run-to-run spread\n"
 	      "      --ignore LIST       configuration keys not to match on, e.g. keep_awake\n"
 	      "  -o, --output FILE       write the comparison to FILE instead of stdout\n"
+	      "      --db URL --baseline K=V AFTER.json\n"
+	      "                          BEFORE from the store: each cell's newest result with label\n"
+	      "                          K=V on AFTER's machine (docs/history.md)\n"
 	      "  -h, --help\n"
 	      "Exit status: 0 ok, 2 bad input, 3 a regression past --fail-above.\n", f);
 	return 0;
@@ -34,6 +38,7 @@ static int cmp_usage(FILE *f)
 struct cmp_args {
 	struct cmp_opts o;
 	const char *format, *output;
+	const char *db, *baseline;	/* --db, --baseline: BEFORE from the store */
 	char *ignore_buf;
 	const char *ignore[32];
 };
@@ -67,6 +72,12 @@ static int cmp_option(int opt, char *arg, struct cmp_args *a)
 	case 'o':
 		a->output = arg;
 		return output_check(arg, "compare");
+	case 'D':
+		a->db = arg;
+		return 0;
+	case 'B':
+		a->baseline = arg;
+		return 0;
 	}
 	return 0;
 }
@@ -79,6 +90,8 @@ static int cmp_args_parse(int argc, char **argv, struct cmp_args *a)
 		{ "fail-above", required_argument, NULL, 'F' },
 		{ "ignore", required_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "db", required_argument, NULL, 'D' },
+		{ "baseline", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -99,7 +112,12 @@ static int cmp_args_parse(int argc, char **argv, struct cmp_args *a)
 		if (ret)
 			return ret;
 	}
-	if (argc - optind != 2)
+	if (a->baseline && argc - optind != 1)
+		return cmd_usage_error("compare", "--baseline: expected one result file, AFTER.json (got %d)",
+				       argc - optind);
+	if (a->db && !a->baseline)
+		return cmd_usage_error("compare", "--db goes with --baseline K=V: which stored runs are the baseline?");
+	if (!a->baseline && argc - optind != 2)
 		return cmd_usage_error("compare", "expected two result files, BEFORE.json AFTER.json (got %d); see ipclab compare --help",
 				 argc - optind);
 	return 0;
@@ -128,9 +146,17 @@ int cmd_compare(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	if (rfile_load(&before, argv[optind], a.ignore, err, sizeof(err)))
+	if (a.baseline) {	/* BEFORE from the store */
+		if (rfile_load(&after, argv[optind], a.ignore, err, sizeof(err)))
+			return cmd_usage_error("compare", "%s", err);
+		ret = db_baseline_load(a.db, a.baseline, NULL, &after, a.ignore, &before);
+		if (ret) {
+			rfile_free(&after);
+			return ret;
+		}
+	} else if (rfile_load(&before, argv[optind], a.ignore, err, sizeof(err))) {
 		return cmd_usage_error("compare", "%s", err);
-	if (rfile_load(&after, argv[optind + 1], a.ignore, err, sizeof(err))) {
+	} else if (rfile_load(&after, argv[optind + 1], a.ignore, err, sizeof(err))) {
 		rfile_free(&before);
 		return cmd_usage_error("compare", "%s", err);
 	}

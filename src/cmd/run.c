@@ -62,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	DB_LONG_OPTIONS,
 	{ 0 },
 };
 
@@ -124,6 +125,7 @@ void cmd_run_usage(FILE *f)
 	      "                         markdown; default table\n"
 	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
 	      "      --plot DIR         also write DIR/results.json and its figures (gnuplot)\n"
+	      DB_USAGE
 	      "  -q, --quiet            no progress line\n"
 	      "  -h, --help, --version\n"
 	      "Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
@@ -345,11 +347,7 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 
 static void save_cmdline(struct run_args *a, int argc, char **argv)
 {
-	size_t off = 0;
-
-	for (int i = 0; i < argc && off < sizeof(a->cmdline); i++)
-		off += (size_t)snprintf(a->cmdline + off, sizeof(a->cmdline) - off, "%s%s",
-					i ? " " : "", argv[i]);
+	cmdline_redacted(a->cmdline, sizeof(a->cmdline), argc, argv);
 }
 
 static int parse_args(int argc, char **argv, struct run_args *a)
@@ -373,7 +371,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		/* --profile DIR as well as --profile=DIR: run takes no operands */
 		if (opt == OPT_PROFILE && !optarg && optind < argc && argv[optind][0] != '-')
 			optarg = argv[optind++];
-		ret = parse_one(opt, optarg, a);
+		if (opt >= DB_OPT_DB && opt <= DB_OPT_FAILED)
+			ret = db_args_option(&a->db, opt, optarg, argc, argv);
+		else
+			ret = parse_one(opt, optarg, a);
 		if (ret)
 			return ret;
 	}
@@ -381,7 +382,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		return usage_error("unexpected argument '%s'; see ipclab --help", argv[optind]);
 	if (a->budget_ns && !a->repeat_auto)
 		return usage_error("--budget bounds the rounds --repeat auto adds; add --repeat auto or drop --budget");
-	return 0;
+	a->db.on &= !a->dry_run;	/* nothing runs, nothing is stored */
+	return a->dry_run ? 0 : db_args_check(&a->db, NULL);
 }
 
 /* The default comparison: every transport, stream 4 KiB and ping-pong 64 B,

@@ -12,6 +12,7 @@
 #include "ipclab/engine.h"
 #include "ipclab/remote.h"
 #include "ipclab/reporter.h"
+#include "dbcmd.h"
 
 struct matrix_info;
 
@@ -47,6 +48,7 @@ struct run_args {
 	char *kv[MAX_LIST];
 	unsigned nkv;
 	char cmdline[1024];
+	struct db_args db;	/* --db, --label, --db-failed */
 };
 
 /* Defaults for every field, as `ipclab run` with no options. */

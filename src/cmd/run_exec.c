@@ -270,6 +270,14 @@ static struct session_opts session_opts_of(const struct run_args *a, unsigned *r
 				      .rounds = rounds };
 }
 
+/* After the report is written: the failed cells said, the run stored
+ * (--db). The exit status so far. */
+static int after_report(const struct run_args *a, const struct report *rep, int ret, int wret)
+{
+	wret = report_failures(rep->results, rep->n) ? 1 : wret;
+	return db_store_report(&a->db, rep, ret ? ret : wret, a->quiet, NULL);
+}
+
 int do_run(struct run_args *args, unsigned nargs)
 {
 	const struct run_args *a = &args[0];
@@ -317,10 +325,11 @@ int do_run(struct run_args *args, unsigned nargs)
 	}
 	if (a->pivot)
 		memcpy(ra.pivot, a->pivot_spec, sizeof(ra.pivot));
+	rep.created = time(NULL);	/* the same in -o's file and the store */
 	wret = output_report(a->output, &ra, &rep);
 	if (a->plot_dir && !wret)
 		wret = plot_after_run(a, &rep);
-	wret = report_failures(rep.results, rep.n) ? 1 : wret;
+	wret = after_report(a, &rep, ret, wret);
 	peer_close(peer);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);

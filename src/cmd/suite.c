@@ -154,16 +154,32 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct result *
 static int suite_usage(FILE *f, int ret)
 {
 	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--profile[=DIR]]\n"
-	      "                          [-f table|json|csv] [-o FILE] [-q]\n"
+	      "                          [-f table|json|csv] [-o FILE] [-q] [--db[=URL] [--label K=V] [--db-failed]]\n"
 	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
 	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
 	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
 	      "  6 s paced at 1/s) and report medians. --trace and --profile act as for run, on every\n"
-	      "  cell, and add a reading from the trace (and profile) to each section.\n"
+	      "  cell, and add a reading from the trace (and profile) to each section. --db, --label and\n"
+	      "  --db-failed store every result as run does (see ipclab history).\n"
 	      "       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
 	      "  see ipclab suite fidelity --help\n", f);
 	return ret;
 }
+/* --profile[=DIR]: 0, or 2 (said). */
+static int suite_profile(struct suite_opts *o, const char *dir)
+{
+	char err[ERRLEN];
+
+	if (profile_check(err, sizeof(err)))
+		return usage_error("%s", err);
+	/* the user's own directory, or none yet (made 0700 at the first write) */
+	if (dir && outdir_check("--profile", dir, err, sizeof(err)))
+		return usage_error("%s", err);
+	o->profile = true;
+	o->profile_dir = dir;
+	return 0;
+}
+
 static int suite_args(int argc, char **argv, struct suite_opts *o, const char **only)
 {
 	static const struct option lo[] = {
@@ -171,7 +187,7 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 		{ "section", required_argument, NULL, 'S' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
 		{ "trace", no_argument, NULL, 'T' }, { "profile", optional_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' }, { 0 },
+		{ "help", no_argument, NULL, 'h' }, DB_LONG_OPTIONS, { 0 },
 	};
 	char err[ERRLEN];
 	int opt;
@@ -190,18 +206,18 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 			break;
 		case 'q': o->quiet = true; break;
 		case 'h': return suite_usage(stdout, -1);
+		case DB_OPT_DB: case DB_OPT_LABEL: case DB_OPT_FAILED:
+			if (db_args_option(&o->db, opt, optarg, argc, argv))
+				return 2;
+			break;
 		case 'T':
 			if (trace_check(err, sizeof(err)))
 				return usage_error("%s", err);
 			o->trace = true;
 			break;
 		case 'P':
-			if (profile_check(err, sizeof(err)))
-				return usage_error("%s", err);
-			if (optarg && outdir_check("--profile", optarg, err, sizeof(err)))
-				return usage_error("%s", err);
-			o->profile = true;
-			o->profile_dir = optarg;
+			if (suite_profile(o, optarg))
+				return 2;
 			break;
 		case 'f':
 			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
@@ -220,7 +236,7 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 			return 0;
 	if (*only)
 		return usage_error("suite: no section '%s'; expected seed-000 ... seed-004", *only);
-	return 0;
+	return o->dry_run ? 0 : db_args_check(&o->db, "suite");
 }
 
 int cmd_suite(int argc, char **argv)
@@ -254,16 +270,18 @@ int cmd_suite(int argc, char **argv)
 		dup2(saved, STDOUT_FILENO);
 		close(saved);
 	}
+	rep.cmdline = o.cmdline;
+	rep.results = all;
+	rep.n = nall;
+	rep.created = time(NULL);
 	if (strcmp(o.format, "table") && ret != 2) {
 		struct reporter_args ra = { .format = o.format };
-
-		rep.cmdline = o.cmdline;
-		rep.results = all;
-		rep.n = nall;
 		int w = output_report(o.output, &ra, &rep);
 
 		ret = ret ? ret : w;
 	}
+	if (!o.dry_run && ret != 2)
+		ret = db_store_report(&o.db, &rep, ret, o.quiet, "suite");
 	free(all);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);

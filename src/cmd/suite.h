@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "ipclab/engine.h"
+#include "dbcmd.h"
 
 struct suite_opts {
 	bool quick, dry_run, quiet;
@@ -17,6 +18,7 @@ struct suite_opts {
 	char cmdline[512];
 	bool fifo_ok;
 	char fifo_why[128];
+	struct db_args db;		/* --db, --label, --db-failed */
 };
 
 /* A spec's transports, named by the seed: those built here are kept (as

@@ -364,7 +364,7 @@ static json_t *report_tree(const struct report *rep)
 {
 	json_t *results = json_array(), *root;
 	char when[32] = "";
-	time_t t = time(NULL);
+	time_t t = rep->created ? rep->created : time(NULL);
 	struct tm tm;
 	int rc = 0;
 

@@ -252,6 +252,15 @@ int rfile_load_text(struct rfile *rf, const char *name, const char *text, size_t
 	return rfile_from_root(rf, ignore, err, errlen);
 }
 
+int rfile_adopt(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
+		char *err, size_t errlen)
+{
+	memset(rf, 0, sizeof(*rf));
+	snprintf(rf->path, sizeof(rf->path), "%s", path);
+	rf->root = root;
+	return rfile_from_root(rf, ignore, err, errlen);
+}
+
 void rfile_free(struct rfile *rf)
 {
 	json_decref(rf->root);

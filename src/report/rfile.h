@@ -39,6 +39,11 @@ int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, ch
 /* The same from a file's text in memory; name stands for its path. */
 int rfile_load_text(struct rfile *rf, const char *name, const char *text, size_t len,
 		    const char *const *ignore, char *err, size_t errlen);
+/* The same from a tree already parsed (a stored run, a report just made);
+ * path names it in messages. The tree is the rfile's from here on, freed
+ * by rfile_free, on an error too. */
+int rfile_adopt(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
+		char *err, size_t errlen);
 void rfile_free(struct rfile *rf);
 
 /* A metric ("metrics" object) as a number, NAN when absent or null. */

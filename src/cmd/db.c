@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+/* `ipclab db import|export|ls`: result files into the store (the JSON
+ * stays the exchange format), stored runs back out as the files they
+ * were, and the runs listed with their labels. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "db_filter.h"
+
+static int db_usage(FILE *f)
+{
+	fputs("usage: ipclab db import [--db URL] [--label K=V]... FILE.json...\n"
+	      "       ipclab db export [--db URL] [filters] [-o FILE | --dir DIR]\n"
+	      "       ipclab db ls [--db URL] [filters] [-f table|json]\n"
+	      "The results store (docs/history.md). import stores result files (ipclab run -f json),\n"
+	      "each as one run, with the labels given, the machine and the kernel release; a file\n"
+	      "already stored is not stored again. export writes stored runs back as result files:\n"
+	      "one run to -o FILE (or stdout), several into DIR/run-ID.json. ls lists the runs.\n"
+	      FILTER_USAGE
+	      "  -o, --output FILE      export: the file (atomically); ls: the listing\n"
+	      "      --dir DIR          export: every run that matches, one file each\n"
+	      "  -f, --format FMT       ls: table (default) or json\n"
+	      "  -q, --quiet            import: say nothing of what was stored\n"
+	      "  -h, --help\n"
+	      "Exit status: 0 ok, 1 the store could not be reached or written, 2 bad input.\n", f);
+	return 0;
+}
+
+struct db_cmd {
+	struct filter_args fa;
+	const char *output, *dir, *format;
+	bool quiet;
+};
+
+static int db_args(int argc, char **argv, struct db_cmd *a)
+{
+	static const struct option opts[] = {
+		FILTER_LONG_OPTIONS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	optind = 2;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":" FILTER_SHORT "o:f:qh", opts, NULL)) != -1) {
+		if (opt == 'h')
+			return db_usage(stdout), -1;
+		if (opt == ':' || opt == '?')
+			return cmd_usage_error("db", "%s '%s'; see ipclab db --help",
+					       opt == ':' ? "option needs a value:" : "unknown option",
+					       argv[optind - 1]);
+		if (filter_is_option(opt) && filter_option(&a->fa, opt, optarg, "db"))
+			return 2;
+		if (opt == 'o' && output_check(optarg, "db"))
+			return 2;
+		a->output = opt == 'o' ? optarg : a->output;
+		a->dir = opt == 'D' ? optarg : a->dir;
+		a->quiet |= opt == 'q';
+		if (opt == 'f' && strcmp(optarg, "table") && strcmp(optarg, "json"))
+			return cmd_usage_error("db", "-f %s: expected table or json", optarg);
+		a->format = opt == 'f' ? optarg : a->format;
+	}
+	return 0;
+}
+
+/* ---- import ---- */
+
+static int db_import(struct db_cmd *a, int nfiles, char **files)
+{
+	struct rfile *rf = calloc((size_t)nfiles, sizeof(*rf));
+	char err[ERRLEN];
+	struct db *db = NULL;
+	int ret = rf ? 0 : cmd_usage_error("db", "out of memory"), i;
+
+	if (!nfiles)
+		ret = cmd_usage_error("db", "import: expected result files, e.g. ipclab db import results.json");
+	/* every file read and checked before any is stored */
+	for (i = 0; !ret && i < nfiles; i++)
+		if (rfile_load(&rf[i], files[i], NULL, err, sizeof(err)))
+			ret = cmd_usage_error("db", "import %s", err);
+	if (!ret)
+		ret = db_cmd_open(a->fa.url, true, "db", &db);
+	for (int k = 0; !ret && k < nfiles; k++) {
+		int64_t id;
+		bool dup;
+
+		if (db_store_tree(db, rf[k].root, a->fa.f.labels, a->fa.f.nlabels, &id, &dup, err,
+				  sizeof(err)))
+			ret = say_error("db", "import %s: not stored: %s", files[k], err);
+		else if (!a->quiet)
+			printf("%s: %s run %" PRId64 " (%zu results)\n", files[k],
+			       dup ? "already stored as" : "stored as", id, rf[k].n);
+	}
+	for (int k = 0; rf && k < nfiles; k++)
+		rfile_free(&rf[k]);
+	free(rf);
+	db_close(db);
+	return ret;
+}
+
+/* ---- export ---- */
+
+struct ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int got_run_id(void *arg, const struct db_run_row *row)
+{
+	struct ids *ids = arg;
+
+	if (ids->n == ids->cap) {
+		size_t cap = ids->cap ? ids->cap * 2 : 64;
+		int64_t *v = realloc(ids->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ids->v = v;
+		ids->cap = cap;
+	}
+	ids->v[ids->n++] = row->id;
+	return 0;
+}
+
+static int export_one(struct db *db, int64_t id, const char *path)
+{
+	char err[ERRLEN], *text;
+	struct output out;
+	json_t *root;
+	int ret = db_load_run(db, id, &root, err, sizeof(err));
+
+	if (ret)
+		return db_exit_status(ret) == 2 ? cmd_usage_error("db", "export: %s", err) :
+						  say_error("db", "export: %s", err);
+	text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	json_decref(root);
+	if (!text)
+		return say_error("db", "export: out of memory");
+	ret = output_open(&out, path, "db");
+	if (!ret) {
+		int bad = fputs(text, out.f) == EOF || fputc('\n', out.f) == EOF;
+
+		ret = output_commit(&out, bad, strerror(errno ? errno : EIO));
+	}
+	free(text);
+	return ret;
+}
+
+static int db_export(struct db_cmd *a, struct db *db)
+{
+	struct ids ids = { 0 };
+	char err[ERRLEN], path[4096];
+	int ret = 0;
+
+	if (db_query_runs(db, &a->fa.f, got_run_id, &ids, err, sizeof(err)))
+		ret = say_error("db", "export: %s", err);
+	else if (!ids.n)
+		ret = cmd_usage_error("db", "export: no stored run matches; see ipclab db ls");
+	else if (a->dir && a->output)
+		ret = cmd_usage_error("db", "export: -o FILE or --dir DIR, not both");
+	else if (ids.n > 1 && !a->dir)
+		ret = cmd_usage_error("db", "export: %zu runs match; name one with --run ID, or write them all with --dir DIR",
+				      ids.n);
+	else if (a->dir && mkdir(a->dir, 0777) && errno != EEXIST)
+		ret = cmd_usage_error("db", "export --dir %s: %s", a->dir, strerror(errno));
+	for (size_t i = 0; !ret && i < ids.n; i++) {
+		if (a->dir && (size_t)snprintf(path, sizeof(path), "%s/run-%" PRId64 ".json", a->dir,
+					       ids.v[i]) >= sizeof(path))
+			ret = cmd_usage_error("db", "export --dir %.64s...: too long a path", a->dir);
+		if (!ret)
+			ret = export_one(db, ids.v[i], a->dir ? path : a->output);
+	}
+	free(ids.v);
+	return ret;
+}
+
+/* ---- ls ---- */
+
+/* What the store holds came from files: shown with control bytes as '?'. */
+static int ls_row(void *arg, const struct db_run_row *r)
+{
+	json_t *labels = json_loads(r->labels_json, 0, NULL), *v;
+	char t[4][256], kv[2][256];
+	FILE *f = arg;
+	const char *k;
+	bool first = true;
+
+	fprintf(f, "%6" PRId64 "  %-20s  %-16s  %-24s  %7u  %s ", r->id,
+		db_text_safe(t[0], 256, r->created_utc), db_text_safe(t[1], 256, r->machine),
+		db_text_safe(t[2], 256, r->kernel), r->nresults, db_text_safe(t[3], 256, r->git_rev));
+	json_object_foreach(labels, k, v) {
+		if (strcmp(k, "machine") && strcmp(k, "kernel") && json_is_string(v))
+			fprintf(f, "%s%s=%s", first ? " " : ",", db_text_safe(kv[0], 256, k),
+				db_text_safe(kv[1], 256, json_string_value(v)));
+		first &= !strcmp(k, "machine") || !strcmp(k, "kernel");
+	}
+	fputc('\n', f);
+	json_decref(labels);
+	return 0;
+}
+
+static int ls_json_row(void *arg, const struct db_run_row *r)
+{
+	json_t *labels = json_loads(r->labels_json, 0, NULL);
+
+	return json_array_append_new(arg, json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:o}",
+			"run", (json_int_t)r->id, "created_utc", r->created_utc, "machine", r->machine,
+			"kernel", r->kernel, "ipclab_version", r->version, "ipclab_git_rev", r->git_rev,
+			"results", (int)r->nresults, "labels", labels ? labels : json_object()));
+}
+
+static int db_ls(struct db_cmd *a, struct db *db)
+{
+	bool json = a->format && !strcmp(a->format, "json");
+	json_t *arr = json ? json_array() : NULL;
+	char err[ERRLEN];
+	struct output out;
+	int ret = output_open(&out, a->output, "db"), q;
+
+	if (ret)
+		return ret;
+	if (!json)
+		fprintf(out.f, "%6s  %-20s  %-16s  %-24s  %7s  %s  %s\n", "run", "created_utc", "machine",
+			"kernel", "results", "git_rev", "labels");
+	q = db_query_runs(db, &a->fa.f, json ? ls_json_row : ls_row, json ? (void *)arr : out.f,
+			  err, sizeof(err));
+	if (!q && json) {
+		char *text = json_dumps(arr, JSON_INDENT(2));
+
+		q = !text || fputs(text, out.f) == EOF || fputc('\n', out.f) == EOF;
+		free(text);
+	}
+	json_decref(arr);
+	ret = output_commit(&out, q != 0, q < 0 ? err : "");
+	return ret;
+}
+
+int cmd_db(int argc, char **argv)
+{
+	struct db_cmd a = { 0 };
+	const char *what = argc > 1 ? argv[1] : "";
+	struct db *db;
+	int ret;
+
+	if (!strcmp(what, "-h") || !strcmp(what, "--help"))
+		return db_usage(stdout);
+	if (strcmp(what, "import") && strcmp(what, "export") && strcmp(what, "ls"))
+		return cmd_usage_error("db", "expected import, export or ls; see ipclab db --help");
+	ret = db_args(argc, argv, &a);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (!strcmp(what, "import"))
+		return db_import(&a, argc - optind, argv + optind);
+	if (optind < argc)
+		return cmd_usage_error("db", "%s: unexpected argument '%s'", what, argv[optind]);
+	ret = db_cmd_open(a.fa.url, false, "db", &db);
+	if (!ret)
+		ret = !strcmp(what, "ls") ? db_ls(&a, db) : db_export(&a, db);
+	db_close(db);
+	return ret;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* The results store on the command line: --db, --label and --db-failed of
+ * run and suite (db_run.c), `ipclab db` (db.c), `ipclab history`
+ * (history*.c), compare's stored baseline (db_baseline.c), and the
+ * command line recorded in results with passwords hidden (redact.c). */
+#ifndef IPCLAB_CMD_DBCMD_H
+#define IPCLAB_CMD_DBCMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../db/db.h"
+#include "../report/rfile.h"
+#include "ipclab/report.h"
+
+/* What run and suite were asked to store. */
+struct db_args {
+	bool on;			/* --db, or IPCLAB_DB set */
+	const char *url;		/* NULL: IPCLAB_DB or the default file */
+	bool failed;			/* --db-failed: store a run that failed too */
+	struct db_label labels[DB_MAX_LABELS];
+	size_t nlabels;
+};
+
+/* The long options run and suite take for it (db_run.c), values
+ * DB_OPT_DB.. so as not to meet theirs. */
+enum { DB_OPT_DB = 0x4000, DB_OPT_LABEL, DB_OPT_FAILED };
+#define DB_LONG_OPTIONS                                                                   \
+	{ "db", optional_argument, NULL, DB_OPT_DB },                                     \
+	{ "label", required_argument, NULL, DB_OPT_LABEL },                               \
+	{ "db-failed", no_argument, NULL, DB_OPT_FAILED }
+#define DB_USAGE                                                                          \
+	"      --db[=URL]         also store every result in a database: a file (default\n"    \
+	"                         ~/.local/share/ipclab/results.db, or $IPCLAB_DB) or\n"      \
+	"                         postgresql://HOST/DB; see ipclab history\n"                 \
+	"      --label K=V[,K=V]  labels of this run in the store (kernel and machine are added)\n" \
+	"      --db-failed        store the run even when it failed\n"
+
+/* One of those options (argv, optind: --db URL as well as --db=URL);
+ * 0, or 2 with the error said. */
+int db_args_option(struct db_args *a, int opt, char *arg, int argc, char **argv);
+/* After the options: IPCLAB_DB, and the store opened once so that one
+ * refused (foreign, damaged, newer, unreachable) stops before the run.
+ * 0, 1 or 2 (said). */
+int db_args_check(struct db_args *a, const char *cmd);
+/* Store rep (the run's exit status ret: a failed run is not stored unless
+ * --db-failed); says what it stored unless quiet. The exit status: ret,
+ * or 1 or 2 when storing failed. */
+int db_store_report(const struct db_args *a, const struct report *rep, int ret, bool quiet,
+		    const char *cmd);
+
+/* The store's URL from --db (NULL: $IPCLAB_DB, the default file), opened
+ * (create: for writing); prints its error: 0, 1 or 2. */
+int db_cmd_open(const char *url, bool create, const char *cmd, struct db **out);
+
+/* compare --db URL --baseline K=V AFTER.json: the newest stored result of
+ * each of after's cells with that label, on after's machine (machine: or
+ * this one), as a result file; 0, 1 or 2 (said). */
+int db_baseline_load(const char *url, const char *label, const char *machine,
+		     const struct rfile *after, const char *const *ignore, struct rfile *before);
+
+/* The command line as recorded in results: the words of argv joined, a
+ * password in any URL among them shown as ***. */
+void cmdline_redacted(char *buf, size_t len, int argc, char **argv);
+
+/* s for a terminal: control bytes as '?', into buf (db_filter.c). */
+const char *db_text_safe(char *buf, size_t len, const char *s);
+
+int cmd_db(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+
+#endif

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+/* `ipclab history`: for every cell configuration (on every machine) that
+ * the filters select, one metric across the stored runs, in time order or
+ * in the order of a label, with the change points E-Divisive finds
+ * (src/report/changepoint.c); --against: the runs of one label value
+ * against those of another, cell by cell, so that `git bisect run` can ask
+ * "did the figure change at this commit?". */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "history.h"
+
+static int history_usage(FILE *f)
+{
+	fputs("usage: ipclab history [--db URL] [filters] [-m METRIC] [options]\n"
+	      "One metric of every stored cell across runs, and where it changed (docs/history.md).\n"
+	      FILTER_USAGE
+	      "  -m, --metric M         msgs_per_s, lat_p50_ns (p50), lat_p99_ns (p99), cpu_ns_per_msg,\n"
+	      "                         ... (docs/output.md); default each cell's headline: p50 for\n"
+	      "                         a round-trip pattern, else msgs_per_s\n"
+	      "      --by LABEL         points in the order of that label's values (kernel, commit),\n"
+	      "                         not in time order\n"
+	      "      --against V|K=V    the runs of --label K=C against those of K=V (the first\n"
+	      "                         --label's key when only V): each cell's median, ratio, test\n"
+	      "      --threshold PCT    --against: a smaller change is no change; default 5\n"
+	      "      --alpha A          significance of a change point; default 0.01\n"
+	      "      --min-segment N    fewest points on either side of a change; default 3\n"
+	      "      --min-change PCT   report only steps larger than PCT %; default 0\n"
+	      "      --fail-on-change   exit 3 when a change point (or, with --against, a change) is found\n"
+	      "  -f, --format FMT       table (default), json, svg (the figure), html (figures and tables)\n"
+	      "  -o, --output FILE      write there (atomically) instead of stdout\n"
+	      "      --figure FILE      also write the figure (SVG) there\n"
+	      "  -h, --help\n"
+	      "Exit status: 0 ok, 1 the store could not be read, 2 bad input, 3 a change found\n"
+	      "with --fail-on-change (for git bisect run: 0 good, 3 bad).\n", f);
+	return 0;
+}
+
+enum { HO_BY = 0x4200, HO_AGAINST, HO_THRESHOLD, HO_ALPHA, HO_MINSEG, HO_MINCHANGE, HO_FAIL,
+       HO_FIGURE };
+
+static int number(const char *arg, const char *what, double lo, double hi, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || (*end && strcmp(end, "%")) || !(v >= lo && v <= hi))
+		return cmd_usage_error("history", "%s %s: expected a number from %g to %g", what, arg, lo, hi);
+	*out = v;
+	return 0;
+}
+
+static int history_option(struct history *h, int opt, char *arg)
+{
+	double v;
+
+	switch (opt) {
+	case 'm': h->metric = rf_metric_alias(arg); return 0;
+	case HO_BY: h->by = arg; return 0;
+	case HO_AGAINST: h->against = arg; return 0;
+	case HO_FAIL: h->fail_on_change = true; return 0;
+	case HO_FIGURE: h->figure = arg; return output_check(arg, "history");
+	case 'o': h->output = arg; return output_check(arg, "history");
+	case 'f':
+		if (strcmp(arg, "table") && strcmp(arg, "json") && strcmp(arg, "svg") && strcmp(arg, "html"))
+			return cmd_usage_error("history", "-f %s: expected table, json, svg or html", arg);
+		h->format = arg;
+		return 0;
+	case HO_THRESHOLD: return number(arg, "--threshold", 0, 1e6, &h->threshold_pct);
+	case HO_ALPHA: return number(arg, "--alpha", 1e-6, 0.5, &h->cp.alpha);
+	case HO_MINCHANGE: return number(arg, "--min-change", 0, 1e6, &h->cp.min_change_pct);
+	case HO_MINSEG:
+		if (number(arg, "--min-segment", 2, 1000, &v))
+			return 2;
+		h->cp.min_segment = (unsigned)v;
+		return 0;
+	}
+	return 0;
+}
+
+/* --against V or K=V against the first --label: the two label filters. */
+static int against_labels(struct history *h)
+{
+	struct db_label one[DB_MAX_LABELS];
+	char kv[512], err[ERRLEN];
+	size_t n = 0;
+
+	if (!h->fa.f.nlabels)
+		return cmd_usage_error("history", "--against needs the candidate as --label K=V, e.g. --label commit=abc123 --against main");
+	h->cand_label = h->fa.f.labels[0];
+	if (strchr(h->against, '='))
+		snprintf(kv, sizeof(kv), "%s", h->against);
+	else
+		snprintf(kv, sizeof(kv), "%s=%s", h->cand_label.key, h->against);
+	if (db_labels_parse(kv, one, &n, err, sizeof(err)) || n != 1 || !one[0].value[0])
+		return cmd_usage_error("history", "--against %s: expected a label value, or one K=V (e.g. --against main or --against branch=main)",
+				       h->against);
+	h->base_label = one[0];
+	return 0;
+}
+
+static int history_args(int argc, char **argv, struct history *h)
+{
+	static const struct option opts[] = {
+		FILTER_LONG_OPTIONS,
+		{ "metric", required_argument, NULL, 'm' },
+		{ "by", required_argument, NULL, HO_BY },
+		{ "against", required_argument, NULL, HO_AGAINST },
+		{ "threshold", required_argument, NULL, HO_THRESHOLD },
+		{ "alpha", required_argument, NULL, HO_ALPHA },
+		{ "min-segment", required_argument, NULL, HO_MINSEG },
+		{ "min-change", required_argument, NULL, HO_MINCHANGE },
+		{ "fail-on-change", no_argument, NULL, HO_FAIL },
+		{ "figure", required_argument, NULL, HO_FIGURE },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":" FILTER_SHORT "m:f:o:h", opts, NULL)) != -1) {
+		if (opt == 'h')
+			return history_usage(stdout), -1;
+		if (opt == ':' || opt == '?')
+			return cmd_usage_error("history", "%s '%s'; see ipclab history --help",
+					       opt == ':' ? "option needs a value:" : "unknown option",
+					       argv[optind - 1]);
+		ret = filter_is_option(opt) ? filter_option(&h->fa, opt, optarg, "history") :
+					      history_option(h, opt, optarg);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc)
+		return cmd_usage_error("history", "unexpected argument '%s'; see ipclab history --help",
+				       argv[optind]);
+	if (h->against && (!strcmp(h->format, "svg") || h->figure))
+		return cmd_usage_error("history", "--against compares two sets of runs and draws no figure; use -f table, json or html");
+	return h->against ? against_labels(h) : 0;
+}
+
+/* ---- the series ---- */
+
+/* The metric of a result: -m's, or the cell's headline. */
+static const char *metric_of(const struct history *h, const json_t *body)
+{
+	const char *kind = json_string_value(json_object_get(json_object_get(body, "metrics"),
+							     "lat_kind"));
+
+	if (h->metric)
+		return h->metric;
+	return kind && !strcmp(kind, "rtt") ? "lat_p50_ns" : "msgs_per_s";
+}
+
+static struct hseries *series_of(struct history *h, const struct db_row *row, json_t *body)
+{
+	char key[sizeof(h->s[0].key)];
+
+	snprintf(key, sizeof(key), "%s\x1f%s", row->machine, row->cell_key);
+	for (size_t i = 0; i < h->n; i++)
+		if (!strcmp(h->s[i].key, key))
+			return &h->s[i];
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		struct hseries *s = realloc(h->s, cap * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		h->s = s;
+		h->cap = cap;
+	}
+	struct hseries *s = &h->s[h->n++];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	snprintf(s->machine, sizeof(s->machine), "%s", row->machine);
+	s->cell = json_incref(body);
+	s->metric = metric_of(h, body);
+	h->machines |= h->n > 1 && strcmp(h->s[0].machine, s->machine);
+	return s;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 32;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* The value and 95 % interval of one result (false: it has none). */
+static bool value_of(const json_t *body, const char *metric, double *v, double *lo, double *hi)
+{
+	const json_t *m = json_object_get(json_object_get(body, "metrics"), metric);
+	const json_t *ci = json_object_get(json_object_get(json_object_get(body, "repeat"), metric),
+					   "ci95");
+
+	if (!json_is_number(m))
+		return false;
+	*v = json_number_value(m);
+	*lo = *hi = NAN;
+	if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)) &&
+	    json_is_number(json_array_get(ci, 1))) {
+		*lo = json_number_value(json_array_get(ci, 0));
+		*hi = json_number_value(json_array_get(ci, 1));
+	}
+	return isfinite(*v);
+}
+
+struct collect {
+	struct history *h;
+	int side;		/* 0: history; 1: --against's baseline, 2: its candidate */
+};
+
+static int add_side(struct hside *sd, double v, double lo, double hi)
+{
+	if (grow((void **)&sd->v, &sd->cap, sd->n, sizeof(double)))
+		return -ENOMEM;
+	sd->v[sd->n++] = v;
+	sd->lo = lo;
+	sd->hi = hi;
+	return 0;
+}
+
+static int collect_row(void *arg, const struct db_row *row)
+{
+	struct collect *c = arg;
+	json_t *body = json_loads(row->body, 0, NULL);
+	const char *tp = json_string_value(json_object_get(body, "transport"));
+	struct hseries *s;
+	struct hpoint *p;
+	double v, lo, hi;
+	int ret = 0;
+
+	if (!body || !tp || !filter_transport_ok(&c->h->fa, tp) ||
+	    !value_of(body, metric_of(c->h, body), &v, &lo, &hi))
+		goto out;
+	s = series_of(c->h, row, body);
+	if (!s || (!c->side && grow((void **)&s->pts, &s->cap, s->n, sizeof(*s->pts)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (c->side) {
+		ret = add_side(c->side == 1 ? &s->base : &s->cand, v, lo, hi);
+		goto out;
+	}
+	p = &s->pts[s->n++];
+	*p = (struct hpoint){ .run = row->run_id, .labels = json_loads(row->labels_json, 0, NULL),
+			      .value = v, .lo = lo, .hi = hi };
+	snprintf(p->at, sizeof(p->at), "%s", row->created_utc);
+out:
+	json_decref(body);
+	return ret;
+}
+
+/* ---- order, change points, --against ---- */
+
+static const char *by_label;
+
+static int cmp_by_label(const void *a, const void *b)
+{
+	const struct hpoint *x = a, *y = b;
+	const char *u = json_string_value(json_object_get(x->labels, by_label));
+	const char *v = json_string_value(json_object_get(y->labels, by_label));
+	int c = u && v ? strverscmp(u, v) : !u - !v;
+
+	if (c)
+		return c;
+	c = strcmp(x->at, y->at);
+	return c ? c : (x->run > y->run) - (x->run < y->run);
+}
+
+static int analyse(struct history *h, struct hseries *s)
+{
+	double *v = malloc((s->n + 1) * sizeof(double)), *hw = malloc((s->n + 1) * sizeof(double));
+	int n = 0;
+
+	if (!v || !hw) {
+		free(v);
+		free(hw);
+		return -ENOMEM;
+	}
+	if (h->by) {
+		by_label = h->by;
+		qsort(s->pts, s->n, sizeof(*s->pts), cmp_by_label);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		v[i] = s->pts[i].value;
+		hw[i] = (s->pts[i].hi - s->pts[i].lo) / 2;
+	}
+	n = cp_detect(v, hw, s->n, &h->cp, s->cp, HIST_MAX_CP);
+	s->ncp = n > 0 ? n : 0;
+	free(v);
+	free(hw);
+	return n < 0 ? n : 0;
+}
+
+static double median(double *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)	/* few values: insertion sort */
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A change: larger than --threshold, and beyond chance: by the
+ * permutation test where the runs on both sides allow it to reach
+ * --alpha; else, with one run a side, their own intervals apart; else every
+ * candidate value outside the baseline's range. */
+static void against_one(struct history *h, struct hseries *s)
+{
+	struct hside *b = &s->base, *c = &s->cand;
+	double step, blo = INFINITY, bhi = -INFINITY;
+	bool outside = true;
+
+	s->p_value = NAN;
+	if (b->n >= 2 && c->n >= 2 && 1 / cp_two_sample_count(b->n, c->n) <= h->cp.alpha)
+		s->p_value = cp_two_sample_p(b->v, b->n, c->v, c->n, &h->cp);
+	for (size_t i = 0; i < b->n; i++) {
+		blo = fmin(blo, b->v[i]);
+		bhi = fmax(bhi, b->v[i]);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		outside &= c->v[i] < blo || c->v[i] > bhi;
+	b->median = median(b->v, b->n);
+	c->median = median(c->v, c->n);
+	s->ratio = b->median ? c->median / b->median : NAN;
+	step = s->ratio > 0 ? fmax(s->ratio, 1 / s->ratio) - 1 : INFINITY;
+	s->changed = step * 100 > h->threshold_pct;
+	if (!isnan(s->p_value))
+		s->changed &= s->p_value <= h->cp.alpha;
+	else if (b->n == 1 && c->n == 1 && isfinite(b->lo) && isfinite(c->lo))
+		s->changed &= c->lo > b->hi || c->hi < b->lo;
+	else
+		s->changed &= outside;
+}
+
+/* The series' names: the parameters that tell them apart (as compare). */
+static int name_series(struct history *h)
+{
+	struct rcell *cells = calloc(h->n + 1, sizeof(*cells));
+	struct rfile rf = { .cells = cells, .n = h->n };
+	const struct rfile *files[] = { &rf };
+	const char *names[64];
+	size_t nn;
+
+	if (!cells)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->n; i++)
+		cells[i].obj = h->s[i].cell;
+	nn = rf_varying(files, 1, true, names, 64);
+	for (size_t i = 0; i < h->n; i++) {
+		size_t l;
+
+		rcell_label(&cells[i], names, nn, NULL, h->s[i].label, sizeof(h->s[i].label));
+		l = strlen(h->s[i].label);
+		if (h->machines)
+			snprintf(h->s[i].label + l, sizeof(h->s[i].label) - l, " @%s", h->s[i].machine);
+	}
+	free(cells);
+	return 0;
+}
+
+static int query(struct history *h, struct db *db, const struct db_filter *f, int side)
+{
+	struct collect c = { h, side };
+	char err[ERRLEN];
+	int ret = db_query_results(db, f, collect_row, &c, err, sizeof(err));
+
+	if (ret == -ENOMEM)
+		return cmd_usage_error("history", "out of memory");
+	return ret ? say_error("history", "%s", err) : 0;
+}
+
+static int gather(struct history *h, struct db *db)
+{
+	struct db_filter f = h->fa.f;
+	int ret;
+
+	f.ok_only = true;
+	if (!h->against)
+		return query(h, db, &f, 0);
+	ret = query(h, db, &f, 2);
+	f.labels[0] = h->base_label;
+	if (!ret)
+		ret = query(h, db, &f, 1);
+	/* a cell measured on one side only cannot be compared */
+	for (size_t i = 0; !ret && i < h->n;) {
+		if (h->s[i].base.n && h->s[i].cand.n) {
+			against_one(h, &h->s[i++]);
+			continue;
+		}
+		json_decref(h->s[i].cell);
+		free(h->s[i].base.v);
+		free(h->s[i].cand.v);
+		h->s[i] = h->s[--h->n];
+	}
+	return ret;
+}
+
+static void history_free(struct history *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		for (size_t k = 0; k < h->s[i].n; k++)
+			json_decref(h->s[i].pts[k].labels);
+		free(h->s[i].pts);
+		free(h->s[i].base.v);
+		free(h->s[i].cand.v);
+		json_decref(h->s[i].cell);
+	}
+	free(h->s);
+}
+
+static bool any_change(const struct history *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->against ? h->s[i].changed : h->s[i].ncp > 0)
+			return true;
+	return false;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	struct history h = { .format = "table", .threshold_pct = 5 };
+	struct db *db = NULL;
+	int ret;
+
+	cp_opts_defaults(&h.cp);
+	ret = history_args(argc, argv, &h);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = db_cmd_open(h.fa.url, false, "history", &db);
+	if (!ret)
+		ret = gather(&h, db);
+	db_close(db);
+	if (!ret && !h.n)
+		ret = cmd_usage_error("history", "no stored result matches%s; see ipclab db ls",
+				      h.against ? " on both sides of --against" : "");
+	for (size_t i = 0; !ret && !h.against && i < h.n; i++)
+		if (analyse(&h, &h.s[i]))
+			ret = cmd_usage_error("history", "out of memory");
+	if (!ret && name_series(&h))
+		ret = cmd_usage_error("history", "out of memory");
+	if (!ret)
+		ret = history_write(&h);
+	if (!ret && h.fail_on_change && any_change(&h))
+		ret = 3;
+	history_free(&h);
+	return ret;
+}
