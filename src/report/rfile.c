@@ -117,17 +117,26 @@ int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, ch
 	       size_t errlen)
 {
 	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr);
+
+	memset(rf, 0, sizeof(*rf));
+	if (!root && jerr.line < 1)
+		return errf(err, errlen, EINVAL, "%s: %s", path, jerr.text);
+	if (!root)
+		return errf(err, errlen, EINVAL, "%s: line %d: %s; expected a file from ipclab run -f json",
+			    path, jerr.line, jerr.text);
+	return rfile_from_tree(rf, root, path, ignore, err, errlen);
+}
+
+int rfile_from_tree(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
+		    char *err, size_t errlen)
+{
 	json_t *results, *ver;
 	int ret = 0;
 
 	memset(rf, 0, sizeof(*rf));
 	snprintf(rf->path, sizeof(rf->path), "%s", path);
-	rf->root = json_load_file(path, 0, &jerr);
-	if (!rf->root && jerr.line < 1)
-		return errf(err, errlen, EINVAL, "%s: %s", path, jerr.text);
-	if (!rf->root)
-		return errf(err, errlen, EINVAL, "%s: line %d: %s; expected a file from ipclab run -f json",
-			    path, jerr.line, jerr.text);
+	rf->root = root;
 	ver = json_object_get(rf->root, "schema_version");
 	results = json_object_get(rf->root, "results");
 	if (!json_is_integer(ver) || !json_is_array(results))

@@ -36,6 +36,11 @@ extern const char *const rf_unmatched_keys[];
  * match (NULL-terminated, may be NULL). 0 or -errno with err filled. */
 int rfile_load(struct rfile *rf, const char *path, const char *const *ignore, char *err,
 	       size_t errlen);
+/* The same from a tree already parsed (run --html: the run's own report),
+ * which rf takes over (freed by rfile_free, or here on error); path names
+ * it in messages. */
+int rfile_from_tree(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
+		    char *err, size_t errlen);
 void rfile_free(struct rfile *rf);
 
 /* A metric ("metrics" object) as a number, NAN when absent or null. */
