@@ -20,7 +20,7 @@
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN };
+       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_HTML };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -54,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -115,6 +116,7 @@ void cmd_run_usage(FILE *f)
 	      "                         markdown; default table\n"
 	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
 	      "      --plot DIR         also write DIR/results.json and its figures (gnuplot)\n"
+	      "      --html FILE        also write the report as one HTML page (ipclab report)\n"
 	      "  -q, --quiet            no progress line\n"
 	      "  -h, --help, --version\n"
 	      "Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
@@ -231,6 +233,11 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_DRY_RUN: a->dry_run = true; break;
 	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
 	case OPT_PLOT: a->plot_dir = arg; break;
+	case OPT_HTML:
+		if (output_check(arg, NULL))
+			return 2;
+		a->html = arg;
+		break;
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PEER: a->peer = arg; break;

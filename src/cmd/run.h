@@ -32,6 +32,7 @@ struct run_args {
 	const char *profile_dir;	/* --profile DIR */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *plot_dir;	/* --plot DIR */
+	const char *html;	/* --html FILE */
 	struct matrix_info *matrix;	/* --pin matrix: CPUs and topology (run_spec.c fills it) */
 	const struct field *matrix_metric;	/* --matrix-metric (NULL = lat_p50_ns) */
 	int pm_qos_us;

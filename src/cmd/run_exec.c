@@ -162,6 +162,20 @@ static int plot_after_run(const struct run_args *a, const struct report *rep)
 	return 0;
 }
 
+/* The report, then --plot's figures and --html's page beside it. */
+static int write_outputs(const struct run_args *a, const struct reporter_args *ra,
+			 const struct report *rep)
+{
+	int ret = output_report(a->output, ra, rep);
+
+	if (a->plot_dir && !ret)
+		ret = plot_after_run(a, rep);
+	if (a->html && !ret)
+		ret = report_html_of(a->html, a->output ? a->output : "this run", rep, a->profile_dir,
+				     NULL);
+	return ret;
+}
+
 /* Is name one of the words of the list (as typed, not through all or a glob)? */
 static bool named_in(const char *list, const char *name)
 {
@@ -256,9 +270,7 @@ int do_run(struct run_args *args, unsigned nargs)
 	}
 	if (a->pivot)
 		memcpy(ra.pivot, a->pivot_spec, sizeof(ra.pivot));
-	wret = output_report(a->output, &ra, &rep);
-	if (a->plot_dir && !wret)
-		wret = plot_after_run(a, &rep);
+	wret = write_outputs(a, &ra, &rep);
 	wret = report_failures(rep.results, rep.n) ? 1 : wret;
 	peer_close(peer);
 	if (ret > 128)
