@@ -107,7 +107,7 @@ void html_escf(FILE *f, const char *fmt, ...)
 
 int html_json_script(FILE *f, const char *id, const json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(5));
 
 	if (!s)
 		return -ENOMEM;

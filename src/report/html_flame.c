@@ -22,7 +22,8 @@
 #define FL_MAX_DEPTH 96
 #define FL_W 1200
 #define FL_ROW 16
-#define FL_MIN_W 0.6		/* narrower frames are left out (their parent shows them) */
+#define FL_MIN_W 1.2		/* narrower frames (0.1 %) are left out (their parent shows them) */
+#define FL_HUES 12		/* colour classes h0 .. h11 (report.css) */
 #define NO_NODE ((size_t)-1)
 
 struct node {
@@ -173,15 +174,14 @@ static void frame(struct html *h, const struct tree *t, size_t i, double x, doub
 	unsigned hv = hash(nd->name);
 	size_t chars = (size_t)(w / 7);
 
-	fprintf(h->f, "<g class=\"fr\" data-x=\"%.2f\" data-w=\"%.2f\" data-d=\"%u\"><title>", x, w,
-		nd->depth);
+	/* the script reads x, width and depth back from the rect and the class */
+	fprintf(h->f, "<g class=\"fr h%u d%u\"><title>", hv % FL_HUES, nd->depth);
 	html_escf(h->f, "%s: %llu samples, %.2f %%", nd->name, (unsigned long long)nd->count,
 		  100.0 * (double)nd->count / (double)t->v[0].count);
-	fprintf(h->f, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
-		"fill=\"hsl(%u,%u%%,%u%%)\"/>", x, y, w, FL_ROW - 1, 10 + hv % 40, 60 + hv / 40 % 30,
-		55 + hv / 1200 % 15);
+	fprintf(h->f, "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\"/>", x, y, w,
+		FL_ROW - 1);
 	if (chars >= 3) {
-		fprintf(h->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FL_ROW - 4);
+		fprintf(h->f, "<text x=\"%.1f\" y=\"%.0f\">", x + 3, y + FL_ROW - 4);
 		if (strlen(nd->name) > chars) {
 			html_escn(h->f, nd->name, chars - 2);
 			fputs("..", h->f);

@@ -230,23 +230,46 @@ static void axes(struct html *h, const struct svg_xy *c)
 
 /* ---- series ----------------------------------------------------------------- */
 
-static void path_of(struct html *h, const struct svg_xy *c, const struct svg_series *s)
+/* Steps as H and V moves, a run of equal values as one H. */
+static void steps_of(struct html *h, const struct svg_xy *c, const struct svg_series *s)
 {
 	bool pen = false;
+	double last = NAN;
 
-	fputs("<path d=\"", h->f);
 	for (size_t k = 0; k < s->n; k++) {
 		if (!usable(&c->x, s->x[k]) || !usable(&c->y, s->y[k])) {
 			pen = false;
 			continue;
 		}
 		double x = px(&c->x, s->x[k]), y = py(&c->y, s->y[k]);
+		bool next = k + 1 < s->n && usable(&c->x, s->x[k + 1]);
 
-		fprintf(h->f, "%s%.1f %.1f", pen ? "L" : "M", x, y);
-		if (s->steps && k + 1 < s->n && usable(&c->x, s->x[k + 1]))
-			fprintf(h->f, "L%.1f %.1f", px(&c->x, s->x[k + 1]), y);
+		if (!pen)
+			fprintf(h->f, "M%.1f %.1f", x, y);
+		else if (y != last)
+			fprintf(h->f, "H%.1fV%.1f", x, y);
+		pen = true;
+		last = y;
+		if (!next)	/* the end of a run of equal values */
+			fprintf(h->f, "H%.1f", x);
+	}
+}
+
+static void path_of(struct html *h, const struct svg_xy *c, const struct svg_series *s)
+{
+	bool pen = false;
+
+	fputs("<path d=\"", h->f);
+	for (size_t k = 0; !s->steps && k < s->n; k++) {
+		if (!usable(&c->x, s->x[k]) || !usable(&c->y, s->y[k])) {
+			pen = false;
+			continue;
+		}
+		fprintf(h->f, "%s%.1f %.1f", pen ? "L" : "M", px(&c->x, s->x[k]), py(&c->y, s->y[k]));
 		pen = true;
 	}
+	if (s->steps)
+		steps_of(h, c, s);
 	fputs("\"/>", h->f);
 }
 
@@ -293,6 +316,41 @@ static void markers(struct html *h, const struct svg_xy *c, const struct svg_ser
 		fputs("\"/>", h->f);
 }
 
+/* A number for the data block: whole from 1000 up (ns, sizes, rates). */
+static json_t *num_json(double v)
+{
+	return fabs(v) >= 1000 && fabs(v) < 9e15 ? json_integer((json_int_t)llround(v)) : json_real(v);
+}
+
+/* x evenly spaced (a series over time): x0, dx and the y values */
+static bool even(const struct svg_series *s)
+{
+	double dx = s->n > 2 ? s->x[1] - s->x[0] : 0;
+
+	for (size_t k = 2; dx > 0 && k < s->n; k++)
+		if (fabs(s->x[k] - s->x[k - 1] - dx) > 1e-9 * fabs(dx) + 1e-12)
+			return false;
+	return dx > 0;
+}
+
+/* {"l": label, "p": [[x, y], ...]} or {"l", "x0", "dx", "y": [y or null]};
+ * a histogram's empty bins left out (nothing to read there). */
+static json_t *series_json(const struct svg_xy *c, const struct svg_series *s)
+{
+	json_t *pts = json_array();
+
+	if (even(s) && !s->steps) {
+		for (size_t k = 0; pts && k < s->n; k++)
+			json_array_append_new(pts, usable(&c->y, s->y[k]) ? num_json(s->y[k]) : json_null());
+		return json_pack("{s:s, s:f, s:f, s:o}", "l", s->label, "x0", s->x[0], "dx",
+				 s->x[1] - s->x[0], "y", pts);
+	}
+	for (size_t k = 0; pts && k < s->n; k++)
+		if (usable(&c->x, s->x[k]) && usable(&c->y, s->y[k]) && !(s->steps && s->y[k] == 0))
+			json_array_append_new(pts, json_pack("[o,o]", num_json(s->x[k]), num_json(s->y[k])));
+	return json_pack("{s:s, s:o}", "l", s->label, "p", pts);
+}
+
 /* The numbers for the script: plot box, ranges, units, points. */
 static json_t *axis_json(const struct svg_axis *a)
 {
@@ -307,14 +365,8 @@ static void fig_data(struct html *h, const char *id, const struct svg_xy *c)
 			      axis_json(&c->y));
 	json_t *ss = json_array();
 
-	for (size_t i = 0; o && ss && i < c->ns; i++) {
-		json_t *pts = json_array();
-
-		for (size_t k = 0; pts && k < c->s[i].n; k++)
-			if (usable(&c->x, c->s[i].x[k]) && usable(&c->y, c->s[i].y[k]))
-				json_array_append_new(pts, json_pack("[f,f]", c->s[i].x[k], c->s[i].y[k]));
-		json_array_append_new(ss, json_pack("{s:s, s:o}", "l", c->s[i].label, "p", pts));
-	}
+	for (size_t i = 0; o && ss && i < c->ns; i++)
+		json_array_append_new(ss, series_json(c, &c->s[i]));
 	if (o && ss)
 		json_object_set_new(o, "s", ss);
 	else

@@ -151,8 +151,7 @@ static void stack_row(struct html *h, const struct svg_stack *c, size_t r, doubl
 		value_text(c->fd, v, t, sizeof(t));
 		fprintf(h->f, "<rect class=\"p%zu\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\">"
 			"<title>", p % 10, x, y + 3, w, ROW - 6);
-		html_escf(h->f, "%s: %s %s (%.1f %%)", c->rows[r], c->parts[p], t,
-			  sum > 0 ? 100 * v / sum : 0);
+		html_escf(h->f, "%s %s (%.1f %%)", c->parts[p], t, sum > 0 ? 100 * v / sum : 0);
 		fputs("</title></rect>", h->f);
 		x += w;
 	}

@@ -100,11 +100,10 @@ static void spread_note(struct html *h, const struct rcell *c, const char *key, 
 	if (json_is_array(ci) && json_array_size(ci) == 2 && med > 0) {
 		lo = json_number_value(json_array_get(ci, 0));
 		hi = json_number_value(json_array_get(ci, 1));
-		fprintf(h->f, " <span class=\"ci\" title=\"95 %% interval of the median\">&plusmn;%.1f%%</span>",
+		fprintf(h->f, " <span class=\"ci\">&plusmn;%.1f%%</span>",
 			100 * fmax(hi - med, med - lo) / med);
 	} else if (rcell_spread(c, key, &lo, &hi, &sp) && isfinite(sp)) {
-		fprintf(h->f, " <span class=\"sp\" title=\"spread over the repetitions: (max - min) / median\">"
-			"&#8596;%.1f%%</span>", sp);
+		fprintf(h->f, " <span class=\"sp\">&#8596;%.1f%%</span>", sp);
 	}
 }
 
@@ -152,9 +151,7 @@ static void table_head(struct html *h, const char **params, const struct field *
 	for (size_t i = 0; params[i]; i++)
 		html_elem(h->f, "th", NULL, params[i]);
 	for (size_t i = 0; mets[i]; i++) {
-		fprintf(h->f, "<th data-k=\"%s\" title=\"", mets[i]->kind == F_STR ? "s" : "n");
-		html_esc(h->f, mets[i]->doc);
-		fputs("\">", h->f);
+		fprintf(h->f, "<th data-k=\"%s\">", mets[i]->kind == F_STR ? "s" : "n");
 		html_esc(h->f, mets[i]->label);
 		fputs("</th>", h->f);
 	}

@@ -309,9 +309,9 @@ static void top_table(struct html *h, const json_t *side)
 		const char *sym = json_string_value(json_object_get(t, "symbol"));
 		const char *obj = json_string_value(json_object_get(t, "object"));
 
-		fprintf(h->f, "<tr><td class=\"num\" data-v=\"%.0f\">%.0f</td><td class=\"num\" "
-			"data-v=\"%.6g\">%.2f</td>", num(t, "samples"), num(t, "samples"), num(t, "pct"),
-			num(t, "pct"));
+		/* plain numbers: the script sorts them by their text */
+		fprintf(h->f, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%.2f</td>",
+			num(t, "samples"), num(t, "pct"));
 		html_elem(h->f, "td", "sym", sym ? sym : "?");
 		html_elem(h->f, "td", NULL, obj ? obj : "?");
 		fputs("</tr>\n", h->f);

@@ -34,7 +34,7 @@ for t in $(grep -o '"transport": "[^"]*"' "$data/report-traced.json" | sort -u |
 	grep -q ">$t<" "$page" || fail "transport $t is not on the page"
 done
 for what in 'time budget of each side over its window' 'critical path of a round trip' \
-	'round-trip latency by percentile' 'round-trip latency histogram' 'class="fr"' '<table'; do
+	'round-trip latency by percentile' 'round-trip latency histogram' 'class="fr ' '<table'; do
 	grep -qF "$what" "$page" || fail "the traced page has no '$what'"
 done
 [ "$(grep -c '<figure class="fig"' "$page")" -ge 4 ] || fail "the traced page has fewer than 4 figures"
@@ -54,7 +54,7 @@ echo "ok   the page is self-contained: no tag fetches, no src/href to an address
 
 # without --folded: the profile's tables, no stacks read, and a note where they are
 "$IPCLAB" report "$data/report-traced.json" -o "$work/nofold.html" 2>"$work/err" || fail "report without --folded"
-grep -q 'class="fr"' "$work/nofold.html" && fail "flame graphs without --folded"
+grep -q 'class="fr ' "$work/nofold.html" && fail "flame graphs without --folded"
 grep -q 'folded stacks in' "$work/err" || fail "no note about --folded: $(cat "$work/err")"
 
 # ---- hostile strings -----------------------------------------------------------
@@ -124,6 +124,19 @@ order=$(grep -o '<section class="seed" id="[^"]*"><h2>seed-[0-9a-z-]*' "$work/su
 [ "$order" = "$("$IPCLAB" suite seeds --dry-run -q 2>/dev/null | sed -n 's/^== \(seed-[0-9a-z-]*\):.*/\1/p' | tr '\n' ' ')" ] ||
 	fail "suite sections out of the seeds' order: $order"
 echo "ok   run --html and suite --html: the same page as report; $nseeds seed sections in order"
+
+# a real suite's file (--quick --trace --profile, stored): a section per
+# seed with its reading and its figures, the page under 2 MB
+gzip -dc "$data/report-suite.json.gz" >"$work/real-suite.json" || fail "cannot unpack the stored suite"
+"$IPCLAB" report "$work/real-suite.json" -q -o "$work/real-suite.html" || fail "report of the stored suite"
+size=$(stat -c %s "$work/real-suite.html")
+[ "$size" -lt $((2 << 20)) ] || fail "the suite's page is $size bytes, over 2 MB"
+n=$(grep -c '<section class="seed"' "$work/real-suite.html")
+readings=$(grep -c '<p class="reading">Reading:' "$work/real-suite.html")
+[ "$n" = 6 ] && [ "$readings" -ge 5 ] || fail "the stored suite: $n sections, $readings readings"
+awk '/<section class="seed"/ { if (s && !f) bad++; s = 1; f = 0 } /<figure class="fig"/ { f = 1 }
+     END { if (s && !f) bad++; exit bad > 0 }' "$work/real-suite.html" || fail "a suite section without a figure"
+echo "ok   a real suite's page: $n sections, each with its reading and figures, $size bytes"
 
 "$IPCLAB" report "$data/compare-before.json" "$data/compare-after.json" -o "$work/cmp.html" ||
 	fail "report of two files"

@@ -86,7 +86,7 @@ else
 	echo "ok   the traced page loads with nothing in the console but the test's line (no script error, nothing refused)${netoff:+, network off}"
 fi
 case "$line" in
-"SELFTEST sorted=desc:"*" toggled=1 tip=shown zoom=1200.00:some-hidden") echo "ok   script: $line" ;;
+"SELFTEST sorted=desc:"*" toggled=1 tip=shown zoom=1200.0:some-hidden") echo "ok   script: $line" ;;
 *) fail "the page's script: '$line'" ;;
 esac
 grep -q 'class="tip"' "$work/dom" || fail "the page's script did not run (no tooltip element)"

@@ -14,6 +14,18 @@
 	} catch (e) {
 		data = { figs: {} };
 	}
+	// a series over time comes as x0, dx and its values: made points here
+	Object.keys(data.figs || {}).forEach(function (k) {
+		(data.figs[k].s || []).forEach(function (s) {
+			if (s.p || !s.y)
+				return;
+			s.p = [];
+			s.y.forEach(function (y, i) {
+				if (y !== null)
+					s.p.push([s.x0 + i * s.dx, y]);
+			});
+		});
+	});
 
 	function scaled(v, base, units) {
 		var u = 0, a = Math.abs(v);
@@ -116,9 +128,10 @@
 		if (!td)
 			return numeric ? Infinity : '';
 		if (numeric) {
-			var v = td.getAttribute('data-v');
+			var v = td.hasAttribute('data-v') ? td.getAttribute('data-v') : td.textContent;
+			var x = parseFloat(v);
 
-			return v === null || v === '' ? Infinity : parseFloat(v);
+			return isNaN(x) ? Infinity : x;
 		}
 		return td.textContent;
 	}
@@ -153,12 +166,24 @@
 		return m ? m[1] : '';
 	}
 
+	// a frame's place as drawn: x, width (of the rect) and depth (its d<N> class)
+	function place(g) {
+		var r = g.querySelector('rect');
+
+		if (!g.hasAttribute('data-x')) {
+			g.setAttribute('data-x', r.getAttribute('x'));
+			g.setAttribute('data-w', r.getAttribute('width'));
+			g.setAttribute('data-d', /(?:^| )d(\d+)/.exec(g.getAttribute('class'))[1]);
+		}
+		return { x: parseFloat(g.getAttribute('data-x')), w: parseFloat(g.getAttribute('data-w')),
+			 d: parseInt(g.getAttribute('data-d'), 10) };
+	}
+
 	function zoom(svg, x0, w0, d0) {
 		var W = parseFloat(svg.getAttribute('data-w'));
 
 		svg.querySelectorAll('g.fr').forEach(function (g) {
-			var x = parseFloat(g.getAttribute('data-x')), w = parseFloat(g.getAttribute('data-w'));
-			var d = parseInt(g.getAttribute('data-d'), 10), nx, nw;
+			var p = place(g), x = p.x, w = p.w, d = p.d, nx, nw;
 			var inside = x >= x0 - 1e-6 && x + w <= x0 + w0 + 1e-6;
 			var above = x <= x0 + 1e-6 && x + w >= x0 + w0 - 1e-6;
 
@@ -176,15 +201,15 @@
 			var r = g.querySelector('rect'), t = g.querySelector('text'), name = frameName(g);
 			var chars = Math.floor(nw / 7);
 
-			r.setAttribute('x', nx.toFixed(2));
-			r.setAttribute('width', nw.toFixed(2));
+			r.setAttribute('x', nx.toFixed(1));
+			r.setAttribute('width', nw.toFixed(1));
 			if (!t && chars >= 3) {
 				t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
 				t.setAttribute('y', (parseFloat(r.getAttribute('y')) + 12).toFixed(0));
 				g.appendChild(t);
 			}
 			if (t) {
-				t.setAttribute('x', (nx + 3).toFixed(2));
+				t.setAttribute('x', (nx + 3).toFixed(1));
 				t.textContent = chars < 3 ? '' : name.length > chars ? name.slice(0, chars - 2) + '..' : name;
 			}
 		});
@@ -196,8 +221,9 @@
 
 			if (!g)
 				return;
-			zoom(svg, parseFloat(g.getAttribute('data-x')), parseFloat(g.getAttribute('data-w')),
-			     parseInt(g.getAttribute('data-d'), 10));
+			var p = place(g);
+
+			zoom(svg, p.x, p.w, p.d);
 		});
 	});
 }());
