@@ -11,6 +11,7 @@
 
 #include "ipclab/engine.h"
 #include "ipclab/reporter.h"
+#include "ipclab/trace.h"
 
 struct matrix_info;
 
@@ -28,6 +29,8 @@ struct run_args {
 	bool reference;		/* --reference */
 	bool trace;		/* --trace */
 	bool trace_syscalls;	/* --trace=syscalls */
+	const char *trace_events_path;	/* --trace=events FILE */
+	struct trace_events_opts trace_span;	/* --trace-span D|N */
 	bool profile;		/* --profile */
 	const char *profile_dir;	/* --profile DIR */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */

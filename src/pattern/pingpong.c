@@ -57,8 +57,10 @@ static int pingpong_client(struct participant *p)
 			return ret;
 		pat_recv_done(p, p->ep, zc);
 		t1 = now_ns();
-		if (seq >= c->warmup)
+		if (seq >= c->warmup) {
 			hist_add(&p->st->hist, t1 - t0);
+			pat_mark(p, t0, t1);
+		}
 		pat_progress(p, seq + 1);
 		if (flags & MSG_F_END)
 			break;

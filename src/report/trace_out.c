@@ -85,6 +85,14 @@ json_t *trace_json(const struct trace_result *tr)
 	json_object_set_new(o, "perturbation", jnum_or_null(tr->perturbation > 0, tr->perturbation));
 	json_object_set_new(o, "perturbation_of",
 			    tr->perturbation_of ? json_string(tr->perturbation_of) : json_null());
+	if (tr->events.on)	/* --trace=events */
+		json_object_set_new(o, "events",
+				    json_pack("{s:i, s:I, s:I, s:I, s:I, s:b}", "pid", (int)tr->events.pid,
+					      "recorded", (json_int_t)tr->events.recorded,
+					      "lost", (json_int_t)tr->events.lost,
+					      "written", (json_int_t)tr->events.written,
+					      "span_ns", (json_int_t)tr->events.span_ns,
+					      "truncated", tr->events.truncated));
 	return o;
 }
 
@@ -124,5 +132,9 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 		fprintf(f, "  traced/untraced %.2fx", tr->perturbation);
 	if (!tr->complete)
 		fprintf(f, "  INCOMPLETE: %llu events lost", (unsigned long long)tr->lost_events);
+	if (tr->events.on)
+		fprintf(f, "  timeline: process %u, %.3g ms, %llu records%s", tr->events.pid,
+			(double)tr->events.span_ns / 1e6, (unsigned long long)tr->events.recorded,
+			tr->events.truncated ? " (TRUNCATED: records lost)" : "");
 	fputc('\n', f);
 }
