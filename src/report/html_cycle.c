@@ -61,14 +61,16 @@ static int completion(struct html *h, const struct html_view *v, const struct rc
 
 		ser[0].x[i] = ser[1].x[i] = (double)i * per * period / 1e9;
 		ser[0].y[i] = json_is_number(m) ? json_number_value(m) : NAN;
-		/* a point of late starts only never ran: its xrun sits on the deadline */
-		ser[1].y[i] = x > 0 ? (json_is_number(m) ? ser[0].y[i] : deadline) : NAN;
+		/* late starts never ran: a point whose xruns are only those (its
+		 * worst completion in time, or none) has its mark on the deadline */
+		ser[1].y[i] = x <= 0 ? NAN : json_is_number(m) && ser[0].y[i] > deadline ? ser[0].y[i] :
+										       deadline;
 		tips[i] = json_string_value(json_array_get(causes, i));
 	}
 	snprintf(title, sizeof(title), "completion time over the run: %s", lab);
 	struct svg_xy fig = {
 		.title = title, .s = ser, .ns = 2, .hline = deadline, .hline_label = "deadline",
-		.caption = "the worst completion of each point (intended start to the graph's end); x = a point with an xrun",
+		.caption = "the worst completion of each point (intended start to the graph's end); x = a point with an xrun, on the deadline when its xruns were late starts (cycles never run)",
 		.x = { .from_zero = true, .label = "time in the window (s)" },
 		.y = { .log = 10, .fd = field_find("cycle_max_ns"), .label = "completion" },
 	};

@@ -383,7 +383,8 @@ static void legend_xy(struct html *h, const char *id, const struct svg_xy *c)
 		if (c->s[i].marks)
 			fprintf(h->f, "<li data-s=\"%zu\"><span class=\"sw mkc\"></span>", i);
 		else
-			fprintf(h->f, "<li data-s=\"%zu\"><span class=\"sw c%zu\"></span>", i, i % 10);
+			fprintf(h->f, "<li data-s=\"%zu\"><span class=\"sw c%zu k%zu\"></span>", i, i % 10,
+				i / 10 % 3);
 		html_esc(h->f, c->s[i].label);
 		fputs("</li>", h->f);
 	}
@@ -417,7 +418,7 @@ int svg_xy(struct html *h, const struct svg_xy *c0)
 	for (size_t i = 0; i < c.ns; i++) {
 		const struct svg_series *s = &c.s[i];
 
-		fprintf(h->f, "<g class=\"s c%zu%s\" data-s=\"%zu\"><title>", i % 10,
+		fprintf(h->f, "<g class=\"s c%zu k%zu%s\" data-s=\"%zu\"><title>", i % 10, i / 10 % 3,
 			s->marks ? " marks" : "", i);
 		html_esc(h->f, s->label);
 		fputs("</title>", h->f);
