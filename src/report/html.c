@@ -14,6 +14,7 @@
 #include "ipclab/util.h"
 #include "html.h"
 
+#define TEXT_MAX (256u << 10)	/* of a section's text shown (the suite keeps as much) */
 #define CSP "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 void html_new_id(struct html *h, const char *prefix, char *buf, size_t len)
@@ -79,7 +80,7 @@ static void section_text(struct html *h, const json_t *info)
 	if (!text || !*text)
 		return;
 	/* the reading first: the sentences the section was run for */
-	for (p = text; p && *p;) {
+	for (p = text; p && *p && p < text + TEXT_MAX;) {
 		const char *e = strchr(p, '\n');
 		size_t l = e ? (size_t)(e - p) : strlen(p);
 
@@ -91,7 +92,7 @@ static void section_text(struct html *h, const json_t *info)
 		p = e ? e + 1 : NULL;
 	}
 	fputs("<pre class=\"seed\">", h->f);
-	html_esc(h->f, text);
+	html_escn(h->f, text, TEXT_MAX);
 	fputs("</pre>\n", h->f);
 }
 

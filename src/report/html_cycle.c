@@ -17,6 +17,7 @@
 #define MX_MAX 64
 #define MX_GROUPS 32
 #define MAX_STAGE_ROWS 128
+#define MAX_POINTS 4096		/* a run's points drawn (ipclab writes at most 1024) */
 
 static bool is_cycle(const struct rcell *c)
 {
@@ -31,7 +32,7 @@ static int completion(struct html *h, const struct html_view *v, const struct rc
 	double per = (double)json_integer_value(json_object_get(s, "cycles_per_point"));
 	double deadline = rcell_metric(c, "deadline_ns"), period = deadline;
 	const json_t *pn = json_object_get(c->obj, "period_ns");
-	size_t n = json_array_size(mx);
+	size_t n = json_array_size(mx) < MAX_POINTS ? json_array_size(mx) : MAX_POINTS;
 	struct svg_series ser[2] = { 0 };
 	const char **tips = calloc(n + 1, sizeof(*tips));
 	char lab[HTML_LABEL], title[HTML_LABEL + 64];
@@ -39,7 +40,7 @@ static int completion(struct html *h, const struct html_view *v, const struct rc
 
 	if (json_is_number(pn))
 		period = json_number_value(pn);
-	if (n != json_array_size(xr) || !(per > 0) || !(period > 0)) {
+	if (json_array_size(mx) != json_array_size(xr) || !(per > 0) || !(period > 0)) {
 		free(tips);
 		return 0;
 	}

@@ -13,6 +13,8 @@
 #include "compare.h"
 #include "html.h"
 
+#define MAX_KEYS 256		/* of an env shown (ipclab writes about 40) */
+
 static void file_head(struct html *h, const struct rfile *rf)
 {
 	const char *when = json_string_value(json_object_get(rf->root, "created_utc"));
@@ -35,6 +37,7 @@ static void env_table(struct html *h, const json_t *env)
 {
 	const char *k;
 	json_t *v;
+	size_t n = 0;
 
 	if (!json_is_object(env))
 		return;
@@ -42,6 +45,8 @@ static void env_table(struct html *h, const json_t *env)
 	json_object_foreach((json_t *)env, k, v) {
 		char val[1024];
 
+		if (n++ == MAX_KEYS)
+			break;
 		html_json_text(v, val, sizeof(val));
 		fputs("<tr>", h->f);
 		html_elem(h->f, "th", NULL, k);

@@ -46,7 +46,8 @@ static double bars_max(const struct svg_bars *c)
 	for (size_t i = 0; i < c->ncat * c->nser; i++)
 		if (isfinite(c->v[i]))
 			hi = fmax(hi, c->v[i]);
-	return hi > 0 ? hi * 1.08 : 1;
+	hi *= 1.08;
+	return hi > 0 && isfinite(hi) ? hi : 1;
 }
 
 static void bars_axis(struct html *h, const struct svg_bars *c, double hi)
@@ -57,7 +58,7 @@ static void bars_axis(struct html *h, const struct svg_bars *c, double hi)
 
 	fprintf(h->f, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", BL, BT,
 		BW - BL - 18, BH - BT - BB);
-	for (double v = 0; v <= hi; v += step) {
+	for (double v = 0; v <= hi && v < 12 * step; v += step) {
 		double y = BH - BB - v / hi * (BH - BT - BB);
 
 		svg_value_text(&a, v, t, sizeof(t));
@@ -168,7 +169,7 @@ int svg_stack(struct html *h, const struct svg_stack *c)
 		return 0;
 	for (size_t r = 0; r < c->nrows; r++)
 		scale = fmax(scale, row_sum(c, r));
-	if (scale <= 0)
+	if (!(scale > 0) || !isfinite(scale))
 		scale = 1;
 	step = nice_step(scale);
 	scale = ceil(scale / step * (1 - 1e-9)) * step;
@@ -178,7 +179,7 @@ int svg_stack(struct html *h, const struct svg_stack *c)
 		stack_row(h, c, r, scale, 4.0 + (double)r * ROW);
 	if (c->percent)
 		step = 25, scale = 100;
-	for (double v = 0; v <= scale * (1 + 1e-9); v += step) {
+	for (double v = 0; v <= scale * (1 + 1e-9) && v < 12 * step; v += step) {
 		double x = SL + (SW - SL - SR) * v / scale;
 		char t[48];
 

@@ -66,7 +66,10 @@ static void json_table(struct html *h, const char *title, const json_t *v)
 	html_elem(h->f, "h5", NULL, title);
 	fputs("<div class=\"tw\"><table class=\"kv\"><tbody>\n", h->f);
 	if (json_is_object(v)) {
+		i = 0;
 		json_object_foreach((json_t *)v, k, x) {
+			if (i++ == MAX_ROWS)
+				break;
 			html_json_text(x, t, sizeof(t));
 			fputs("<tr>", h->f);
 			html_elem(h->f, "th", NULL, k);
@@ -307,6 +310,9 @@ static void top_table(struct html *h, const json_t *side)
 	      "<th>symbol</th><th>object</th></tr></thead><tbody>\n", h->f);
 	json_array_foreach((json_t *)top, i, t) {
 		const char *sym = json_string_value(json_object_get(t, "symbol"));
+
+		if (i == MAX_ROWS)
+			break;
 		const char *obj = json_string_value(json_object_get(t, "object"));
 
 		/* plain numbers: the script sorts them by their text */

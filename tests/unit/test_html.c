@@ -213,6 +213,63 @@ static void test_traced_page(void **state)
 	free(page);
 }
 
+/* A hostile file's numbers and lengths: extremes everywhere, long lists;
+ * the page is written, in bounded time and size. */
+static void test_hostile_numbers(void **state)
+{
+	char path[4096], err[ERRLEN] = "", *buf = NULL;
+	struct html_opts o = { 0 };
+	const struct rfile *files[1];
+	json_t *root, *res, *c, *m, *top, *mx, *xr, *sides;
+	struct rfile rf;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/data/plot-small.json", SRCDIR);
+	root = json_load_file(path, 0, NULL);
+	assert_non_null(root);
+	res = json_object_get(root, "results");
+	c = json_array_get(res, 0);
+	m = json_object_get(c, "metrics");
+	json_object_set_new(m, "cpu_ns_per_msg", json_real(1.7e308));
+	json_object_set_new(m, "msgs_per_s", json_real(1e308));
+	json_object_set_new(m, "bytes_per_s", json_real(-5));
+	json_object_set_new(m, "lat_p50_ns", json_real(-1e300));
+	json_object_set_new(m, "deadline_ns", json_real(1e308));
+	json_object_set_new(json_array_get(res, 1), "size_bytes", json_real(1e308));
+	top = json_array();
+	for (int i = 0; i < 20000; i++)
+		json_array_append_new(top, json_pack("{s:s, s:s, s:f, s:f}", "symbol", "<b>x</b>",
+						     "object", "o", "samples", 1e308, "pct", -1.0));
+	json_object_set_new(c, "profile", json_pack("[{s:s, s:o}]", "role", "server", "top", top));
+	mx = json_array();
+	xr = json_array();
+	for (int i = 0; i < 100000; i++) {
+		json_array_append_new(mx, json_real(i % 2 ? 1e308 : 1));
+		json_array_append_new(xr, json_integer(i % 3));
+	}
+	json_object_set_new(c, "cycle_series", json_pack("{s:i, s:o, s:o}", "cycles_per_point", 1,
+							 "max_ns", mx, "xruns", xr));
+	sides = json_pack("[{s:s, s:f, s:f, s:f, s:f, s:f, s:f}]", "role", "server", "wall_ns", 1e308,
+			  "user_ns", 1e308, "sys_ns", 1e308, "runnable_ns", -1.0, "preempted_ns", 0.0,
+			  "sleep_ns", 1e308);
+	json_object_set_new(c, "trace", json_pack("{s:o, s:{s:f, s:f, s:f}}", "sides", sides,
+						  "critical_path_ns", "total", 1e308, "measured",
+						  -1.0, "client_user", 1e308));
+	assert_int_equal(rfile_from_tree(&rf, root, "hostile.json", NULL, err, sizeof(err)), 0);
+	files[0] = &rf;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	if (html_report(f, files, 1, &o, err, sizeof(err)))
+		fail_msg("%s", err);
+	fclose(f);
+	rfile_free(&rf);
+	assert_true(len < (16u << 20));
+	assert_null(strstr(buf, "<b>x</b>"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_json_block),
 		cmocka_unit_test(test_figures_are_the_files),
 		cmocka_unit_test(test_traced_page),
+		cmocka_unit_test(test_hostile_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
