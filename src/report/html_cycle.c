@@ -24,11 +24,31 @@ static bool is_cycle(const struct rcell *c)
 	return c->ok && json_is_object(json_object_get(c->obj, "cycle_series"));
 }
 
+/* The worst completion of each point, and a mark where it holds xruns:
+ * late starts never ran, so a point whose xruns are only those (its worst
+ * completion in time, or none) has its mark on the deadline. */
+static void fill_points(const json_t *s, double secs_per_point, double deadline,
+			struct svg_series *ser, const char **tips, size_t n)
+{
+	const json_t *mx = json_object_get(s, "max_ns"), *xr = json_object_get(s, "xruns");
+	const json_t *causes = json_object_get(s, "xrun_causes");
+
+	for (size_t i = 0; i < n; i++) {
+		const json_t *m = json_array_get(mx, i);
+		json_int_t x = json_integer_value(json_array_get(xr, i));
+
+		ser[0].x[i] = ser[1].x[i] = (double)i * secs_per_point;
+		ser[0].y[i] = json_is_number(m) ? json_number_value(m) : NAN;
+		ser[1].y[i] = x <= 0 ? NAN : json_is_number(m) && ser[0].y[i] > deadline ? ser[0].y[i] :
+										       deadline;
+		tips[i] = json_string_value(json_array_get(causes, i));
+	}
+}
+
 static int completion(struct html *h, const struct html_view *v, const struct rcell *c)
 {
 	const json_t *s = json_object_get(c->obj, "cycle_series");
 	const json_t *mx = json_object_get(s, "max_ns"), *xr = json_object_get(s, "xruns");
-	const json_t *causes = json_object_get(s, "xrun_causes");
 	double per = (double)json_integer_value(json_object_get(s, "cycles_per_point"));
 	double deadline = rcell_metric(c, "deadline_ns"), period = deadline;
 	const json_t *pn = json_object_get(c->obj, "period_ns");
@@ -56,18 +76,7 @@ static int completion(struct html *h, const struct html_view *v, const struct rc
 	snprintf(ser[1].label, sizeof(ser[1].label), "%.160s: xrun", lab);
 	ser[1].marks = true;
 	ser[1].tips = tips;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *m = json_array_get(mx, i);
-		json_int_t x = json_integer_value(json_array_get(xr, i));
-
-		ser[0].x[i] = ser[1].x[i] = (double)i * per * period / 1e9;
-		ser[0].y[i] = json_is_number(m) ? json_number_value(m) : NAN;
-		/* late starts never ran: a point whose xruns are only those (its
-		 * worst completion in time, or none) has its mark on the deadline */
-		ser[1].y[i] = x <= 0 ? NAN : json_is_number(m) && ser[0].y[i] > deadline ? ser[0].y[i] :
-										       deadline;
-		tips[i] = json_string_value(json_array_get(causes, i));
-	}
+	fill_points(s, per * period / 1e9, deadline, ser, tips, n);
 	snprintf(title, sizeof(title), "completion time over the run: %s", lab);
 	struct svg_xy fig = {
 		.title = title, .s = ser, .ns = 2, .hline = deadline, .hline_label = "deadline",
