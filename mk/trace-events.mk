@@ -7,7 +7,7 @@ ALL_TARGETS += $(TEV_CHECK)
 
 $(TEV_CHECK): tests/cli/tev_check.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(IPCLAB_LIBS) -lm
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm
 
 # the builder on records of the test's own (no kernel, no privilege)
 EVENTS_TEST := $(B)/tests/test_events
