@@ -50,6 +50,7 @@ struct plan_spec {
 	bool warmup_set, max_time_set, verify, keep_awake;
 	bool trace;			/* --trace: every cell traced (src/trace/) */
 	bool trace_syscalls;		/* --trace=syscalls: and every syscall probed */
+	struct trace_events *trace_events;	/* --trace=events: the timeline (NULL = none) */
 	bool profile;			/* --profile: every cell profiled */
 	const char *profile_dir;	/* --profile DIR: folded stacks (NULL = none) */
 	bool lenient;			/* a named transport that cannot run is skipped, not an error */

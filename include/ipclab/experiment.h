@@ -35,6 +35,8 @@ struct sched_spec {
 	char text[32];
 };
 
+struct trace_events;
+
 /* One experiment: transport x pattern x placement x size. */
 struct cell {
 	const struct transport *tp;
@@ -61,6 +63,7 @@ struct cell {
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	bool trace;		/* --trace: scheduler events per side (src/trace/) */
 	bool trace_syscalls;	/* --trace=syscalls: syscall probes too */
+	struct trace_events *trace_events;	/* --trace=events: the timeline, in the parent (NULL = none) */
 	bool profile;		/* --profile: sampled stacks per side (src/trace/profile*.c) */
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */
 	const struct cell_remote *remote;	/* --peer / serve: some sides run elsewhere (NULL = all here) */
@@ -128,6 +131,7 @@ struct participant {
 	struct rusage_snap ru0;
 	struct sched_snap sched0;	/* at the window's start */
 	bool sched0_ok;
+	bool marks;			/* --trace=events: pat_mark records the timed messages */
 };
 
 #endif

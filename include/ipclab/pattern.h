@@ -45,6 +45,14 @@ static inline void pat_progress(struct participant *p, uint64_t n)
 {
 	atomic_store_explicit(&p->st->progress, n, memory_order_relaxed);
 }
+/* A timed message, [t0, t1] on CLOCK_MONOTONIC: with --trace=events a mark
+ * on the side's timeline (src/trace/events.c), else nothing. */
+void pat_mark_slow(struct participant *p, uint64_t t0, uint64_t t1);
+static inline void pat_mark(struct participant *p, uint64_t t0, uint64_t t1)
+{
+	if (__builtin_expect(p->marks, 0))
+		pat_mark_slow(p, t0, t1);
+}
 /* Fail this side with a message (returns -err). */
 int pat_fail(struct participant *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -44,6 +44,7 @@ struct profile_result {
 	char kernel_symbols_why[160];	/* when not: why, and the fix */
 	bool folded;			/* folded stacks written */
 	char folded_dir[256];
+	char folded_name[192];		/* their names' cell part: DIR/<name>-<side>.folded */
 	double perturbation;		/* profiled / unprofiled headline, as the trace's */
 	const char *perturbation_of;	/* "lat_p50_ns" or "msgs_per_s" */
 	double perturbation_lo, perturbation_hi;

@@ -166,6 +166,13 @@ struct env_info {
 };
 void env_collect(struct env_info *env);
 
+/* A suite's section as it ran: its name (the results' "section"), title,
+ * and the text it printed (its own table and its reading). */
+struct report_section {
+	const char *name, *title;
+	char *text;
+};
+
 /* A run's output: header + results. */
 struct matrix_info;
 struct report {
@@ -176,6 +183,8 @@ struct report {
 	const struct matrix_info *matrix;	/* --pin matrix (ipclab/topology.h), or NULL */
 	const char *remote_env_json;	/* --peer: the server host's env object (JSON), or NULL */
 	time_t created;			/* created_utc (0: when written); one time for -o and --db */
+	const struct report_section *sections;	/* a suite's, in the order they ran */
+	size_t nsections;
 };
 
 enum field_kind { F_U64, F_DBL, F_STR, F_BOOL };	/* F_BOOL: get_num gives 0/1 */

@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TRACE_MAX_SIDES 65	/* = MAX_SIDES */
 #define TRACE_TOP_SYSCALLS 3
 
 struct trace;
+struct trace_events;
 
 struct trace_target {
 	unsigned nsides;		/* side 0 is the server, 1.. the clients */
@@ -23,6 +25,9 @@ struct trace_target {
 					 * (exact kernel time, counts, top 3; costs
 					 * ~350 ns a syscall here, docs/trace.md) */
 	unsigned syscall_slots;		/* (side, syscall) pairs kept; 0 = 4096 */
+	struct trace_events *events;	/* --trace=events: the timeline file, else NULL */
+	const char *name;		/* the cell, as the timeline names its process */
+	const char *mark_name;		/* what a message mark is ("round trip", ...) */
 };
 
 /* A side's getrusage over its window: without syscall probes, running
@@ -78,6 +83,15 @@ struct trace_result {
 	double perturbation_lo, perturbation_hi;	/* the pairs' smallest, largest */
 	unsigned perturbation_pairs;
 	bool perturbation_separable;	/* every pair on the same side of 1 */
+	struct {
+		bool on;		/* --trace=events wrote this cell's timeline */
+		unsigned pid;		/* its process in the file */
+		uint64_t recorded;	/* events the ring buffer delivered */
+		uint64_t lost;		/* events it had no room for, or the store dropped */
+		uint64_t written;	/* trace events written (slices, flows, marks) */
+		uint64_t span_ns;	/* the span they cover, at the window's end */
+		bool truncated;		/* the span holds fewer events than it should */
+	} events;
 };
 
 /* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */
@@ -115,6 +129,26 @@ void trace_set_pairs(unsigned n);
 /* The same measured cost into a profile record. */
 struct profile_result;
 void profile_cost_from(struct profile_result *pr, const double *ratio, unsigned n);
+
+/* --trace=events (src/trace/events*.c): each traced cell's scheduler view
+ * as Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing load it),
+ * a process per cell, written into f (the caller opens and commits it):
+ * per endpoint thread its running, runnable and sleeping slices, wakeups as
+ * flow arrows from waker to wakee, migrations, the pattern's message marks,
+ * over the last span_ns of the window or its last max_events events. */
+struct trace_events_opts {
+	uint64_t span_ns;		/* 0: by max_events */
+	uint64_t max_events;		/* 0: by span_ns */
+};
+#define TRACE_EVENTS_SPAN_NS (50 * 1000 * 1000ull)
+#define TRACE_EVENTS_MAX 4000000ull
+int trace_events_begin(FILE *f, const struct trace_events_opts *o, struct trace_events **out);
+/* The end of the file (ev freed); 0, or -EIO when writing failed. */
+int trace_events_end(struct trace_events *ev);
+/* Side i, for each message it timed: [t0, t1] as a mark on its timeline
+ * (CLOCK_MONOTONIC ns); nothing unless the cell records events. */
+void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1);
+bool trace_marks_on(const struct trace *t);
 
 /* For the runner (src/trace/cell.c): run_once(c) untraced, then traced,
  * with the perturbation ratio; and the record from a collected result. */

@@ -33,6 +33,7 @@ int cmd_compare(int argc, char **argv);	/* compare.c */
 int cmd_env(int argc, char **argv);	/* env.c */
 int cmd_clean(int argc, char **argv);	/* clean.c */
 int cmd_serve(int argc, char **argv);	/* serve.c */
+int cmd_report(int argc, char **argv);	/* report.c */
 void cmd_run_usage(FILE *f);		/* run.c: `ipclab --help` */
 
 /* The one error printer (say.c): "ipclab: MSG" or "ipclab CMD: MSG" on
@@ -72,5 +73,12 @@ int output_commit(struct output *o, int failed, const char *why);
  * when ra->pivot is set. The exit status (0, 1 or 2). */
 struct reporter_args;
 int output_report(const char *path, const struct reporter_args *ra, const struct report *rep);
+
+/* run --html, suite --html (report.c): the page of rep (its JSON, read
+ * back as a result file) written to path through the output writer; name
+ * stands for the results in it, folded_dir holds the profile's stacks (or
+ * NULL). The exit status (0, 1 or 2), the error said. */
+int report_html_of(const char *path, const char *name, const struct report *rep,
+		   const char *folded_dir, const char *cmd);
 
 #endif

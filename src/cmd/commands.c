@@ -11,6 +11,7 @@
 
 const struct subcommand subcommands[] = {
 	{ "plot", cmd_plot, "figures (PNG, SVG, data, gnuplot script) from a result file" },
+	{ "report", cmd_report, "one self-contained HTML page from result files: tables, figures, traces" },
 	{ "compare", cmd_compare, "two result files side by side: ratios, spread, regressions" },
 	{ "env", cmd_env, "the machine as result files record it, and what distorts measurements" },
 	{ "clean", cmd_clean, "remove what runs killed by SIGKILL left behind (see the run registry)" },

@@ -21,7 +21,8 @@
 enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET, OPT_TOKEN_FILE };
+       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET, OPT_TOKEN_FILE,
+       OPT_HTML, OPT_TRACE_SPAN };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -53,10 +54,12 @@ static const struct option long_opts[] = {
 	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
 	{ "reference", no_argument, NULL, OPT_REFERENCE },
 	{ "trace", optional_argument, NULL, OPT_TRACE },
+	{ "trace-span", required_argument, NULL, OPT_TRACE_SPAN },
 	{ "profile", optional_argument, NULL, OPT_PROFILE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -112,7 +115,10 @@ void cmd_run_usage(FILE *f)
 	      "      --reference        after each cell, its bare loop (same calls, sizes, placement), A B\n"
 	      "                         per repetition; reports the ratio and ipclab's overhead\n"
 	      "      --trace[=syscalls] per side, from scheduler events: time budget, switches, wakeups; =syscalls\n"
-	      "                         also probes every syscall: exact kernel time, counts, top 3 (docs/trace.md)\n"
+	      "                         also probes every syscall: exact kernel time, counts, top 3 (docs/trace.md);\n"
+	      "                         =events FILE.json also writes each cell's scheduler timeline (Perfetto)\n"
+	      "      --trace-span D|N   the timeline's span at the window's end: a time (50ms, the default) or\n"
+	      "                         the last N events (20k)\n"
 	      "      --profile [DIR]    per side, sampled call stacks: the top 15 functions; with DIR,\n"
 	      "                         folded stacks DIR/<cell>-<side>.folded for flame graphs\n"
 	      "      --dry-run          list the cells the plan holds without running them\n"
@@ -126,6 +132,7 @@ void cmd_run_usage(FILE *f)
 	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
 	      "      --plot DIR         also write DIR/results.json and its figures (gnuplot)\n"
 	      DB_USAGE
+	      "      --html FILE        also write the report as one HTML page (ipclab report)\n"
 	      "  -q, --quiet            no progress line\n"
 	      "  -h, --help, --version\n"
 	      "Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
@@ -239,6 +246,26 @@ static int parse_number_arg(int opt, const char *arg, struct run_args *a)
 	return 0;
 }
 
+/* --trace-span: a time (50ms) or a count of events (20k, 100000). */
+static int parse_span(const char *arg, struct run_args *a)
+{
+	size_t n = strlen(arg);
+	uint64_t v;
+
+	if (n && (strchr("0123456789kKM", arg[n - 1]))) {
+		if (parse_count(arg, &v) || !v || v > TRACE_EVENTS_MAX)
+			return usage_error("--trace-span %s: expected a time (50ms) or a count of events from 1 to 4M (20k)",
+					   arg);
+		a->trace_span = (struct trace_events_opts){ .max_events = v };
+	} else {
+		if (parse_duration(arg, &v) || !v)
+			return usage_error("--trace-span %s: expected a time above zero (50ms) or a count of events (20k)",
+					   arg);
+		a->trace_span = (struct trace_events_opts){ .span_ns = v };
+	}
+	return 0;
+}
+
 /* One option of `ipclab run` into a: a flat switch over every option, one
  * case each (long, but each case is one line). 0, or 2 for bad input. */
 static int parse_one(int opt, char *arg, struct run_args *a)
@@ -258,13 +285,13 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 	case OPT_TRACE: {
 		char err[ERRLEN];
 
-		if (arg && strcmp(arg, "syscalls"))
-			return usage_error("--trace=%s: the only choice is --trace=syscalls (every syscall probed too)",
+		if (arg && strcmp(arg, "syscalls") && strcmp(arg, "events"))
+			return usage_error("--trace=%s: expected --trace, --trace=syscalls (every syscall probed too) or --trace=events FILE.json (a timeline)",
 					   arg);
 		if (trace_check(err, sizeof(err)))
 			return usage_error("%s", err);
 		a->trace = true;
-		a->trace_syscalls = arg != NULL;
+		a->trace_syscalls |= arg && !strcmp(arg, "syscalls");
 		break;
 	}
 	case OPT_PROFILE: {
@@ -290,6 +317,13 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 		a->plot_dir = arg;
 		break;
 	}
+	case OPT_TRACE_SPAN:
+		return parse_span(arg, a);
+	case OPT_HTML:
+		if (output_check(arg, NULL))
+			return 2;
+		a->html = arg;
+		break;
 	case OPT_THINK_NS: a->think_nss = arg; break;
 	case OPT_RATE: a->rates = arg; break;
 	case OPT_PEER: a->peer = arg; break;
@@ -350,6 +384,17 @@ static void save_cmdline(struct run_args *a, int argc, char **argv)
 	cmdline_redacted(a->cmdline, sizeof(a->cmdline), argc, argv);
 }
 
+/* --trace=events FILE.json: the word after it. */
+static int events_file(int argc, char **argv, struct run_args *a)
+{
+	if (optind >= argc || argv[optind][0] == '-')
+		return usage_error("--trace=events: name the timeline's file, e.g. --trace=events timeline.json");
+	if (output_check(argv[optind], NULL))
+		return 2;
+	a->trace_events_path = argv[optind++];
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
 	int opt, ret;
@@ -371,6 +416,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		/* --profile DIR as well as --profile=DIR: run takes no operands */
 		if (opt == OPT_PROFILE && !optarg && optind < argc && argv[optind][0] != '-')
 			optarg = argv[optind++];
+		if (opt == OPT_TRACE && optarg && !strcmp(optarg, "events") &&
+		    (ret = events_file(argc, argv, a)))
+			return ret;
 		if (opt >= DB_OPT_DB && opt <= DB_OPT_FAILED)
 			ret = db_args_option(&a->db, opt, optarg, argc, argv);
 		else
@@ -380,6 +428,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'; see ipclab --help", argv[optind]);
+	if ((a->trace_span.span_ns || a->trace_span.max_events) && !a->trace_events_path)
+		return usage_error("--trace-span: only with --trace=events FILE.json");
 	if (a->budget_ns && !a->repeat_auto)
 		return usage_error("--budget bounds the rounds --repeat auto adds; add --repeat auto or drop --budget");
 	a->db.on &= !a->dry_run;	/* nothing runs, nothing is stored */

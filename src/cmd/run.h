@@ -13,6 +13,7 @@
 #include "ipclab/remote.h"
 #include "ipclab/reporter.h"
 #include "dbcmd.h"
+#include "ipclab/trace.h"
 
 struct matrix_info;
 
@@ -33,10 +34,13 @@ struct run_args {
 	bool reference;		/* --reference */
 	bool trace;		/* --trace */
 	bool trace_syscalls;	/* --trace=syscalls */
+	const char *trace_events_path;	/* --trace=events FILE */
+	struct trace_events_opts trace_span;	/* --trace-span D|N */
 	bool profile;		/* --profile */
 	const char *profile_dir;	/* --profile DIR */
 	bool lenient;		/* a named transport that cannot run is skipped, not an error */
 	const char *plot_dir;	/* --plot DIR */
+	const char *html;	/* --html FILE */
 	struct matrix_info *matrix;	/* --pin matrix: CPUs and topology (run_spec.c fills it) */
 	const struct field *matrix_metric;	/* --matrix-metric (NULL = lat_p50_ns) */
 	int pm_qos_us;

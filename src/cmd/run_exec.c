@@ -207,6 +207,58 @@ static int plot_after_run(const struct run_args *a, const struct report *rep)
 	return 0;
 }
 
+/* The report, then --plot's figures and --html's page beside it. */
+static int write_outputs(const struct run_args *a, const struct reporter_args *ra,
+			 const struct report *rep)
+{
+	int ret = output_report(a->output, ra, rep);
+
+	if (a->plot_dir && !ret)
+		ret = plot_after_run(a, rep);
+	if (a->html && !ret)
+		ret = report_html_of(a->html, a->output ? a->output : "this run", rep, a->profile_dir,
+				     NULL);
+	return ret;
+}
+
+/* --pin matrix: the cells shuffled each round, the order kept; 0 or 2. */
+static int matrix_setup(const struct run_args *a, struct matrix_info *mx, struct session_opts *so,
+			const struct plan *pl)
+{
+	mx->rounds = so->repeat ? so->repeat : 1;
+	mx->ncells = pl->n;
+	mx->seed = so->shuffle_seed = (now_ns() & INT64_MAX) | 1;
+	mx->metric = a->matrix_metric;
+	if (!(mx->order = so->order = calloc(pl->n * mx->rounds + 1, sizeof(*mx->order))))
+		return usage_error("out of memory");
+	return 0;
+}
+
+/* --trace=events FILE: the timeline opened (atomically, as -o) once the
+ * plan is good, every cell writing into it; 0, 1 or 2. */
+static int timeline_open(const struct run_args *a, struct plan *pl, struct output *o,
+			 struct trace_events **ev)
+{
+	int ret = output_open(o, a->trace_events_path, NULL);
+
+	if (ret)
+		return ret;
+	if (trace_events_begin(o->f, &a->trace_span, ev)) {
+		output_commit(o, 1, "out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < pl->n; i++)
+		pl->cells[i].trace_events = *ev;
+	return 0;
+}
+
+static int timeline_close(struct trace_events *ev, struct output *o)
+{
+	int ret = trace_events_end(ev);
+
+	return output_commit(o, ret, ret ? "cannot write the timeline" : NULL);
+}
+
 /* Is name one of the words of the list (as typed, not through all or a glob)? */
 static bool named_in(const char *list, const char *name)
 {
@@ -287,28 +339,28 @@ int do_run(struct run_args *args, unsigned nargs)
 	struct report rep = { .cmdline = a->cmdline };
 	struct plan pl = { 0 };
 	struct matrix_info *mx = NULL;
+	struct output evo;
+	struct trace_events *ev = NULL;
 	uint64_t t0;
-	int ret = 0, wret;
+	int ret = 0, wret, tret = 0;
 
 	if (a->pins && matrix_word(a->pins) && !(mx = args[0].matrix = calloc(1, sizeof(*mx))))
 		return usage_error("out of memory");
 	for (unsigned i = 0; i < nargs && !ret; i++)
 		ret = build_plan(&args[i], &pl);
-	if (!ret && mx) {	/* shuffled each round, the order kept */
-		mx->rounds = so.repeat ? so.repeat : 1;
-		mx->ncells = pl.n;
-		mx->seed = so.shuffle_seed = (now_ns() & INT64_MAX) | 1;
-		mx->metric = a->matrix_metric;
-		if (!(mx->order = so.order = calloc(pl.n * mx->rounds + 1, sizeof(*mx->order))))
-			ret = usage_error("out of memory");
-	}
+	if (!ret && mx)
+		ret = matrix_setup(a, mx, &so, &pl);
 	struct peer *peer = NULL;
 
 	if (!ret && a->peer)
 		ret = attach_peer(a, &pl, &peer);
+	if (!ret && a->trace_events_path)
+		ret = timeline_open(a, &pl, &evo, &ev);
 	t0 = now_ns();
 	if (!ret)
 		ret = run_session(&pl, &so, a->quiet, &rep);
+	if (ev)
+		tret = timeline_close(ev, &evo);
 	rep.remote_env_json = peer_env_json(peer);
 	if (mx)
 		mx->wall_s = (double)(now_ns() - t0) / 1e9;
@@ -326,10 +378,8 @@ int do_run(struct run_args *args, unsigned nargs)
 	if (a->pivot)
 		memcpy(ra.pivot, a->pivot_spec, sizeof(ra.pivot));
 	rep.created = time(NULL);	/* the same in -o's file and the store */
-	wret = output_report(a->output, &ra, &rep);
-	if (a->plot_dir && !wret)
-		wret = plot_after_run(a, &rep);
-	wret = after_report(a, &rep, ret, wret);
+	wret = write_outputs(a, &ra, &rep);
+	wret = after_report(a, &rep, ret, wret ? wret : tret);
 	peer_close(peer);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);

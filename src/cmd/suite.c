@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -117,14 +118,40 @@ static int seed_plan(const struct suite_opts *o, const struct seed *sd, struct p
 	return ret;
 }
 
-/* Run one seed; append its results to *all. Returns 0, 2 or 128+N. */
-static int run_seed(struct suite_opts *o, const struct seed *sd, struct result **all, size_t *nall,
-		    struct env_info *env)
+/* What the suite ran: every result, and each section's text. */
+struct suite_out {
+	struct result *all;
+	size_t nall;
+	struct report_section sec[16];
+	size_t nsec;
+	struct env_info env;
+};
+
+struct print_args {
+	const struct suite_opts *o;
+	const struct seed *sd;
+	const struct report *rep;
+};
+
+static void print_section(void *arg)
+{
+	const struct print_args *p = arg;
+
+	if (p->o->dry_run)
+		print_dry_run(p->rep->results, p->rep->n);
+	else
+		p->sd->print(p->o, p->rep->results, p->rep->n);
+}
+
+/* Run one seed; append its results and text to out. Returns 0, 2 or 128+N. */
+static int run_seed(struct suite_opts *o, const struct seed *sd, struct suite_out *out)
 {
 	struct session_opts so = { .repeat = o->dry_run ? 1 : o->quick ? sd->repeat_quick : sd->repeat,
 				   .dry_run = o->dry_run, .pm_qos_us = -1 };
 	struct report rep = { .cmdline = o->cmdline };
+	struct print_args pa = { o, sd, &rep };
 	struct plan pl = { 0 };
+	char *text;
 	int ret;
 
 	printf("\n== %s: %s\n", sd->name, sd->title);
@@ -135,17 +162,18 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct result *
 	plan_free(&pl);
 	if (!rep.results)
 		return ret;
-	*env = rep.env;
-	if (o->dry_run)
-		print_dry_run(rep.results, rep.n);
+	out->env = rep.env;
+	text = suite_capture(print_section, &pa);
+	if (out->nsec < ARRAY_SIZE(out->sec))
+		out->sec[out->nsec++] = (struct report_section){ sd->name, sd->title, text };
 	else
-		sd->print(o, rep.results, rep.n);
-	struct result *grown = realloc(*all, (*nall + rep.n) * sizeof(**all));
+		free(text);
+	struct result *grown = realloc(out->all, (out->nall + rep.n) * sizeof(*out->all));
 
 	if (grown) {
-		memcpy(grown + *nall, rep.results, rep.n * sizeof(*rep.results));
-		*all = grown;
-		*nall += rep.n;
+		memcpy(grown + out->nall, rep.results, rep.n * sizeof(*rep.results));
+		out->all = grown;
+		out->nall += rep.n;
 	}
 	free(rep.results);
 	return ret;
@@ -154,13 +182,16 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct result *
 static int suite_usage(FILE *f, int ret)
 {
 	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--profile[=DIR]]\n"
-	      "                          [-f table|json|csv] [-o FILE] [-q] [--db[=URL] [--label K=V] [--db-failed]]\n"
+	      "                          [-f table|json|csv] [-o FILE] [--html FILE] [-q]\n"
+	      "                          [--db[=URL] [--label K=V] [--db-failed]]\n"
 	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
 	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
 	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
 	      "  6 s paced at 1/s) and report medians. --trace and --profile act as for run, on every\n"
-	      "  cell, and add a reading from the trace (and profile) to each section. --db, --label and\n"
-	      "  --db-failed store every result as run does (see ipclab history).\n"
+	      "  cell, and add a reading from the trace (and profile) to each section. --html FILE\n"
+	      "  also writes one HTML page (as ipclab report): a section per seed, its table, its\n"
+	      "  reading and its figures. --db, --label and --db-failed store every result as run\n"
+	      "  does (see ipclab history).\n"
 	      "       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
 	      "  see ipclab suite fidelity --help\n", f);
 	return ret;
@@ -187,7 +218,8 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 		{ "section", required_argument, NULL, 'S' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
 		{ "trace", no_argument, NULL, 'T' }, { "profile", optional_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' }, DB_LONG_OPTIONS, { 0 },
+		{ "html", required_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
+		DB_LONG_OPTIONS, { 0 },
 	};
 	char err[ERRLEN];
 	int opt;
@@ -203,6 +235,11 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 			if (output_check(optarg, "suite"))
 				return 2;
 			o->output = optarg;
+			break;
+		case 'H':
+			if (output_check(optarg, "suite"))
+				return 2;
+			o->html = optarg;
 			break;
 		case 'q': o->quiet = true; break;
 		case 'h': return suite_usage(stdout, -1);
@@ -239,21 +276,47 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 	return o->dry_run ? 0 : db_args_check(&o->db, "suite");
 }
 
+/* After the sections: -f's report, --html's page and the store (--db).
+ * @ret is the status so far; the status after. */
+static int suite_reports(const struct suite_opts *o, struct suite_out *out, int ret)
+{
+	struct report rep = { .cmdline = o->cmdline, .env = out->env, .results = out->all,
+			      .n = out->nall, .sections = out->sec, .nsections = out->nsec,
+			      .created = time(NULL) };
+	int w = 0;
+
+	if (ret == 2)
+		return ret;
+	if (strcmp(o->format, "table")) {
+		struct reporter_args ra = { .format = o->format };
+
+		w = output_report(o->output, &ra, &rep);
+	}
+	if (o->html && !w)
+		w = report_html_of(o->html, "ipclab suite seeds", &rep, o->profile_dir, "suite");
+	ret = ret ? ret : w;
+	if (!o->dry_run && ret != 2)
+		ret = db_store_report(&o->db, &rep, ret, o->quiet, "suite");
+	return ret;
+}
+
 int cmd_suite(int argc, char **argv)
 {
 	struct suite_opts o = { .format = "table" };
-	struct result *all = NULL;
-	struct report rep = { 0 };
+	struct suite_out *out = calloc(1, sizeof(*out));
 	const char *only = NULL;
 	int ret, saved = -1;
-	size_t nall = 0;
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "fidelity"))
-			return cmd_suite_fidelity(argc, argv);
+			return free(out), cmd_suite_fidelity(argc, argv);
+	if (!out)
+		return usage_error("out of memory");
 	ret = suite_args(argc, argv, &o, &only);
-	if (ret)
+	if (ret) {
+		free(out);
 		return ret < 0 ? 0 : ret;
+	}
 	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s%s%s", o.quick ? " --quick" : "",
 		 o.dry_run ? " --dry-run" : "", o.trace ? " --trace" : "", o.profile ? " --profile" : "");
 	probe_fifo(&o);
@@ -264,25 +327,17 @@ int cmd_suite(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n_seeds && !ret; i++)
 		if (!only || seed_selected(&seeds[i], only))
-			ret = run_seed(&o, &seeds[i], &all, &nall, &rep.env);
+			ret = run_seed(&o, &seeds[i], out);
 	fflush(stdout);
 	if (saved >= 0) {
 		dup2(saved, STDOUT_FILENO);
 		close(saved);
 	}
-	rep.cmdline = o.cmdline;
-	rep.results = all;
-	rep.n = nall;
-	rep.created = time(NULL);
-	if (strcmp(o.format, "table") && ret != 2) {
-		struct reporter_args ra = { .format = o.format };
-		int w = output_report(o.output, &ra, &rep);
-
-		ret = ret ? ret : w;
-	}
-	if (!o.dry_run && ret != 2)
-		ret = db_store_report(&o.db, &rep, ret, o.quiet, "suite");
-	free(all);
+	ret = suite_reports(&o, out, ret);
+	for (size_t i = 0; i < out->nsec; i++)
+		free(out->sec[i].text);
+	free(out->all);
+	free(out);
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);
 	return ret;

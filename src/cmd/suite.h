@@ -15,6 +15,7 @@ struct suite_opts {
 	bool trace, profile;		/* --trace, --profile: on every spec */
 	const char *profile_dir;	/* --profile=DIR */
 	const char *format, *output;
+	const char *html;		/* --html FILE: the page beside the sections */
 	char cmdline[512];
 	bool fifo_ok;
 	char fifo_why[128];
@@ -40,6 +41,10 @@ extern const size_t n_seeds;
 
 /* `ipclab suite fidelity` (suite_fidelity.c): its own options and plan. */
 int cmd_suite_fidelity(int argc, char **argv);
+
+/* fn(arg) with what it prints to stdout kept (suite_capture.c): the text,
+ * malloc'd, after it went to stdout as ever; NULL if it could not be kept. */
+char *suite_capture(void (*fn)(void *arg), void *arg);
 
 /* Fill s for a section: `ipclab run`'s defaults, lenient, named section. */
 void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *section);

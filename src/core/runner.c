@@ -231,6 +231,25 @@ static void finish_sides(struct run_state *rs)
 	}
 }
 
+/* --trace (and =events: the timeline names the cell and its marks). */
+static int trace_setup(struct run_state *rs, const struct cell *c)
+{
+	struct trace_target tt = { .nsides = rs->nsides, .syscalls = c->trace_syscalls,
+				   .events = c->trace_events };
+	char err[ERRLEN] = "", name[192];
+	int ret;
+
+	profile_cell_name(c, name, sizeof(name));
+	tt.name = name;
+	tt.mark_name = c->pat && c->pat->periodic ? "cycle (driver: completion, stage: busy)" :
+		       c->pat && c->pat->lat_kind && !strcmp(c->pat->lat_kind, "rtt") ? "round trip" :
+										 "one-way (sampled)";
+	if ((ret = trace_open(&tt, &rs->trace, err, sizeof(err))))
+		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
+	rs->ctl->trace = rs->trace;
+	return 0;
+}
+
 /* Before any side starts: the shared record, --trace and --profile, the
  * configuration and every channel (a step each, in the order they are
  * undone); 0, 1 when the transport cannot run here (skipped), or -errno. */
@@ -255,13 +274,8 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 	rs->ctl->helpers.n = keep_awake_tasks(rs->ctl->helpers.pid, rs->ctl->helpers.cpu,
 					      INTF_MAX_HELPERS);
 	atomic_store(&stop_word, &rs->ctl->stop);
-	if (c->trace) {
-		struct trace_target tt = { .nsides = rs->nsides, .syscalls = c->trace_syscalls };
-
-		if ((ret = trace_open(&tt, &rs->trace, err, sizeof(err))))
-			return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
-		rs->ctl->trace = rs->trace;
-	}
+	if (c->trace && (ret = trace_setup(rs, c)))
+		return ret;
 	if (c->profile && (ret = profile_open(rs->nsides, c->profile_dir, &rs->profile, err,
 					      sizeof(err))))
 		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);

@@ -96,6 +96,13 @@ void pat_window_end(struct participant *p)
 	}
 }
 
+void pat_mark_slow(struct participant *p, uint64_t t0, uint64_t t1)
+{
+	struct run_ctl *ctl = ctl_of(p);
+
+	trace_msg_mark(ctl->trace, (unsigned)(p->st - ctl->sides), t0, t1);
+}
+
 int pat_fail(struct participant *p, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -217,7 +224,7 @@ int runner_side_run(struct side_arg *a)
 	struct participant p = {
 		.cell = a->cell, .ch = a->ch, .chs = a->chs, .nch = a->nch,
 		.role = a->role, .id = a->id,
-		.st = a->st, .ctl = a->ctl,
+		.st = a->st, .ctl = a->ctl, .marks = trace_marks_on(a->ctl->trace),
 	};
 	const struct pattern *pat = a->cell->pat;
 	char err[ERRLEN];

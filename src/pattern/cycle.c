@@ -320,6 +320,7 @@ static int cycle_driver(struct participant *p)
 			bool xrun = done - due > deadline;
 
 			hist_add(&p->st->hist, done - due);
+			pat_mark(p, due, done);
 			cs->cycles++;
 			cs->xruns += xrun;
 			cycle_series_add(&cs->series, done - due, xrun);
@@ -375,6 +376,7 @@ static int cycle_stage(struct participant *p)
 			/* a clock read on the same machine: CLOCK_MONOTONIC is one clock */
 			hist_add(&p->st->hist, t_in > sent_at ? t_in - sent_at : 0);
 			hist_add(&cs->b, t_out - t_in);
+			pat_mark(p, t_in, t_out);
 			got++;
 		}
 		pat_progress(p, m + 1);

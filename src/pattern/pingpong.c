@@ -68,6 +68,7 @@ static int pingpong_client(struct participant *p)
 				hist_add(&p->st->paced_intended, t1 - intended);
 				hist_add(&p->st->paced_late, t0 > intended ? t0 - intended : 0);
 			}
+			pat_mark(p, t0, t1);
 		}
 		pat_progress(p, seq + 1);
 		if (flags & MSG_F_END)

@@ -221,8 +221,12 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 			}
 			if (ret != RX_USE)
 				continue;
-			if (h->ts_ns && h->seq >= c->warmup)
-				hist_add(&p->st->hist, now_ns() - h->ts_ns);
+			if (h->ts_ns && h->seq >= c->warmup) {
+				uint64_t now = now_ns();
+
+				hist_add(&p->st->hist, now - h->ts_ns);
+				pat_mark(p, h->ts_ns, now);
+			}
 			pat_recv_done(p, eps[i], zc);
 			if (want[i]++ >= c->warmup)
 				got++;
@@ -272,8 +276,12 @@ static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc
 				left--;
 				pat_fanin_drop(p, f, i);
 			}
-			if (h->ts_ns && h->seq >= c->warmup)
-				hist_add(&p->st->hist, now_ns() - h->ts_ns);
+			if (h->ts_ns && h->seq >= c->warmup) {
+				uint64_t now = now_ns();
+
+				hist_add(&p->st->hist, now - h->ts_ns);
+				pat_mark(p, h->ts_ns, now);
+			}
 			pat_recv_done(p, p->eps[i], zc);
 			if (want[i]++ >= c->warmup)
 				got++;

@@ -214,8 +214,12 @@ static inline int stream_check_one(struct participant *p, const void *msg, ssize
 		memcpy(w, msg, sizeof(w));
 	}
 	memcpy(&ts, (const char *)msg + offsetof(struct msg_hdr, ts_ns), sizeof(ts));
-	if (ts && want >= warmup)
-		hist_add(hist, now_ns() - ts);
+	if (ts && want >= warmup) {
+		uint64_t now = now_ns();
+
+		hist_add(hist, now - ts);
+		pat_mark(p, ts, now);
+	}
 	*w1 = w[1];
 	return 0;
 }

@@ -347,7 +347,7 @@ static void fmt_size(char *buf, size_t len, double v)
 		fmt_bytes(buf, len, v);
 }
 
-static void human_num(const struct field *fd, double v, char *buf, size_t len)
+void field_human_num(const struct field *fd, double v, char *buf, size_t len)
 {
 	double mb = v / 1e6;
 
@@ -376,7 +376,7 @@ static void human_num(const struct field *fd, double v, char *buf, size_t len)
 
 void field_human_value(const struct field *fd, double v, char *buf, size_t len)
 {
-	human_num(fd, v, buf, len);
+	field_human_num(fd, v, buf, len);
 }
 
 void field_human(const struct field *fd, const struct result *r, char *buf, size_t len)
@@ -392,7 +392,7 @@ void field_human(const struct field *fd, const struct result *r, char *buf, size
 		return;
 	}
 	if (fd->kind != F_STR) {
-		human_num(fd, fd->get_num(r), buf, len);
+		field_human_num(fd, fd->get_num(r), buf, len);
 		return;
 	}
 	s = fd->get_str(r);

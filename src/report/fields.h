@@ -22,6 +22,8 @@ void field_human(const struct field *fd, const struct result *r, char *buf, size
 
 /* A number in fd's unit as the tables show it (the headline's modes). */
 void field_human_value(const struct field *fd, double v, char *buf, size_t len);
+/* A number in the field's unit as the human table shows it (4KiB, 1.25us). */
+void field_human_num(const struct field *fd, double v, char *buf, size_t len);
 
 /* Shortest "%.Ng" that reads back as v. */
 void fmt_double_exact(char *buf, size_t len, double v);

@@ -360,6 +360,20 @@ static json_t *env_json(const struct env_info *e)
 	return env_json_object(e);
 }
 
+/* A suite's sections: [{"name", "title", "text"}], in the order they ran. */
+static json_t *sections_json(const struct report *rep)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < rep->nsections; i++) {
+		const struct report_section *s = &rep->sections[i];
+
+		json_array_append_new(arr, json_pack("{s:o, s:o, s:o}", "name", jstr(s->name), "title",
+						     jstr(s->title), "text", jstr(s->text)));
+	}
+	return arr;
+}
+
 static json_t *report_tree(const struct report *rep)
 {
 	json_t *results = json_array(), *root;
@@ -387,6 +401,10 @@ static json_t *report_tree(const struct report *rep)
 		return NULL;
 	}
 	if (root && rep->matrix && matrix_json_put(root, rep)) {	/* --pin matrix */
+		json_decref(root);
+		return NULL;
+	}
+	if (root && rep->nsections && json_object_set_new(root, "sections", sections_json(rep))) {
 		json_decref(root);
 		return NULL;
 	}

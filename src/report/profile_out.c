@@ -8,7 +8,21 @@
 #include "profile_out.h"
 #include "trace_out.h"
 
-static json_t *side_json(const struct profile_side *s)
+/* --profile DIR: the side's folded stacks, DIR/<cell>-<side>.folded */
+static json_t *folded_file(const struct profile_result *pr, const struct profile_side *s)
+{
+	char name[256];
+
+	if (!pr->folded || !pr->folded_name[0])
+		return json_null();
+	if (s->server)
+		snprintf(name, sizeof(name), "%s-server.folded", pr->folded_name);
+	else
+		snprintf(name, sizeof(name), "%s-client%u.folded", pr->folded_name, s->id);
+	return json_string(name);
+}
+
+static json_t *side_json(const struct profile_result *pr, const struct profile_side *s)
 {
 	json_t *o = json_pack("{s:s, s:I, s:I, s:I}", "role", s->server ? "server" : "client",
 			      "id", (json_int_t)s->id, "samples", (json_int_t)s->samples,
@@ -26,6 +40,7 @@ static json_t *side_json(const struct profile_side *s)
 						     "samples", (json_int_t)s->top[k].samples,
 						     "pct", s->top[k].pct));
 	json_object_set_new(o, "top", top);
+	json_object_set_new(o, "folded_file", folded_file(pr, s));
 	return o;
 }
 
@@ -34,7 +49,7 @@ json_t *profile_json(const struct profile_result *pr)
 	json_t *a = json_array();
 
 	for (unsigned i = 0; a && i < pr->nsides && i < PROFILE_MAX_SIDES; i++)
-		json_array_append_new(a, side_json(&pr->sides[i]));
+		json_array_append_new(a, side_json(pr, &pr->sides[i]));
 	return a;
 }
 

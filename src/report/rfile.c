@@ -252,6 +252,12 @@ int rfile_load_text(struct rfile *rf, const char *name, const char *text, size_t
 	return rfile_from_root(rf, ignore, err, errlen);
 }
 
+int rfile_from_tree(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
+		    char *err, size_t errlen)
+{
+	return rfile_adopt(rf, root, path, ignore, err, errlen);
+}
+
 int rfile_adopt(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
 		char *err, size_t errlen)
 {

@@ -44,6 +44,9 @@ int rfile_load_text(struct rfile *rf, const char *name, const char *text, size_t
  * by rfile_free, on an error too. */
 int rfile_adopt(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
 		char *err, size_t errlen);
+/* The same (run --html: the run's own report). */
+int rfile_from_tree(struct rfile *rf, json_t *root, const char *path, const char *const *ignore,
+		    char *err, size_t errlen);
 void rfile_free(struct rfile *rf);
 
 /* A metric ("metrics" object) as a number, NAN when absent or null. */

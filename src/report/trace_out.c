@@ -87,6 +87,14 @@ json_t *trace_json(const struct trace_result *tr)
 			    tr->perturbation_of ? json_string(tr->perturbation_of) : json_null());
 	perturbation_json(o, tr->perturbation_pairs, tr->perturbation_lo, tr->perturbation_hi,
 			  tr->perturbation_separable);
+	if (tr->events.on)	/* --trace=events */
+		json_object_set_new(o, "events",
+				    json_pack("{s:i, s:I, s:I, s:I, s:I, s:b}", "pid", (int)tr->events.pid,
+					      "recorded", (json_int_t)tr->events.recorded,
+					      "lost", (json_int_t)tr->events.lost,
+					      "written", (json_int_t)tr->events.written,
+					      "span_ns", (json_int_t)tr->events.span_ns,
+					      "truncated", tr->events.truncated));
 	return o;
 }
 
@@ -149,5 +157,9 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 				  tr->perturbation_lo, tr->perturbation_hi, tr->perturbation_separable);
 	if (!tr->complete)
 		fprintf(f, "  INCOMPLETE: %llu events lost", (unsigned long long)tr->lost_events);
+	if (tr->events.on)
+		fprintf(f, "  timeline: process %u, %.3g ms, %llu records%s", tr->events.pid,
+			(double)tr->events.span_ns / 1e6, (unsigned long long)tr->events.recorded,
+			tr->events.truncated ? " (TRUNCATED: records lost)" : "");
 	fputc('\n', f);
 }

@@ -281,6 +281,7 @@ int profile_collect(struct profile *p, const char *name, struct profile_result *
 	r->lost_samples = p->lost;
 	r->folded = !ret && p->dir[0];
 	snprintf(r->folded_dir, sizeof(r->folded_dir), "%s", p->dir);
+	snprintf(r->folded_name, sizeof(r->folded_name), "%s", r->folded ? name : "");
 	return ret;
 }
 

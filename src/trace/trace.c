@@ -47,6 +47,15 @@ void trace_close(struct trace *t)
 {
 }
 
+void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1)
+{
+}
+
+bool trace_marks_on(const struct trace *t)
+{
+	return false;
+}
+
 #else /* HAVE_LIBBPF */
 
 #include <bpf/bpf.h>
@@ -55,6 +64,7 @@ void trace_close(struct trace *t)
 #include <sys/mman.h>
 
 #include "ipclab/metrics.h"
+#include "events_int.h"
 #include "trace_shared.h"
 
 _Static_assert(TR_HIST_BUCKETS == HIST_BUCKETS && TR_HIST_SUB == HIST_SUB,
@@ -68,7 +78,9 @@ static const char *const sys_names[] = {
 /* The object file, linked in by src/trace/embed.c. */
 extern const char trace_bpf_obj[], trace_bpf_obj_end[];
 
-#define TRACE_MAX_LINKS 8
+#define TRACE_MAX_LINKS 12
+#define EVBUF_BYTES (8u << 20)	/* --trace=events: the ring buffer between two drains */
+#define EV_KEEP (2u << 20)	/* records kept: the window's last ones */
 
 struct trace {
 	struct bpf_object *obj;
@@ -80,6 +92,14 @@ struct trace {
 	int tids_fd, sys_fd;
 	bool ipis, syscalls;
 	uint64_t misses0;		/* programs' recursion misses at open */
+	/* --trace=events */
+	struct trace_events *events;
+	char name[192];
+	const char *mark_name;
+	struct tev_recorder *rec;
+	struct tev_marks *marks;	/* per side, shared with the sides */
+	size_t marks_len;
+	int tids[TR_MAX_SIDES];
 };
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -145,6 +165,21 @@ static bool kernel_has(const struct btf *vm, const char *tp)
 	return vm && btf__find_by_name_kind(vm, name, BTF_KIND_TYPEDEF) >= 0;
 }
 
+/* --trace=events: its ring buffer and programs; the default mode loads
+ * neither (not a byte, not an instruction of it). */
+static void events_load(struct bpf_object *obj, bool on)
+{
+	static const char *const progs[] = { "ev_switch", "ev_waking", "ev_migrate" };
+
+	if (on) {
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "evbuf"), EVBUF_BYTES);
+		return;
+	}
+	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "evbuf"), false);
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, progs[i]), false);
+}
+
 static int trace_load(struct trace *t, const struct trace_target *tt, char *err, size_t len)
 {
 	struct btf *vm = btf__load_vmlinux_btf();
@@ -169,6 +204,7 @@ static int trace_load(struct trace *t, const struct trace_target *tt, char *err,
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_sys_enter"), false);
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_sys_exit"), false);
 	}
+	events_load(t->obj, tt->events != NULL);
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(t->obj, "sysmap"),
 				 tt->syscall_slots ? tt->syscall_slots : 4096);
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(t->obj, "whist"),
@@ -221,6 +257,30 @@ static int trace_attach(struct trace *t, char *err, size_t len)
 	return 0;
 }
 
+/* --trace=events: the sides' marks and the recorder, once attached. */
+static int events_open(struct trace *t, const struct trace_target *tt, char *err, size_t len)
+{
+	const struct trace_events_opts *o = tev_opts(tt->events);
+	size_t keep = o->max_events ? (size_t)o->max_events : EV_KEEP;
+	void *m;
+	int ret;
+
+	t->events = tt->events;
+	snprintf(t->name, sizeof(t->name), "%s", tt->name ? tt->name : "cell");
+	t->mark_name = tt->mark_name;
+	t->marks_len = (size_t)t->nsides * sizeof(struct tev_marks);
+	m = mmap(NULL, t->marks_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return errf(err, len, errno, "--trace=events: cannot map the marks: %s", strerror(errno));
+	t->marks = m;
+	ret = tev_recorder_start(bpf_map__fd(bpf_object__find_map_by_name(t->obj, "evbuf")), keep,
+				 &t->rec);
+	if (ret)
+		return errf(err, len, -ret, "--trace=events: cannot read its ring buffer: %s",
+			    strerror(-ret));
+	return 0;
+}
+
 int trace_open(const struct trace_target *tt, struct trace **out, char *err, size_t len)
 {
 	struct trace *t;
@@ -240,6 +300,8 @@ int trace_open(const struct trace_target *tt, struct trace **out, char *err, siz
 	ret = trace_load(t, tt, err, len);
 	if (!ret)
 		ret = trace_attach(t, err, len);
+	if (!ret && tt->events)
+		ret = events_open(t, tt, err, len);
 	if (ret) {
 		trace_close(t);
 		return ret;
@@ -256,7 +318,26 @@ int trace_add_tid(struct trace *t, unsigned side, int tid)
 
 	if (!t || side >= t->nsides)
 		return -EINVAL;
+	t->tids[side] = tid;
 	return bpf_map_update_elem(t->tids_fd, &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+bool trace_marks_on(const struct trace *t)
+{
+	return t && t->marks;
+}
+
+void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1)
+{
+	struct tev_marks *m;
+	uint64_t k;
+
+	if (!t || !t->marks || side >= t->nsides)
+		return;
+	m = &t->marks[side];
+	k = atomic_load_explicit(&m->n, memory_order_relaxed);
+	m->m[k % TEV_MARKS] = (struct tev_mark){ t0, t1 };
+	atomic_store_explicit(&m->n, k + 1, memory_order_release);
 }
 
 void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns)
@@ -400,6 +481,33 @@ static void collect_cpath(struct trace *t, uint64_t n, double measured,
 	r->has_cpath = true;
 }
 
+/* --trace=events: the recorder stopped, the cell's timeline written. */
+static void events_collect(struct trace *t, struct trace_result *r)
+{
+	const struct tev_marks *marks[TR_MAX_SIDES];
+	uint64_t ws[TR_MAX_SIDES], we[TR_MAX_SIDES];
+	struct tev_cell c = { .name = t->name, .mark_name = t->mark_name, .nsides = t->nsides,
+			      .tids = t->tids, .win_start = ws, .win_end = we, .marks = marks };
+	struct tev_stats st;
+	uint64_t dropped;
+
+	tev_recorder_stop(t->rec, &c.ev, &c.nev, &dropped, &r->events.recorded);
+	for (unsigned i = 0; i < t->nsides; i++) {
+		ws[i] = t->g->wins[i].start;
+		we[i] = t->g->wins[i].end;
+		marks[i] = &t->marks[i];
+	}
+	r->events.lost = t->g->ev_lost;
+	r->events.on = !tev_write_cell(t->events, &c, &r->events.pid, &st);
+	r->events.written = st.written;
+	r->events.span_ns = st.span_ns;
+	/* records of the span itself missing: the buffer overflowed, or the
+	 * store's oldest kept record is inside the span */
+	r->events.truncated = t->g->ev_lost || (dropped && c.nev && c.ev[0].t > we[0] - st.span_ns);
+	tev_recorder_free(t->rec);
+	t->rec = NULL;
+}
+
 void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		   const struct trace_rusage *ru, struct trace_result *r)
 {
@@ -444,12 +552,17 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 	lost += t->g->lost_syscalls + (prog_misses(t->obj) - t->misses0);
 	r->lost_events = lost;
 	r->complete = !lost;
+	if (t->rec)
+		events_collect(t, r);
 }
 
 void trace_close(struct trace *t)
 {
 	if (!t)
 		return;
+	tev_recorder_free(t->rec);
+	if (t->marks)
+		munmap(t->marks, t->marks_len);
 	for (unsigned i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	if (t->hist)

@@ -48,6 +48,19 @@ struct tr_globals {
 	__u64 ipis[TR_MAX_CPUS];	/* IPIs sent to each CPU, in the server's window */
 	__u64 idle_exits[TR_MAX_CPUS];	/* each CPU left its idle task, same window */
 	__u64 lost_syscalls;		/* (side, syscall) pairs the table had no room for */
+	__u64 ev_lost;			/* --trace=events: records the ring buffer had no room for */
+};
+
+/* --trace=events: one record per scheduler event of an endpoint, through
+ * the evbuf ring buffer (only in that mode: its programs and its map are
+ * left out of the default sums mode). */
+enum tr_ev_kind { TR_EV_SWITCH = 1, TR_EV_WAKING, TR_EV_MIGRATE };
+
+struct tr_ev {
+	__u64 t;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 kind, cpu;		/* the CPU it happened on */
+	__u32 a, b, c, d;		/* switch: prev tid, next tid, prev_state, preempt;
+					 * waking: waker tid, wakee tid; migrate: tid, dest CPU */
 };
 
 /* The wakeup-latency histogram has the layout of struct hist

@@ -48,6 +48,12 @@ struct {
 	__type(value, __u64);
 } whist SEC(".maps");
 
+/* --trace=events only (user space leaves it out otherwise); resized before load */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 23);
+} evbuf SEC(".maps");
+
 /* Shared with user space through libbpf's mapping of .bss. */
 struct tr_globals G;
 #define wins G.wins
@@ -319,5 +325,68 @@ int BPF_PROG(on_ipi_mask, struct cpumask *mask, unsigned long callsite, void *ca
 	for (int c = 0; c < TR_MAX_CPUS; c++)
 		if (bits & (1ull << c))
 			__sync_fetch_and_add(&G.ipis[c], 1);
+	return 0;
+}
+
+/* ---- --trace=events: a record per event of an endpoint, in its window -------- */
+/* These programs are attached beside the ones above only in events mode:
+ * the default mode loads neither them nor their ring buffer. A record does
+ * not wake the reader (it drains the buffer on its own clock), so that the
+ * endpoints pay the record's writing only. */
+
+static __always_inline int ev_wanted(int i, __u64 now)
+{
+	return i >= 0 && wins[i].start && now >= wins[i].start && (!wins[i].end || now <= wins[i].end);
+}
+
+static __always_inline void ev_put(__u64 now, __u32 kind, __u32 a, __u32 b, __u32 c, __u32 d)
+{
+	struct tr_ev *e = bpf_ringbuf_reserve(&evbuf, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&G.ev_lost, 1);
+		return;
+	}
+	e->t = now;
+	e->kind = kind;
+	e->cpu = bpf_get_smp_processor_id();
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	e->d = d;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ev_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int i = side_of((__u32)prev->pid), j = side_of((__u32)next->pid);
+
+	if (ev_wanted(i, now) || ev_wanted(j, now))
+		ev_put(now, TR_EV_SWITCH, (__u32)prev->pid, (__u32)next->pid, prev_state, preempt);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ev_waking, struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int j = side_of((__u32)p->pid);
+
+	if (ev_wanted(j, now))
+		ev_put(now, TR_EV_WAKING, (__u32)bpf_get_current_pid_tgid(), (__u32)p->pid, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(ev_migrate, struct task_struct *p, int dest_cpu)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int j = side_of((__u32)p->pid);
+
+	if (ev_wanted(j, now))
+		ev_put(now, TR_EV_MIGRATE, (__u32)p->pid, (__u32)dest_cpu, 0, 0);
 	return 0;
 }

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/* `ipclab report FILE.json [MORE.json...] -o report.html`: one
+ * self-contained HTML page from result files (src/report/html.c), written
+ * through the one output writer; and the same page beside a run's or a
+ * suite's own output (run --html, suite --html). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "ipclab/reporter.h"
+#include "../report/html.h"
+
+#define RESULT_FILE_MAX (512ull << 20)
+
+static int report_usage(FILE *f)
+{
+	fputs("usage: ipclab report FILE.json [MORE.json ...] [-o report.html] [options]\n"
+	      "One HTML page from result files (ipclab run -f json, ipclab suite -f json), with\n"
+	      "everything inline: it opens from a mail attachment, with the network off.\n"
+	      "Per file: the machine, per pattern and size the ranked table, the latency, throughput\n"
+	      "and CPU figures, with --trace each side's time budget and critical path, with\n"
+	      "--profile the top functions and flame graphs, -p cycle the completion timeline,\n"
+	      "--pin matrix the CPU x CPU heatmap; a suite file a section per seed; two files\n"
+	      "also a compare view.\n"
+	      "  -o, --output FILE      write the page to FILE (atomically); default stdout\n"
+	      "      --folded DIR       flame graphs from the folded stacks in DIR (run --profile DIR)\n"
+	      "      --title TEXT       the page's title\n"
+	      "  -q, --quiet            no notes on stderr\n"
+	      "  -h, --help\n"
+	      "Exit status: 0 ok, 1 writing failed, 2 bad input.\n", f);
+	return 0;
+}
+
+struct report_args {
+	const char *output, *folded, *title;
+	bool quiet;
+};
+
+static int report_args(int argc, char **argv, struct report_args *a)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "folded", required_argument, NULL, 'F' },
+		{ "title", required_argument, NULL, 'T' },  { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },	    { 0 },
+	};
+	struct stat st;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+		if (opt == 'h')
+			return report_usage(stdout), -1;
+		if (opt == ':')
+			return cmd_usage_error("report", "option '%s' needs a value; see ipclab report --help",
+					       argv[optind - 1]);
+		if (opt == '?')
+			return cmd_usage_error("report", "unknown option '%s'; see ipclab report --help",
+					       argv[optind - 1]);
+		if (opt == 'o' && output_check(optarg, "report"))
+			return 2;
+		if (opt == 'o')
+			a->output = optarg;
+		else if (opt == 'F')
+			a->folded = optarg;
+		else if (opt == 'T')
+			a->title = optarg;
+		else if (opt == 'q')
+			a->quiet = true;
+	}
+	if (optind >= argc)
+		return cmd_usage_error("report", "no result file: ipclab report FILE.json [MORE.json ...] -o report.html");
+	if (argc - optind > HTML_MAX_FILES)
+		return cmd_usage_error("report", "%d result files: at most %d on one page", argc - optind,
+				       HTML_MAX_FILES);
+	if (a->folded && (stat(a->folded, &st) || !S_ISDIR(st.st_mode)))
+		return cmd_usage_error("report", "--folded %s: not a directory; name the one given to run --profile",
+				       a->folded);
+	return 0;
+}
+
+/* A result file: a regular file of a sane size, then the reader's checks. */
+static int load_one(const char *path, struct rfile *rf)
+{
+	char err[ERRLEN];
+	struct stat st;
+
+	if (stat(path, &st))
+		return cmd_usage_error("report", "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return cmd_usage_error("report", "%s: not a regular file; give a result file of ipclab run -f json",
+				       path);
+	if ((uint64_t)st.st_size > RESULT_FILE_MAX)
+		return cmd_usage_error("report", "%s: %lld bytes, more than a result file holds (512 MiB)",
+				       path, (long long)st.st_size);
+	if (rfile_load(rf, path, NULL, err, sizeof(err)))
+		return cmd_usage_error("report", "%s", err);
+	return 0;
+}
+
+/* The profile's stacks are elsewhere: say where, once. */
+static void folded_note(const struct rfile *const *files, size_t n, const struct report_args *a)
+{
+	for (size_t f = 0; !a->folded && !a->quiet && f < n; f++)
+		for (size_t i = 0; i < files[f]->n; i++) {
+			const char *dir = json_string_value(json_object_get(
+				json_object_get(files[f]->cells[i].obj, "profile_run"), "folded_dir"));
+
+			if (dir) {
+				say("report", "note: %s has folded stacks in %s; add --folded %s for flame graphs",
+				    files[f]->path, dir, dir);
+				return;
+			}
+		}
+}
+
+static int write_page(const char *path, const struct rfile *const *files, size_t n,
+		      const struct html_opts *ho, const char *cmd)
+{
+	char err[ERRLEN] = "";
+	struct output o;
+	int ret = output_open(&o, path, cmd);
+
+	if (ret)
+		return ret;
+	ret = html_report(o.f, files, n, ho, err, sizeof(err));
+	return output_commit(&o, ret, err);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { 0 };
+	struct rfile rf[HTML_MAX_FILES];
+	const struct rfile *files[HTML_MAX_FILES];
+	size_t n = 0;
+	int ret = report_args(argc, argv, &a);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	for (int i = optind; i < argc && !ret; i++) {
+		ret = load_one(argv[i], &rf[n]);
+		if (!ret) {
+			files[n] = &rf[n];
+			n++;
+		}
+	}
+	if (!ret) {
+		struct html_opts ho = { .title = a.title, .folded_dir = a.folded };
+
+		folded_note(files, n, &a);
+		ret = write_page(a.output, files, n, &ho, "report");
+	}
+	for (size_t i = 0; i < n; i++)
+		rfile_free(&rf[i]);
+	return ret;
+}
+
+int report_html_of(const char *path, const char *name, const struct report *rep,
+		   const char *folded_dir, const char *cmd)
+{
+	struct reporter_args ra = { .format = "json" };
+	const struct rfile *files[1];
+	char *text = NULL, err[ERRLEN] = "";
+	size_t len = 0;
+	struct rfile rf;
+	json_t *root;
+	FILE *mem = open_memstream(&text, &len);
+	int ret;
+
+	if (!mem)
+		return say_error(cmd, "--html: out of memory");
+	ret = reporter_find("json")->write(mem, rep, &ra, err, sizeof(err));
+	if (fclose(mem) || ret) {
+		free(text);
+		return say_error(cmd, "--html: %s", err[0] ? err : "out of memory");
+	}
+	root = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (!root || rfile_from_tree(&rf, root, name, NULL, err, sizeof(err)))
+		return say_error(cmd, "--html: %s", root ? err : "cannot read the run's own report");
+	struct html_opts ho = { .folded_dir = folded_dir };
+
+	files[0] = &rf;
+	ret = write_page(path, files, 1, &ho, cmd);
+	rfile_free(&rf);
+	return ret;
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/* The tables of the HTML report: per pattern and size, the cells ranked by
+ * the headline metric (median round trip for RTT patterns, else messages
+ * per second), with the field table's columns in its units, each figure's
+ * run-to-run interval or spread beside it, noisy and incomplete cells
+ * marked; and the machine (env) of each file with what differs between
+ * them. Every value comes from the file through the field table. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipclab/util.h"
+#include "fields.h"
+#include "compare.h"
+#include "html.h"
+
+#define MAX_ROWS 4096
+
+void html_value_text(const struct field *fd, double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (fd->kind == F_BOOL)
+		snprintf(buf, len, "%s", v != 0 ? "yes" : "no");
+	else
+		field_human_num(fd, v, buf, len);
+}
+
+double html_cell_value(const struct rcell *c, const struct field *fd)
+{
+	const json_t *v = fd->config ? json_object_get(c->obj, fd->key) :
+				       json_object_get(json_object_get(c->obj, "metrics"), fd->key);
+
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+void html_label(const struct html_view *v, const struct rcell *c, const char *skip, char *buf,
+		size_t len)
+{
+	rcell_label(c, v->names, v->nnames, skip, buf, len);
+	if (!buf[0])
+		snprintf(buf, len, "%s", c->transport);
+}
+
+/* ---- ranked tables ------------------------------------------------------- */
+
+static const char *lat_kind(const struct rcell *c)
+{
+	const char *k = json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
+							  "lat_kind"));
+	return k ? k : "";
+}
+
+/* Smaller is better: ns per round trip, or ns per message; NAN: not ranked. */
+static double headline(const struct rcell *c)
+{
+	double p50 = rcell_metric(c, "lat_p50_ns"), rate = rcell_metric(c, "msgs_per_s");
+
+	if (!c->ok)
+		return NAN;
+	if (!strcmp(lat_kind(c), "rtt") && !isnan(p50))
+		return p50;
+	return rate > 0 ? 1e9 / rate : NAN;
+}
+
+struct trow {
+	const struct rcell *c;
+	size_t pos;
+	double key;
+};
+
+static int trow_cmp(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+
+	if (isnan(x->key) != isnan(y->key))
+		return isnan(x->key) ? 1 : -1;
+	if (!isnan(x->key) && x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static bool same_group(const struct rcell *a, const struct rcell *b)
+{
+	return !strcmp(a->pattern, b->pattern) &&
+	       json_equal(json_object_get(a->obj, "size_bytes"), json_object_get(b->obj, "size_bytes"));
+}
+
+/* The interval (ci95, --repeat with enough rounds) or the spread (min..max)
+ * of one metric, as a note after the value. */
+static void spread_note(struct html *h, const struct rcell *c, const char *key, double med)
+{
+	const json_t *m = json_object_get(json_object_get(c->obj, "repeat"), key);
+	const json_t *ci = json_object_get(m, "ci95");
+	double lo, hi, sp;
+
+	if (json_is_array(ci) && json_array_size(ci) == 2 && med > 0) {
+		lo = json_number_value(json_array_get(ci, 0));
+		hi = json_number_value(json_array_get(ci, 1));
+		fprintf(h->f, " <span class=\"ci\">&plusmn;%.1f%%</span>",
+			100 * fmax(hi - med, med - lo) / med);
+	} else if (rcell_spread(c, key, &lo, &hi, &sp) && isfinite(sp)) {
+		fprintf(h->f, " <span class=\"sp\">&#8596;%.1f%%</span>", sp);
+	}
+}
+
+static bool flag(const struct rcell *c, const char *obj, const char *key, bool want)
+{
+	const json_t *o = obj ? json_object_get(c->obj, obj) : c->obj;
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_boolean(v) && json_is_true(v) == want;
+}
+
+static void badges(struct html *h, const struct rcell *c)
+{
+	if (flag(c, "metrics", "noisy", true))
+		fputs(" <span class=\"badge noisy\" title=\"the headline metric spread over 10 % across repetitions\">noisy</span>", h->f);
+	if (flag(c, NULL, "bimodal", true))
+		fputs(" <span class=\"badge noisy\" title=\"the repetitions fall in two clusters\">bimodal</span>", h->f);
+	if (flag(c, "trace", "complete", false))
+		fputs(" <span class=\"badge inc\" title=\"the tracer lost events\">trace incomplete</span>", h->f);
+	if (flag(c, "profile_run", "complete", false))
+		fputs(" <span class=\"badge inc\" title=\"samples were lost\">profile incomplete</span>", h->f);
+	if (flag(c, NULL, "converged", false))
+		fputs(" <span class=\"badge noisy\" title=\"--repeat auto: the interval did not reach its target\">not converged</span>", h->f);
+}
+
+static size_t table_cols(const struct html_view *v, const char **params, const struct field **mets)
+{
+	size_t np = 0, nm = 0;
+
+	for (size_t i = 0; i < v->nnames && np < 16; i++)
+		if (strcmp(v->names[i], "pattern") && strcmp(v->names[i], "size_bytes") &&
+		    strcmp(v->names[i], "transport"))
+			params[np++] = v->names[i];
+	params[np] = NULL;
+	for (size_t i = 0; i < n_result_fields && nm < 24; i++)
+		if (!result_fields[i].config && result_fields[i].table)
+			mets[nm++] = &result_fields[i];
+	mets[nm] = NULL;
+	return np;
+}
+
+static void table_head(struct html *h, const char **params, const struct field **mets)
+{
+	fputs("<thead><tr><th data-k=\"n\">#</th><th>transport</th>", h->f);
+	for (size_t i = 0; params[i]; i++)
+		html_elem(h->f, "th", NULL, params[i]);
+	for (size_t i = 0; mets[i]; i++) {
+		fprintf(h->f, "<th data-k=\"%s\">", mets[i]->kind == F_STR ? "s" : "n");
+		html_esc(h->f, mets[i]->label);
+		fputs("</th>", h->f);
+	}
+	fputs("<th data-k=\"n\">vs best</th></tr></thead>\n", h->f);
+}
+
+static void metric_td(struct html *h, const struct rcell *c, const struct field *fd)
+{
+	char t[64];
+
+	if (fd->kind == F_STR) {
+		const char *s = json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
+								  fd->key));
+		html_elem(h->f, "td", NULL, s ? s : "-");
+		return;
+	}
+	double v = html_cell_value(c, fd);
+
+	html_value_text(fd, v, t, sizeof(t));
+	if (isnan(v))
+		fputs("<td class=\"num\" data-v=\"\">", h->f);
+	else
+		fprintf(h->f, "<td class=\"num\" data-v=\"%.9g\">", v);
+	html_esc(h->f, t);
+	spread_note(h, c, fd->key, v);
+	fputs("</td>", h->f);
+}
+
+static void table_row(struct html *h, const struct trow *w, size_t rank, double best,
+		      const char **params, const struct field **mets)
+{
+	const struct rcell *c = w->c;
+	char val[256];
+	size_t nm = 0;
+
+	while (mets[nm])
+		nm++;
+	fprintf(h->f, "<tr class=\"%s\"><td class=\"num\" data-v=\"%zu\">", c->ok ? "ok" : "notok",
+		rank ? rank : 99999);
+	if (rank)
+		fprintf(h->f, "%zu", rank);
+	fputs("</td><td>", h->f);
+	html_esc(h->f, c->transport);
+	badges(h, c);
+	fputs("</td>", h->f);
+	for (size_t i = 0; params[i]; i++) {
+		if (rcell_param(c, params[i], val, sizeof(val)))
+			snprintf(val, sizeof(val), "-");
+		html_elem(h->f, "td", NULL, val);
+	}
+	if (!c->ok) {
+		const char *st = json_string_value(json_object_get(c->obj, "status"));
+		const char *why = json_string_value(json_object_get(c->obj, "reason"));
+
+		fprintf(h->f, "<td colspan=\"%zu\" class=\"why\">", nm + 1);
+		html_escf(h->f, "%s%s%s", st ? st : "?", why ? ": " : "", why ? why : "");
+		fputs("</td></tr>\n", h->f);
+		return;
+	}
+	for (size_t i = 0; i < nm; i++)
+		metric_td(h, c, mets[i]);
+	if (isnan(w->key) || !(best > 0))
+		fputs("<td class=\"num\" data-v=\"\">-</td></tr>\n", h->f);
+	else
+		fprintf(h->f, "<td class=\"num\" data-v=\"%.6g\">%.2fx</td></tr>\n", w->key / best,
+			w->key / best);
+}
+
+static void group_table(struct html *h, const struct html_view *v, struct trow *rows, size_t n)
+{
+	const char *params[17];
+	const struct field *mets[25];
+	char title[256], size[32], id[32];
+
+	table_cols(v, params, mets);
+	qsort(rows, n, sizeof(*rows), trow_cmp);
+	rcell_param(rows[0].c, "size_bytes", size, sizeof(size));
+	snprintf(title, sizeof(title), "%s, %s B: %s", rows[0].c->pattern, size,
+		 !strcmp(lat_kind(rows[0].c), "rtt") ? "ranked by p50 round trip" : "ranked by msgs/s");
+	html_new_id(h, "tbl", id, sizeof(id));
+	fprintf(h->f, "<div class=\"tw\"><table class=\"rank sortable\" id=\"%s\"><caption>", id);
+	html_esc(h->f, title);
+	fputs("</caption>\n", h->f);
+	table_head(h, params, mets);
+	fputs("<tbody>\n", h->f);
+	for (size_t i = 0, rank = 0; i < n; i++)
+		table_row(h, &rows[i], isnan(rows[i].key) ? 0 : ++rank, rows[0].key, params, mets);
+	fputs("</tbody></table></div>\n", h->f);
+}
+
+void html_tables(struct html *h, const struct html_view *v)
+{
+	struct trow *rows = calloc(v->n + 1, sizeof(*rows));
+	bool *done = calloc(v->n + 1, sizeof(*done));
+
+	if (!rows || !done) {
+		free(rows);
+		free(done);
+		return;
+	}
+	fputs("<p class=\"legend-text\">lat: RTT = round trip, 1-way = send to receive, cycle = a "
+	      "period's completion; &plusmn; = 95 % interval of the median (--repeat, 6 rounds or "
+	      "more), &#8596; = spread over the repetitions; vs best = times worse than the group's "
+	      "best. Click a column to sort.</p>\n", h->f);
+	for (size_t i = 0; i < v->n && i < MAX_ROWS; i++) {
+		size_t n = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < v->n; j++)
+			if (!done[j] && same_group(v->cells[i], v->cells[j])) {
+				rows[n] = (struct trow){ v->cells[j], j, headline(v->cells[j]) };
+				done[j] = true;
+				n++;
+			}
+		group_table(h, v, rows, n);
+	}
+	free(rows);
+	free(done);
+}
