@@ -40,3 +40,14 @@ DEPS_FILES += $(B)/bench/changepoint.d
 .PHONY: bench-changepoint
 bench-changepoint: $(B)/bench/changepoint
 	$(B)/bench/changepoint
+
+# URLs (passwords as ***) and labels of the store.
+DB_TEST := $(B)/tests/test_db
+TEST_PROGS += $(DB_TEST)
+DEPS_FILES += $(B)/tests/unit/test_db.d
+
+$(B)/tests/unit/test_db.o: CFLAGS += -Isrc/db
+
+$(DB_TEST): $(B)/tests/unit/test_db.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)

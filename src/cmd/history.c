@@ -452,8 +452,9 @@ int cmd_history(int argc, char **argv)
 		ret = gather(&h, db);
 	db_close(db);
 	if (!ret && !h.n)
-		ret = cmd_usage_error("history", "no stored result matches%s; see ipclab db ls",
-				      h.against ? " on both sides of --against" : "");
+		ret = cmd_usage_error("history", "no stored result matches%s%s%s; see ipclab db ls",
+				      h.against ? " on both sides of --against" : "",
+				      h.metric ? " with a metric " : "", h.metric ? h.metric : "");
 	for (size_t i = 0; !ret && !h.against && i < h.n; i++)
 		if (analyse(&h, &h.s[i]))
 			ret = cmd_usage_error("history", "out of memory");

@@ -77,6 +77,7 @@ static void range(const struct hseries *s, struct scale *sc)
 
 static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const char *by)
 {
+	bool one_day = s->n && !strncmp(s->pts[0].at, s->pts[s->n - 1].at, 10);
 	char buf[32];
 
 	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"title\">", ML, sc->y0 + 20);
@@ -97,7 +98,10 @@ static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const
 	for (size_t i = 0; i < s->n; i += s->n > 8 ? (s->n + 7) / 8 : 1) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">", sx(sc, (double)i),
 			sc->y0 + PANEL_H - MB + 16);
-		snprintf(buf, sizeof(buf), "%.10s", s->pts[i].at);	/* the date */
+		/* the date; the time of day when every run is of one day */
+		snprintf(buf, sizeof(buf), "%.10s", s->pts[i].at);
+		if (one_day && strlen(s->pts[i].at) >= 19)
+			snprintf(buf, sizeof(buf), "%.8s", s->pts[i].at + 11);
 		if (by && json_is_string(json_object_get(s->pts[i].labels, by)))
 			snprintf(buf, sizeof(buf), "%.24s",
 				 json_string_value(json_object_get(s->pts[i].labels, by)));

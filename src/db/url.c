@@ -59,7 +59,7 @@ static bool userinfo(const char *url, const char **ui, const char **at)
 }
 
 /* The value of a password=... parameter: [*v, *e). */
-static bool password_param(const char *url, const char *from, const char **v, const char **e)
+static bool password_param(const char *from, const char **v, const char **e)
 {
 	for (const char *p = strpbrk(from, "?&"); p; p = strpbrk(p + 1, "?&")) {
 		if (strncasecmp(p + 1, "password=", 9))
@@ -68,7 +68,6 @@ static bool password_param(const char *url, const char *from, const char **v, co
 		*e = *v + strcspn(*v, "&#");
 		return true;
 	}
-	(void)url;
 	return false;
 }
 
@@ -84,7 +83,7 @@ void db_url_redact(const char *url, char *out, size_t len)
 		off += (size_t)snprintf(out, len, "%.*s:***", (int)(colon - url), url);
 		rest = at;
 	}
-	while (off < len && password_param(url, rest, &v, &e)) {
+	while (off < len && password_param(rest, &v, &e)) {
 		off += (size_t)snprintf(out + off, len - off, "%.*s***", (int)(v - rest), rest);
 		rest = e;
 	}
@@ -99,7 +98,7 @@ void db_url_secret(const char *url, char *out, size_t len)
 	snprintf(out, len, "%s", "");
 	if (userinfo(url, &ui, &at) && (colon = memchr(ui, ':', (size_t)(at - ui))))
 		snprintf(out, len, "%.*s", (int)(at - colon - 1), colon + 1);
-	else if (password_param(url, url, &v, &e))
+	else if (password_param(url, &v, &e))
 		snprintf(out, len, "%.*s", (int)(e - v), v);
 }
 
