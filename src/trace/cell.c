@@ -105,7 +105,11 @@ int trace_run_pair(const struct cell *c, struct result *res,
 	}
 	plain_cell.trace = false;
 	plain_cell.profile = false;
-	for (k = 0; k < pairs_per_run; k++) {
+	/* a timeline (--trace=events) holds each traced run: one pair, so that
+	 * it has one process per cell */
+	const unsigned pairs = c->trace_events ? 1 : pairs_per_run;
+
+	for (k = 0; k < pairs; k++) {
 		*plain = *res;
 		*t[k] = *res;
 		ret = run_once(&plain_cell, plain);
@@ -121,7 +125,7 @@ int trace_run_pair(const struct cell *c, struct result *res,
 					 : headline(plain, rtt) / headline(t[k], rtt);
 	}
 	/* the folded stacks on disk are the last profiled run's: keep that one */
-	*res = *t[c->profile_dir ? pairs_per_run - 1 : median_run(t, pairs_per_run, rtt)];
+	*res = *t[c->profile_dir ? pairs - 1 : median_run(t, pairs, rtt)];
 	set_perturbation(res, ratio, n, rtt);
 out:
 	for (k = 0; k < TRACE_PAIRS; k++)
