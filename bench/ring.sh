@@ -17,7 +17,7 @@
 #      alternated $REPS times (both: threads on CPU 0 and 1, publish every 32),
 #      and where it goes: bench/ring_layers adds one layer at a time
 # Streams run ring with -O batch=32 (publish every 32nd message, as ring_bare
-# does); batch=1, the default, is shown beside them for reference.
+# does); batch=1, the default before batch=auto, is shown beside them for reference.
 # Prints one table of ratios and whether each goal is met. Raw results stay
 # in $OUT (JSON per group). Not part of `make check`: numbers, not tests.
 set -u
