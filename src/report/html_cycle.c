@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ipclab/util.h"
+#include "matrix.h"
 #include "html_svg.h"
 
 #define MX_MAX 64
@@ -151,27 +152,6 @@ void html_cycles(struct html *h, const struct html_view *v)
 
 /* ---- --pin matrix --------------------------------------------------------------- */
 
-static const char *class_mark(const char *key)
-{
-	static const char *const k[][2] = { { "same_cpu", "=" }, { "smt", "s" }, { "same_llc", "l" },
-					    { "other_llc", "o" }, { "other_node", "n" } };
-
-	for (size_t i = 0; key && i < ARRAY_SIZE(k); i++)
-		if (!strcmp(key, k[i][0]))
-			return k[i][1];
-	return "";
-}
-
-static int cpu_at(const long *cpus, size_t n, const char *text)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-
-	for (size_t i = 0; *text && !*end && i < n; i++)
-		if (cpus[i] == v)
-			return (int)i;
-	return -1;
-}
 
 struct mx {
 	const struct rfile *rf;
@@ -202,14 +182,14 @@ static void matrix_one(struct html *h, const struct mx *m, const char *group)
 		    rcell_param(c, "client_cpu", cl, sizeof(cl)))
 			continue;
 		rcell_label(c, m->lnames, m->nl, "pin", lab, sizeof(lab));
-		i = cpu_at(m->cpus, m->n, s);
-		j = cpu_at(m->cpus, m->n, cl);
+		i = matrix_cpu_at(m->cpus, m->n, s);
+		j = matrix_cpu_at(m->cpus, m->n, cl);
 		if (i < 0 || j < 0 || strcmp(lab, group))
 			continue;
 		v[(size_t)i * m->n + (size_t)j] = rcell_metric(c, m->metric);
 		snprintf(pin, sizeof(pin), "%s:%s", s, cl);
 		marks[(size_t)i * m->n + (size_t)j] =
-			class_mark(json_string_value(json_object_get(m->pairs, pin)));
+			matrix_class_mark(json_string_value(json_object_get(m->pairs, pin)));
 	}
 	snprintf(title, sizeof(title), "%.60s, server CPU x client CPU%s%.500s", m->metric,
 		 group[0] ? ": " : "", group);

@@ -15,5 +15,10 @@
 int report_matrix(FILE *f, const struct report *rep);
 /* Add "topology" and "matrix" to a result file's root: 0 or -ENOMEM. */
 int matrix_json_put(json_t *root, const struct report *rep);
+/* A result file's matrix, for plot and the HTML page: the one-letter mark
+ * of a pair class key ("same_cpu" -> "="; "" when unknown), and the index
+ * of CPU @text in cpus[n] (-1 when not a listed number). */
+const char *matrix_class_mark(const char *key);
+int matrix_cpu_at(const long *cpus, size_t n, const char *text);
 
 #endif

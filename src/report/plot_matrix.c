@@ -10,32 +10,12 @@
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
+#include "matrix.h"
 #include "plot.h"
 
 #define MX_MAX 64
 #define MX_GROUPS 32
 
-static const char *class_mark(const char *key)
-{
-	static const char *const k[][2] = { { "same_cpu", "=" }, { "smt", "s" }, { "same_llc", "l" },
-					    { "other_llc", "o" }, { "other_node", "n" } };
-
-	for (size_t i = 0; key && i < ARRAY_SIZE(k); i++)
-		if (!strcmp(key, k[i][0]))
-			return k[i][1];
-	return "";
-}
-
-static int cpu_at(const long *cpus, size_t n, const char *text)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-
-	for (size_t i = 0; *text && !*end && i < n; i++)
-		if (cpus[i] == v)
-			return (int)i;
-	return -1;
-}
 
 /* One heatmap: its values in topology order, then the gnuplot script with
  * the class marks (the script is most of its length). */
@@ -60,8 +40,8 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 		    rcell_param(c, "client_cpu", cl, sizeof(cl)))
 			continue;
 		rcell_label(c, ctx->names, ctx->nnames, "pin", lab, sizeof(lab));
-		i = cpu_at(cpus, n, s);
-		j = cpu_at(cpus, n, cl);
+		i = matrix_cpu_at(cpus, n, s);
+		j = matrix_cpu_at(cpus, n, cl);
 		if (i >= 0 && j >= 0 && !strcmp(lab, group))
 			v[i][j] = rcell_metric(c, metric);
 	}
@@ -103,7 +83,7 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 
 			snprintf(pin, sizeof(pin), "%ld:%ld", cpus[i], cpus[j]);
 			fprintf(gp, "cls[%zu] = \"%s\"\n", i * n + j + 1,
-				class_mark(json_string_value(json_object_get(pairs, pin))));
+				matrix_class_mark(json_string_value(json_object_get(pairs, pin))));
 		}
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot \"%s.dat\" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
