@@ -429,6 +429,13 @@ static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uin
 	/* the interval still open at the window's end (no event after it) */
 	if (w->end && s->t_last && s->t_last < w->end && s->phase != TR_PH_UNKNOWN)
 		acc[slot_of(s)] += w->end - (s->t_last > w->start ? s->t_last : w->start);
+	/* no event at all since its thread id was added: it was on its CPU
+	 * then (it went on to mark its window) and never left it, since a
+	 * switch out or a wakeup would have been seen: the whole window ran.
+	 * (A spinner whose id is added while it runs, before it ever sleeps.) */
+	if (w->end > w->start && w->start && !s->t_last && s->phase == TR_PH_UNKNOWN &&
+	    !s->vol_cs && !s->invol_cs && !s->wakeups)
+		acc[TR_USER] += w->end - w->start;
 	*ts = (struct trace_side){
 		.server = i == 0, .id = i ? i - 1 : 0,
 		.wall_ns = w->end > w->start && w->start ? w->end - w->start : 0,
