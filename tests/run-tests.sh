@@ -3,7 +3,7 @@
 # Run each test program or script under a timeout. Exit codes: 0 pass,
 # 1 fail, 77 skip. Prints "N passed, N failed, N skipped" last.
 set -u
-timeout_s=${TEST_TIMEOUT:-300}
+timeout_s=${TEST_TIMEOUT:-600}
 pass=0 fail=0 skip=0
 failed_names=()
 for t in "$@"; do
