@@ -85,6 +85,18 @@ $data/plot-small.json" | tail -1)
 	same_json "$f" "$d/e.json" || fail "run $id does not read back as $f"
 done
 echo "ok   import/export: 3 files read back field for field; a file stored twice is one run"
+# export --dir: every run that matches, one file each, each its run's file
+mkdir "$d/exp"
+"$IPCLAB" db export --db "$db" --dir "$d/exp" >/dev/null || fail "db export --dir: exit $?"
+[ "$(ls "$d/exp" | wc -l)" = 4 ] || fail "db export --dir: $(ls "$d/exp" | wc -l) files for 4 runs: $(ls "$d/exp")"
+n=0
+for f in "$d/exp"/*; do
+	for g in "$d/r1.json" "$data/compare-before.json" "$data/compare-env-a.json" "$data/plot-small.json"; do
+		same_json "$g" "$f" 2>/dev/null && { n=$((n + 1)); break; }
+	done
+done
+[ "$n" = 4 ] || fail "db export --dir: $n of 4 files read back as a stored run"
+expect_usage_error "db export -o and --dir" db export --db "$db" --dir "$d/exp" -o "$d/x.json"
 expect_usage_error "import of a file that is not a result file" db import --db "$db" "$0"
 [ "$(runs)" = 4 ] || fail "a refused import stored something"
 

@@ -105,6 +105,29 @@ expect_usage_error "history: an unknown format" history --db "$db" -f pdf
 rc=$?
 [ $rc = 3 ] || fail "--against a 2x change, --fail-on-change: exit $rc, expected 3: $(cat "$d/out")"
 grep -q CHANGED "$d/out" || fail "--against: the change is not shown"
+# --threshold: a 2x change under a 150 % threshold is no change (exit 0)
+"$IPCLAB" history --db "$db" -t pipe -s 64 --label commit=c25 --against c05 --threshold 150 \
+	--fail-on-change >"$d/out" || fail "--threshold 150: a 2x change still failed: exit $?: $(cat "$d/out")"
+grep -q CHANGED "$d/out" && fail "--threshold 150: a 2x change still shown as CHANGED"
+# --alpha and --min-segment reach the method; a segment longer than the
+# 30 runs cannot hold two segments of 16 (no change point can be placed)
+"$IPCLAB" history --db "$db" -t pipe -s 64 --alpha 0.05 --min-segment 5 -f json -o "$d/knobs.json" ||
+	fail "history --alpha --min-segment: exit $?"
+"$IPCLAB" history --db "$db" -t pipe -s 64 --min-segment 16 -f json -o "$d/seg13.json" ||
+	fail "history --min-segment 16: exit $?"
+python3 - "$d/knobs.json" "$d/seg13.json" "$d/all.json" <<'EOF2' || fail "--alpha / --min-segment: not in the method or the change points"
+import json, sys
+k, s, a = (json.load(open(f)) for f in sys.argv[1:4])
+def cps(h):
+    return [x for x in h["series"] if x["config"]["transport"] == "pipe" and x["config"]["size_bytes"] == 64][0]["change_points"]
+assert k["method"]["alpha"] == 0.05 and k["method"]["min_segment"] == 5, k["method"]
+# a looser alpha finds the step and at least what the default finds
+assert any(c["index"] == 18 and c["ratio"] > 1.8 for c in cps(k)), cps(k)
+assert len(cps(k)) >= len(cps(a)) == 1, (len(cps(k)), len(cps(a)))
+assert s["method"]["min_segment"] == 16 and not cps(s), cps(s)
+EOF2
+expect_usage_error "history --alpha 0.9" history --db "$db" --alpha 0.9
+expect_usage_error "history --min-segment 1" history --db "$db" --min-segment 1
 # new runs (copies made later): main 6 at 10 us, bad 4 at 20 us, good 3 at 10 us
 python3 - "$d" <<'EOF'
 import json, sys
