@@ -20,6 +20,28 @@ void trace_fill(struct trace *t, struct result *res)
 	trace_collect(t, res->msgs, rtt ? res->lat_mean_ns : 0, ru, &res->trace);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void trace_perturbation(struct trace_result *tr, const double *ratio, unsigned n)
+{
+	double v[TRACE_COST_MAX];
+
+	if (!tr->on || !n || n > TRACE_COST_MAX)
+		return;
+	memcpy(v, ratio, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	tr->perturbation = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	tr->perturbation_lo = v[0];
+	tr->perturbation_hi = v[n - 1];
+	tr->perturbation_pairs = n;
+	tr->perturbation_separable = n >= 2 && (v[0] > 1 || v[n - 1] < 1);
+}
+
 static double headline(const struct result *r, bool rtt)
 {
 	return rtt ? (double)r->lat_p50_ns : r->msgs_per_s;
