@@ -113,7 +113,9 @@ static __always_inline __u32 hist_bucket(__u64 v)
 }
 
 /* End side i's current interval at now and add it to its slot. A phase
- * not yet known is what the event that ends it implies. */
+ * not yet known is what the event that ends it implies, from the window's
+ * start when this is the side's first event (a spinner marks its window
+ * and runs on until it is first preempted). */
 static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 implied_sys)
 {
 	struct tr_side *s = &sides[i];
@@ -123,7 +125,7 @@ static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 impl
 		ph = implied;
 		s->in_sys = implied_sys;
 	}
-	if (s->t_last) {
+	{
 		slot = ph == TR_PH_RUN ? (s->in_sys ? TR_SYS : TR_USER) :
 		       ph == TR_PH_WOKEN ? TR_WOKEN : ph == TR_PH_PREEMPTED ? TR_PREEMPTED : TR_SLEEP;
 		d = clip(s->t_last, now, &wins[i]);
