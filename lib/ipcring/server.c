@@ -250,6 +250,16 @@ static void srv_refuse_nofd(struct ipcring_server *s, int err)
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
+/* Whether a connection waits on the listening socket: the kernel takes the
+ * descriptor before it looks at the queue, so accept4 fails with EMFILE when
+ * no one is waiting too, and that is no one to refuse. */
+static bool srv_pending(const struct ipcring_server *s)
+{
+	struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 /* accept4 one pending connection (non-blocking) into a new handle. */
 int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out, bool refuse_nofd)
 {
@@ -259,6 +269,8 @@ int ipc_srv_accept_one(struct ipcring_server *s, struct ipcring_conn **out, bool
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		ret = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		if ((ret == -EMFILE || ret == -ENFILE) && !srv_pending(s))
+			return -EAGAIN;	/* accept4 says so with no one waiting too */
 		if (refuse_nofd && (ret == -EMFILE || ret == -ENFILE))
 			srv_refuse_nofd(s, ret);
 		return ret;

@@ -325,15 +325,19 @@ static void test_no_fds(void)
 	struct ipcring_server *s;
 	struct ipcring_conn *sc, *cc;
 	struct rlimit rl;
+	int st, ready[2];
 	pid_t pid;
-	int st;
+	char c;
 
 	snprintf(name, sizeof(name), "@ipcring-test-nofd-%d", (int)getpid());
 	T_EQ(ipcring_listen(&s, name, NULL, why, sizeof(why)), 0);
+	T_EQ(pipe(ready), 0);
 	pid = fork();
 	T_ASSERT(pid >= 0);
 	if (pid == 0) {
 		int top = 0, fd;
+
+		close(ready[0]);
 
 		for (fd = 0; fd < 1024; fd++)
 			if (fcntl(fd, F_GETFD) >= 0)
@@ -343,8 +347,13 @@ static void test_no_fds(void)
 		rl.rlim_cur = (rlim_t)top + 1;
 		if (setrlimit(RLIMIT_NOFILE, &rl))
 			_exit(10);
-		while (dup(0) >= 0)	/* the holes below the limit filled */
+		while (dup(ready[1]) >= 0)	/* the holes below the limit filled */
 			;
+		/* no one connects yet: nobody to refuse, the accept waits */
+		if (ipcring_server_accept(s, &sc, why, sizeof(why), 20) != -ETIMEDOUT)
+			_exit(14);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(15);
 		if (ipcring_server_accept(s, &sc, why, sizeof(why), 5000) != -EMFILE ||
 		    !strstr(why, "accept"))
 			_exit(11);
@@ -357,6 +366,9 @@ static void test_no_fds(void)
 		_exit(0);
 	}
 	T_EQ(ipcring_server_close(s), 0);	/* the child keeps its copy */
+	close(ready[1]);
+	T_EQ(read(ready[0], &c, 1), 1);	/* the child's limit is set */
+	close(ready[0]);
 	T_EQ(ipcring_connect(&cc, name, NULL, why, sizeof(why)), -EMFILE);
 	printf("refusal (no descriptors at accept): %s\n", why);
 	T_ASSERT(strstr(why, "out of file descriptors"));
