@@ -174,7 +174,8 @@ int run_session(const struct plan *pl, const struct session_opts *so, bool quiet
 		return usage_error("%s", err);
 	if (ret < 0)
 		return say_error(NULL, "%s", err);
-	noise_warning(rep);
+	if (!quiet)
+		noise_warning(rep);	/* the rows say noise either way */
 	return ret;
 }
 

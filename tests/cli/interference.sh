@@ -31,7 +31,7 @@ stop_hog() {
 }
 trap 'stop_hog; rm -rf "$dir"' EXIT
 before=$(leftovers)
-cell=(-t pipe -p pingpong --pin 0:1 -d 1s --warmup 100 -q)
+cell=(-t pipe -p pingpong --pin 0:1 -d 1s --warmup 100)
 
 # the busy loop, on CPU 1 and running before the cell starts (bounded wait)
 taskset -c 1 sh -c 'while :; do :; done' &
@@ -60,6 +60,14 @@ if [ "$(grep -c 'warning: .*cells shared their endpoints' "$dir/hog.err")" = 1 ]
 	echo "ok   run warned once: $(grep -o 'worst: [^)]*' "$dir/hog.err")"
 else
 	fail "run did not warn once: $(cat "$dir/hog.err")"
+fi
+# -q: the rows still say noise, the warning is not printed
+"$IPCLAB" run "${cell[@]}" -q -f json -o "$dir/hogq.json" 2>"$dir/hogq.err" ||
+	fail "run -q with the busy loop: $(head -3 "$dir/hogq.err")"
+if [ ! -s "$dir/hogq.err" ] && jq -e '.results[0].interference.noisy == true' "$dir/hogq.json" >/dev/null; then
+	echo "ok   -q: no warning, the record says noisy"
+else
+	fail "-q: stderr '$(cat "$dir/hogq.err")', noisy $(jq -c '.results[0].interference.noisy' "$dir/hogq.json")"
 fi
 
 # 2. the table marks the row, the legend says why; CSV has the columns
