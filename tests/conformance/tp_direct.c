@@ -30,9 +30,7 @@
 
 static unsigned n_failed, n_run, n_skipped;
 
-static void case_fail(const struct tcase *tc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void case_fail(const struct tcase *tc, const char *fmt, ...)
+void case_fail(const struct tcase *tc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -188,7 +186,7 @@ static bool skip_by_probe(struct tcase *tc)
 	return true;
 }
 
-static void run_case(struct tcase *tc)
+void run_case(struct tcase *tc)
 {
 	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
 	size_t rlen = sizeof(struct side_res) * (MAXC + 1);
@@ -208,7 +206,9 @@ static void run_case(struct tcase *tc)
 		case_fail(tc, "create: %s", err);
 	} else {
 		run_exchange(tc, &ch, res);
-		for (unsigned i = 0; i <= tc->cfg.clients; i++) {
+		if (tc->fault)
+			fault_verdict(tc, res);
+		for (unsigned i = 0; i <= tc->cfg.clients && !tc->fault; i++) {
 			if (res[i].failed)
 				case_fail(tc, "%s", res[i].err);
 			lost += res[i].lost, dups += res[i].dups;
@@ -355,6 +355,7 @@ static const struct {
 	const char *tp, *key, *val;
 } variants[] = {
 	{ "dbus", "via", "bus" },
+	{ "ring", "batch", "5" },	/* publication every 5th, runs cut to fit */
 };
 
 /* The defaults, then key=val when given; "name" or "name[key=val]". */
@@ -424,6 +425,10 @@ static void run_transport(const struct transport *tp, unsigned div, const char *
 			snprintf(tc.name, sizeof(tc.name), "%s %s 64B x%u clients", tname, mode, MAXC);
 			run_case(&tc);
 		}
+	}
+	if (tp->reserve_n && tp->commit_n && tp->peek_n && tp->release_n) {
+		snprintf(tc.name, sizeof(tc.name), "%s", tname);
+		run_batch_cases(&tc, div);
 	}
 	tc.cfg.threads = true;
 	tc.cfg.clients = 1;
