@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # ring-ipc moving runs, every byte checked (--verify): closed-loop streams
-# of 64 B and 4 KiB from one client and from four, each way (c2s: the
-# clients commit runs and the server reads them; s2c: the server commits
-# runs to each client), process and thread endpoints, with -O batch=auto
+# of 64 B and 4 KiB from one client and from four, each way (c2s: each
+# client commits runs, the server reads one client's run as one, four
+# clients' in turn or as each is ready; s2c: a server of one client
+# commits runs, one of four sends to each in turn, and each client peeks
+# its messages in runs), process and thread endpoints, with -O batch=auto
 # (the default: a run is published at its end) and -O batch=7 (runs cut
 # at every 7th message's publication); four clients also under each of
 # the fan-in server's ways of waiting (-O serve=in-turn, epoll). Every
