@@ -8,7 +8,7 @@
  * checks' own test: a message of a run spoilt just before the run's
  * commit, as null-zc's -O fault does it (lost, sent twice, a payload byte
  * flipped), which the receiver must name, message and kind, and nothing
- * earlier. */
+ * earlier; and a blocked peek_n that a stop request ends (-EINTR). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +170,8 @@ void fault_verdict(const struct tcase *tc, const struct side_res *res)
 }
 
 /* Runs each way, process and thread endpoints, 16 B to 4 KiB, one client
- * and MAXC; then each fault, threads, one client, c2s. */
+ * and MAXC; then each fault, threads, one client, c2s; then a peek_n
+ * blocked on nothing, interrupted. */
 void run_batch_cases(struct tcase *tc, unsigned div)
 {
 	static const size_t sizes[] = { 16, 64, 4096 };
@@ -216,6 +217,11 @@ void run_batch_cases(struct tcase *tc, unsigned div)
 			 base, faults[f], FAULT_AT, (unsigned long long)tc->seed);
 		run_case(tc);
 	}
-	tc->runs = false;
 	tc->fault = BF_NONE;
+	tc->cfg.msg_size = 64;
+	tc->cfg.clients = 1;
+	tc->cfg.threads = true;
+	snprintf(tc->name, sizeof(tc->name), "%s thread interrupt of peek_n", base);
+	run_intr_case(tc);
+	tc->runs = false;
 }

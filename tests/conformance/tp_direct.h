@@ -59,6 +59,9 @@ int side_fail(struct side *s, const char *fmt, ...) __attribute__((format(printf
 void case_fail(const struct tcase *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Create, exchange, destroy and check for leftovers (tp_direct.c). */
 void run_case(struct tcase *tc);
+/* A blocked receive (recv, or peek_n with tc->runs) ends with -EINTR on a
+ * stop request (or EOF with TP_NO_EINTR) (tp_direct.c). */
+void run_intr_case(struct tcase *tc);
 /* A received message's length, header and payload; its sequence in *seq. */
 int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq);
 /* tp_batch.c: the sides' loops through the batch operations, in runs of
