@@ -8,10 +8,15 @@
  * checks' own test: a message of a run spoilt just before the run's
  * commit, as null-zc's -O fault does it (lost, sent twice, a payload byte
  * flipped), which the receiver must name, message and kind, and nothing
- * earlier; and a blocked peek_n that a stop request ends (-EINTR). */
+ * earlier; and a peek_n blocked on nothing and a reserve_n blocked on a
+ * full channel that a stop request ends (-EINTR). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ipclab/msg.h"
 #include "tp_direct.h"
@@ -169,9 +174,123 @@ void fault_verdict(const struct tcase *tc, const struct side_res *res)
 		case_fail(tc, "expected \"%s\", the receiver said \"%s\"", want, res[0].err);
 }
 
+/* reserve_n on a full channel: the client fills it in runs while the
+ * server reads nothing, and a stop request (SIGUSR1, as the runner's) ends
+ * the reserve_n that waits for room with -EINTR. */
+struct fill_ctl {
+	struct side srv, cli;
+	int opened;		/* atomic: the client's open returned */
+	ssize_t got;		/* what ended the client's filling */
+	int release[2];		/* the server waits for a byte here */
+};
+
+static void *fill_server(void *arg)
+{
+	struct fill_ctl *c = arg;
+	struct tp_endpoint *ep = NULL;
+	char err[ERRLEN], b;
+
+	if (c->srv.tc->tp->open(c->srv.ch, TP_SERVER, 0, &ep, err, sizeof(err)))
+		side_fail(&c->srv, "open: %s", err);
+	while (read(c->release[0], &b, 1) < 0 && errno == EINTR)
+		;
+	if (ep)
+		c->srv.tc->tp->close(ep);
+	__atomic_store_n(&c->srv.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static ssize_t fill_runs(const struct tcase *tc, struct tp_endpoint *ep)
+{
+	void *bufs[TP_BATCH_MAX];
+	uint32_t pos = 0, next = 0;
+	ssize_t k;
+	int r;
+
+	while ((k = tc->tp->reserve_n(ep, bufs, tc->cfg.msg_size, TP_BATCH_MAX)) > 0) {
+		for (unsigned i = 0; i < (unsigned)k; i++)
+			place_fill(tc, bufs[i], pos + i, &next);
+		r = tc->tp->commit_n(ep, (unsigned)k, tc->cfg.msg_size);
+		if (r)
+			return r;
+		pos += (uint32_t)k;
+	}
+	return k;
+}
+
+static void *fill_client(void *arg)
+{
+	struct fill_ctl *c = arg;
+	struct tp_endpoint *ep = NULL;
+	char err[ERRLEN];
+
+	if (c->cli.tc->tp->open(c->cli.ch, TP_CLIENT, 0, &ep, err, sizeof(err))) {
+		side_fail(&c->cli, "open: %s", err);
+		__atomic_store_n(&c->opened, 1, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&c->opened, 1, __ATOMIC_RELEASE);
+		c->got = fill_runs(c->cli.tc, ep);
+		c->cli.tc->tp->close(ep);
+	}
+	__atomic_store_n(&c->cli.done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void run_fill_case(struct tcase *tc)
+{
+	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
+	struct side_res res[2];
+	struct fill_ctl c = { .got = 1, .release = { -1, -1 } };
+	char err[ERRLEN] = "";
+	uint64_t deadline = now_ns() + 10 * NSEC_PER_SEC;
+
+	unsigned left;
+
+	case_begin();
+	memset(res, 0, sizeof(res));
+	c.srv = (struct side){ .tc = tc, .ch = &ch, .res = &res[0], .role = TP_SERVER };
+	c.cli = (struct side){ .tc = tc, .ch = &ch, .res = &res[1], .role = TP_CLIENT };
+	if (pipe(c.release) < 0 || tc->tp->create(&ch, err, sizeof(err))) {
+		case_fail(tc, "create: %s", err);
+		goto out;
+	}
+	pthread_create(&c.srv.th, NULL, fill_server, &c);
+	pthread_create(&c.cli.th, NULL, fill_client, &c);
+	while (!__atomic_load_n(&c.opened, __ATOMIC_ACQUIRE) && now_ns() < deadline)
+		usleep(1000);
+	/* until the filling ends: a signal before the channel is full is
+	 * simply handled, one during the wait for room counts */
+	while (!__atomic_load_n(&c.cli.done, __ATOMIC_ACQUIRE) && now_ns() < deadline) {
+		pthread_kill(c.cli.th, SIGUSR1);
+		usleep(1000);
+	}
+	if (write(c.release[1], "x", 1) != 1)
+		case_fail(tc, "release: %s", strerror(errno));
+	bool cli_ok = join_by(&c.cli, deadline), srv_ok = join_by(&c.srv, deadline);
+
+	if (!srv_ok || !cli_ok)
+		case_fail(tc, "not done within 10 s");
+	for (unsigned i = 0; i < 2; i++)
+		if (res[i].failed)
+			case_fail(tc, "%s", res[i].err);
+	if (!res[1].failed && c.got != -EINTR)
+		case_fail(tc, "a reserve_n waiting for room returned %zd (%s), expected -EINTR",
+			  c.got, rstr(c.got));
+out:
+	tc->tp->destroy(&ch);
+	stop_clear();
+	if (c.release[0] >= 0) {
+		close(c.release[0]);
+		close(c.release[1]);
+	}
+	left = leftovers_report(tc->name, tc->cfg.dir);
+	if (left)
+		case_fail(tc, "%u objects left behind (listed above)", left);
+}
+
 /* Runs each way, process and thread endpoints, 16 B to 4 KiB, one client
  * and MAXC; then each fault, threads, one client, c2s; then a peek_n
- * blocked on nothing, interrupted. */
+ * blocked on nothing and a reserve_n on a full channel, interrupted. */
 void run_batch_cases(struct tcase *tc, unsigned div)
 {
 	static const size_t sizes[] = { 16, 64, 4096 };
@@ -223,5 +342,7 @@ void run_batch_cases(struct tcase *tc, unsigned div)
 	tc->cfg.threads = true;
 	snprintf(tc->name, sizeof(tc->name), "%s thread interrupt of peek_n", base);
 	run_intr_case(tc);
+	snprintf(tc->name, sizeof(tc->name), "%s thread interrupt of reserve_n (full)", base);
+	run_fill_case(tc);
 	tc->runs = false;
 }

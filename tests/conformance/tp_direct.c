@@ -47,6 +47,16 @@ void case_fail(const struct tcase *tc, const char *fmt, ...)
  * client has its own copy, set by its own handler). */
 static _Atomic int stop_word;
 
+void stop_clear(void)
+{
+	atomic_store(&stop_word, 0);
+}
+
+void case_begin(void)
+{
+	n_run++;
+}
+
 /* As the runner's stop request: the stop word for spinning transports, the
  * signal itself (no SA_RESTART) for blocking calls. */
 static void on_sigusr1(int sig)
@@ -57,7 +67,7 @@ static void on_sigusr1(int sig)
 
 /* Wait for a thread until deadline; past it, interrupt it with SIGUSR1
  * until it returns (a blocked send/recv must give -EINTR). */
-static bool join_by(struct side *s, uint64_t deadline)
+bool join_by(struct side *s, uint64_t deadline)
 {
 	struct timespec ts;
 	bool late = false;

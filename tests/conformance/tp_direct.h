@@ -59,6 +59,13 @@ int side_fail(struct side *s, const char *fmt, ...) __attribute__((format(printf
 void case_fail(const struct tcase *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Create, exchange, destroy and check for leftovers (tp_direct.c). */
 void run_case(struct tcase *tc);
+/* Wait for a side's thread until @deadline; past it, SIGUSR1 it until it
+ * returns: false then (tp_direct.c). */
+bool join_by(struct side *s, uint64_t deadline);
+/* The stop word back to 0 after a case; a case counted as run
+ * (tp_direct.c). */
+void stop_clear(void);
+void case_begin(void);
 /* A blocked receive (recv, or peek_n with tc->runs) ends with -EINTR on a
  * stop request (or EOF with TP_NO_EINTR) (tp_direct.c). */
 void run_intr_case(struct tcase *tc);
