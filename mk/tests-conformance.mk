@@ -4,7 +4,7 @@
 # knows exactly which SysV objects this process created.
 
 TP_DIRECT := $(B)/tests/tp_direct
-TP_DIRECT_OBJS := $(addprefix $(B)/tests/conformance/,tp_direct.o tp_side.o tp_leftover.o)
+TP_DIRECT_OBJS := $(addprefix $(B)/tests/conformance/,tp_direct.o tp_side.o tp_batch.o tp_leftover.o)
 TP_DIRECT_WRAP := -Wl,--wrap=msgget -Wl,--wrap=semget -Wl,--wrap=shmget
 
 TEST_PROGS += $(TP_DIRECT)

@@ -270,7 +270,7 @@ static void srv_open_pending(struct ipcring_server *s, struct ipcring_conn *c)
 	}
 }
 
-/* The peer hung up: serve what a graceful close left, then drop it. */
+/* The peer hung up: dropped at once if it died, else served to its end. */
 static void srv_hangup(struct ipcring_server *s, struct ipcring_conn *c);
 
 static struct ipcring_conn *srv_conn_of(struct ipcring_server *s, uint64_t key)
@@ -429,18 +429,18 @@ static int srv_round_waiting(struct ipcring_server *s)
 	return (int)(served > INT32_MAX ? INT32_MAX : served);
 }
 
+/*
+ * A graceful close: what it sent before still counts, and is served in
+ * rotation a quantum a round like any other's requests (not all at once
+ * here, which held every other client behind a closing one's backlog, up
+ * to a ring of it); the round drops the connection at its end of stream.
+ * Its socket stays in epoll: the hang-up, level-triggered, keeps the
+ * server's fd readable until then.
+ */
 static void srv_hangup(struct ipcring_server *s, struct ipcring_conn *c)
 {
-	uint32_t st = atomic_load(c->rx->peer_state);
-	int gone = 0;
-
-	if (st == ST_CLOSED) {
-		/* a graceful close: what it sent before still counts */
-		while (!gone && srv_serve_conn(s, c, s->quantum, &gone) > 0)
-			;
-		srv_drop(s, c, 0);
+	if (atomic_load(c->rx->peer_state) == ST_CLOSED)
 		return;
-	}
 	(void)ipcring_mark_peer_dead(c->rx);
 	(void)ipcring_mark_peer_dead(c->tx);
 	srv_drop(s, c, -EPIPE);

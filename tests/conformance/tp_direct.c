@@ -30,9 +30,7 @@
 
 static unsigned n_failed, n_run, n_skipped;
 
-static void case_fail(const struct tcase *tc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void case_fail(const struct tcase *tc, const char *fmt, ...)
+void case_fail(const struct tcase *tc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,6 +47,16 @@ static void case_fail(const struct tcase *tc, const char *fmt, ...)
  * client has its own copy, set by its own handler). */
 static _Atomic int stop_word;
 
+void stop_clear(void)
+{
+	atomic_store(&stop_word, 0);
+}
+
+void case_begin(void)
+{
+	n_run++;
+}
+
 /* As the runner's stop request: the stop word for spinning transports, the
  * signal itself (no SA_RESTART) for blocking calls. */
 static void on_sigusr1(int sig)
@@ -59,7 +67,7 @@ static void on_sigusr1(int sig)
 
 /* Wait for a thread until deadline; past it, interrupt it with SIGUSR1
  * until it returns (a blocked send/recv must give -EINTR). */
-static bool join_by(struct side *s, uint64_t deadline)
+bool join_by(struct side *s, uint64_t deadline)
 {
 	struct timespec ts;
 	bool late = false;
@@ -188,7 +196,7 @@ static bool skip_by_probe(struct tcase *tc)
 	return true;
 }
 
-static void run_case(struct tcase *tc)
+void run_case(struct tcase *tc)
 {
 	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
 	size_t rlen = sizeof(struct side_res) * (MAXC + 1);
@@ -208,7 +216,9 @@ static void run_case(struct tcase *tc)
 		case_fail(tc, "create: %s", err);
 	} else {
 		run_exchange(tc, &ch, res);
-		for (unsigned i = 0; i <= tc->cfg.clients; i++) {
+		if (tc->fault)
+			fault_verdict(tc, res);
+		for (unsigned i = 0; i <= tc->cfg.clients && !tc->fault; i++) {
 			if (res[i].failed)
 				case_fail(tc, "%s", res[i].err);
 			lost += res[i].lost, dups += res[i].dups;
@@ -234,6 +244,18 @@ struct intr_ctl {
 	int release[2];		/* the client waits for a byte here */
 };
 
+/* The batch cases' blocked receive: a peek_n, its run handed back. */
+static ssize_t intr_peek_n(const struct transport *tp, struct tp_endpoint *ep)
+{
+	const void *msgs[TP_BATCH_MAX];
+	size_t lens[TP_BATCH_MAX];
+	ssize_t k = tp->peek_n(ep, msgs, lens, TP_BATCH_MAX);
+
+	if (k > 0)
+		tp->release_n(ep, (unsigned)k);
+	return k;
+}
+
 static void *intr_server(void *arg)
 {
 	struct intr_ctl *c = arg;
@@ -246,7 +268,8 @@ static void *intr_server(void *arg)
 		side_fail(s, "open: %s", buf ? err : "out of memory");
 	} else {
 		__atomic_store_n(&c->opened, 1, __ATOMIC_RELEASE);
-		c->got = s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
+		c->got = s->tc->runs ? intr_peek_n(s->tc->tp, ep) :
+			 s->tc->tp->recv(ep, buf, s->tc->cfg.msg_size);
 		s->tc->tp->close(ep);
 	}
 	__atomic_store_n(&c->opened, 1, __ATOMIC_RELEASE);
@@ -271,7 +294,7 @@ static void *intr_client(void *arg)
 	return NULL;
 }
 
-static void run_intr_case(struct tcase *tc)
+void run_intr_case(struct tcase *tc)
 {
 	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
 	struct side_res res[2];
@@ -355,6 +378,7 @@ static const struct {
 	const char *tp, *key, *val;
 } variants[] = {
 	{ "dbus", "via", "bus" },
+	{ "ring", "batch", "5" },	/* publication every 5th, runs cut to fit */
 };
 
 /* The defaults, then key=val when given; "name" or "name[key=val]". */
@@ -424,6 +448,10 @@ static void run_transport(const struct transport *tp, unsigned div, const char *
 			snprintf(tc.name, sizeof(tc.name), "%s %s 64B x%u clients", tname, mode, MAXC);
 			run_case(&tc);
 		}
+	}
+	if (tp->reserve_n && tp->commit_n && tp->peek_n && tp->release_n) {
+		snprintf(tc.name, sizeof(tc.name), "%s", tname);
+		run_batch_cases(&tc, div);
 	}
 	tc.cfg.threads = true;
 	tc.cfg.clients = 1;

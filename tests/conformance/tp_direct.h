@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* tp_direct's parts: what each side of a case does (tp_side.c) and the
- * leftover checks (tp_leftover.c); the driver is tp_direct.c. */
+/* tp_direct's parts: what each side of a case does (tp_side.c), the batch
+ * operations' cases (tp_batch.c) and the leftover checks (tp_leftover.c);
+ * the driver is tp_direct.c. */
 #ifndef TP_DIRECT_H
 #define TP_DIRECT_H
 
@@ -21,8 +22,14 @@ struct tcase {
 	unsigned count;
 	bool eof_at_server;	/* which side reads EOF after the other's close */
 	bool lossy;
-	char name[96];
+	bool runs;		/* through reserve_n/commit_n, peek_n/release_n */
+	int fault;		/* runs: BF_* spoilt in the client's run, c2s only */
+	uint32_t fault_at;	/* the place (counted from 0) it spoils */
+	uint64_t seed;		/* runs: of the random run sizes */
+	char name[160];
 };
+
+enum { BF_NONE, BF_DROP, BF_DUP, BF_CORRUPT };
 
 /* One side's result, in shared memory so forked clients report like threads. */
 struct side_res {
@@ -48,6 +55,30 @@ struct side {
 
 /* Record a side's first failure ("server 0: ..."); returns -1. */
 int side_fail(struct side *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A case's failure, "FAIL <name>: ..." (tp_direct.c). */
+void case_fail(const struct tcase *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Create, exchange, destroy and check for leftovers (tp_direct.c). */
+void run_case(struct tcase *tc);
+/* Wait for a side's thread until @deadline; past it, SIGUSR1 it until it
+ * returns: false then (tp_direct.c). */
+bool join_by(struct side *s, uint64_t deadline);
+/* The stop word back to 0 after a case; a case counted as run
+ * (tp_direct.c). */
+void stop_clear(void);
+void case_begin(void);
+/* A blocked receive (recv, or peek_n with tc->runs) ends with -EINTR on a
+ * stop request (or EOF with TP_NO_EINTR) (tp_direct.c). */
+void run_intr_case(struct tcase *tc);
+/* A received message's length, header and payload; its sequence in *seq. */
+int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq);
+/* tp_batch.c: the sides' loops through the batch operations, in runs of
+ * random sizes mixed with single sends and receives; the fault cases'
+ * verdict (the receiver must name the spoilt message); and every batch
+ * case of a transport that has the operations. */
+int send_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf);
+int recv_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf);
+void fault_verdict(const struct tcase *tc, const struct side_res *res);
+void run_batch_cases(struct tcase *tc, unsigned div);
 /* "EOF", "short" or strerror for a send/recv result. */
 const char *rstr(ssize_t n);
 /* A cache-line aligned buffer for one message of the case. */

@@ -35,6 +35,9 @@ static int send_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 {
 	size_t size = s->tc->cfg.msg_size;
 
+	if (s->tc->runs)
+		return send_runs(s, ep, buf);
+
 	for (uint32_t seq = 0; seq < s->tc->count; seq++) {
 		struct msg_hdr h = { .seq = seq, .len = (uint32_t)size };
 		ssize_t n;
@@ -51,7 +54,7 @@ static int send_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 	return 0;
 }
 
-static int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq)
+int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq)
 {
 	size_t size = s->tc->cfg.msg_size, bad;
 	struct msg_hdr h;
@@ -114,6 +117,8 @@ static int recv_n(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 {
 	uint32_t seq;
 
+	if (s->tc->runs)
+		return recv_runs(s, ep, buf);
 	if (s->tc->lossy)
 		return recv_lossy(s, ep, buf);
 	for (uint32_t want = 0; want < s->tc->count; want++) {
@@ -162,9 +167,10 @@ void *server_main(void *arg)
 	}
 	for (id = 0; id < n && !ret; id++)
 		s->id = id, ret = recv_n(s, eps[id], buf);
-	for (id = 0; id < n && !ret; id++)
+	for (id = 0; id < n && !ret && !s->tc->fault; id++)
 		s->id = id, ret = send_n(s, eps[id], buf);
-	for (id = 0; id < n && !ret && s->tc->eof_at_server && !s->tc->lossy; id++)
+	for (id = 0; id < n && !ret && s->tc->eof_at_server && !s->tc->lossy && !s->tc->fault;
+	     id++)
 		s->id = id, ret = expect_eof(s, eps[id], buf);
 	for (id = 0; id < n; id++)
 		if (eps[id])
@@ -186,8 +192,8 @@ void *client_main(void *arg)
 		side_fail(s, "out of memory");
 	else if (tp->open(s->ch, TP_CLIENT, s->id, &ep, err, sizeof(err)))
 		side_fail(s, "open: %s", err);
-	else if (!send_n(s, ep, buf) && !recv_n(s, ep, buf) && !s->tc->eof_at_server &&
-		 !s->tc->lossy)
+	else if (!send_n(s, ep, buf) && !s->tc->fault && !recv_n(s, ep, buf) &&
+		 !s->tc->eof_at_server && !s->tc->lossy)
 		expect_eof(s, ep, buf);
 	if (ep)
 		tp->close(ep);
