@@ -30,9 +30,12 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	./$(IPCLAB_BIN)
 
+# TEST_JOBS tests at once (tests/run-tests.sh): each runs in namespaces of
+# its own and checks behaviour, not speed.
+TEST_JOBS ?= 2
 check: deps
 	@$(MAKE) --no-print-directory all tests
-	@tests/run-tests.sh $(TEST_PROGS) $(SCRIPT_TESTS)
+	@TEST_JOBS=$(TEST_JOBS) tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
 
 
 install: $(IPCLAB_BIN)

@@ -15,7 +15,10 @@ TEST_PROGS += $(B)/tests/test_core
 DEPS_FILES += $(B)/tests/unit/test_core.d
 
 # Scripts run against the built binary ($IPCLAB).
-SCRIPT_TESTS := $(sort $(wildcard tests/cli/*.sh tests/conformance/*.sh tests/faults/*.sh))
+# The fault scripts first: they are the longest, and with TEST_JOBS > 1 the
+# short ones fill in beside them.
+SCRIPT_TESTS := $(sort $(wildcard tests/faults/*.sh)) \
+		$(sort $(wildcard tests/cli/*.sh tests/conformance/*.sh))
 export IPCLAB := $(abspath $(IPCLAB_BIN))
 
 # Thread-mode tests under TSan: `make SAN=tsan check-threads`. TSan cannot
