@@ -15,6 +15,8 @@
 
 #define TRACE_MAX_SIDES 65	/* = MAX_SIDES */
 #define TRACE_TOP_SYSCALLS 3
+#define TRACE_TOP_TAKERS 5
+#define TRACE_COMM_MAX 15	/* a task's name, as the kernel keeps it */
 
 struct trace;
 struct trace_events;
@@ -41,6 +43,14 @@ struct trace_syscall {
 	uint64_t count, cpu_ns, wall_ns;	/* wall: entry to exit, sleep included */
 };
 
+/* Another task that ran on the CPU a side was runnable on, while the side
+ * waited for it: the machine's share, named. */
+struct trace_taker {
+	char comm[TRACE_COMM_MAX + 1];	/* printable ASCII only, '?' for the rest */
+	uint32_t pid, tid;		/* its process and thread */
+	uint64_t ns, count;		/* the time it took, in that many slices */
+};
+
 struct trace_side {
 	bool server;
 	unsigned id;
@@ -54,6 +64,13 @@ struct trace_side {
 	uint64_t cpus;			/* bit per CPU it ran on */
 	unsigned ntop;
 	struct trace_syscall top[TRACE_TOP_SYSCALLS];	/* by CPU time */
+	/* others on its CPU while it waited (part of runnable + preempted; of
+	 * it, taken_woken_ns after a wakeup), the top takers by time; and the
+	 * interrupt handlers and softirqs that ran while it was on its CPU
+	 * (part of user + sys) */
+	uint64_t taken_ns, taken_woken_ns, irq_ns, softirq_ns;
+	unsigned ntakers;
+	struct trace_taker takers[TRACE_TOP_TAKERS];
 };
 
 /* The ping-pong round trip, per exchange, split along its critical path. */
@@ -73,6 +90,7 @@ struct trace_result {
 		double ctx_switches, wakeups, migrations, syscalls, ipis, idle_exits;
 	} per_msg;			/* all sides, per message (per exchange for RTT) */
 	bool ipis_known;		/* the kernel has the IPI tracepoints */
+	bool irqs_known;		/* ... and the irq and softirq ones */
 	bool syscalls_traced;		/* sys_ns and syscalls from syscall probes; else
 					 * sys_ns is getrusage's share, syscalls unknown */
 	bool has_cpath;
@@ -115,6 +133,10 @@ void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns);
 void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		   const struct trace_rusage *ru, struct trace_result *out);
 void trace_close(struct trace *t);
+/* A task's name from the kernel (n bytes, maybe unterminated) made safe to
+ * print anywhere: at most TRACE_COMM_MAX bytes, printable ASCII, the rest
+ * '?'; dst always terminated. */
+void trace_comm_clean(char *dst, size_t len, const char *src, size_t n);
 /* The cost of tracing: each pair's traced headline against its untraced
  * run just before (RTT: p50 traced / untraced; otherwise msgs/s untraced /
  * traced, so that above 1 means slower when traced); @n pairs' ratios in

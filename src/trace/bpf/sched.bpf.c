@@ -20,11 +20,20 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Only the fields read here; CO-RE finds their offsets in the kernel's BTF. */
+struct thread_info {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
 struct task_struct {
-	int pid;
+	struct thread_info thread_info;
+	int pid, tgid;
+	char comm[16];
+} __attribute__((preserve_access_index));
+struct task_struct___cpu {	/* kernels before 5.16 keep the CPU in the task */
+	unsigned int cpu;
 } __attribute__((preserve_access_index));
 struct cpumask;
 struct pt_regs;
+struct irqaction;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -47,6 +56,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } whist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TR_TAKERS);
+	__type(key, __u64);	/* side << 32 | tid of the other task */
+	__type(value, struct tr_taker);
+} takers SEC(".maps");
 
 /* --trace=events only (user space leaves it out otherwise); resized before load */
 struct {
@@ -141,6 +157,84 @@ static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 impl
 	s->t_last = now;
 }
 
+/* ---- the machine's share: who ran on the CPU a side waited for ------------- */
+
+static __always_inline __u32 task_cpu(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->thread_info.cpu))
+		return BPF_CORE_READ(p, thread_info.cpu);
+	return BPF_CORE_READ((struct task_struct___cpu *)p, cpu);
+}
+
+/* Side i is runnable on cpu's runqueue from now (or from t, moved). */
+static __always_inline void wait_on(int i, __u32 cpu, __u64 t)
+{
+	__u64 c = cpu;
+
+	asm volatile("" : "+r"(c));
+	if (c >= TR_MAX_CPUS || sides[i].wait_cpu)
+		return;
+	sides[i].wait_cpu = c + 1;
+	sides[i].wait_t = t;
+	__sync_fetch_and_add(&G.nwait[c], 1);
+}
+
+static __always_inline void wait_off(int i)
+{
+	__u64 c = sides[i].wait_cpu;
+
+	sides[i].wait_cpu = 0;
+	c -= 1;
+	asm volatile("" : "+r"(c));
+	if (c < TR_MAX_CPUS)
+		__sync_fetch_and_add(&G.nwait[c], -1);
+}
+
+/* Another task, prev, ran on cpu from on_since until now: each side that
+ * waited there meanwhile lost that time to it. */
+static __always_inline void charge(int j, struct task_struct *prev, __u64 d)
+{
+	__u64 key = (__u64)j << 32 | (__u32)prev->pid;
+	struct tr_taker *v = bpf_map_lookup_elem(&takers, &key);
+	struct tr_side *s = &sides[j];
+
+	if (!v) {
+		struct tr_taker z = {};
+
+		bpf_map_update_elem(&takers, &key, &z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&takers, &key);
+	}
+	if (v) {
+		__sync_fetch_and_add(&v->ns, d);
+		__sync_fetch_and_add(&v->count, 1);
+		v->tgid = (__u32)prev->tgid;
+		bpf_probe_read_kernel(v->comm, sizeof(v->comm), prev->comm);
+	} else {
+		__sync_fetch_and_add(&s->taken_unnamed_ns, d);
+	}
+	__sync_fetch_and_add(&s->taken_ns, d);
+	if (s->phase == TR_PH_WOKEN)
+		__sync_fetch_and_add(&s->taken_woken_ns, d);
+}
+
+static __always_inline void charge_others(__u32 cpu, struct task_struct *prev, __u64 now)
+{
+	__u64 since = G.on_since[cpu & (TR_MAX_CPUS - 1)];
+
+	for (int j = 0; j < TR_MAX_SIDES; j++) {
+		struct tr_side *s = &sides[j];
+		__u64 d;
+
+		if ((__u64)j >= G.nsides)
+			break;
+		if (s->wait_cpu != (__u64)cpu + 1)
+			continue;
+		d = clip(since > s->wait_t ? since : s->wait_t, now, &wins[j]);
+		if (d)
+			charge(j, prev, d);
+	}
+}
+
 /* A context switch: the side leaving and the side arriving each change
  * phase (runnable, running, asleep), and a wakeup's latency ends here
  * (one case after another for prev and next). */
@@ -154,6 +248,11 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 
 	if (prev->pid == 0 && cpu < TR_MAX_CPUS && in_win(now, &wins[0]))
 		__sync_fetch_and_add(&G.idle_exits[cpu], 1);
+	if (cpu < TR_MAX_CPUS) {
+		if (i < 0 && prev->pid && G.nwait[cpu])
+			charge_others(cpu, prev, now);
+		G.on_since[cpu] = now;
+	}
 	if (i >= 0) {
 		int vol = !preempt && prev_state != 0;	/* 0: TASK_RUNNING */
 
@@ -175,6 +274,8 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 		sides[i].phase = !vol ? TR_PH_PREEMPTED : sides[i].wake_pending ? TR_PH_WOKEN : TR_PH_SLEEP;
 		sides[i].wake_t = now;
 		sides[i].wake_pending = 0;
+		if (sides[i].phase != TR_PH_SLEEP)
+			wait_on(i, cpu, now);	/* still runnable, on this CPU */
 	}
 	if (j >= 0) {
 		struct tr_side *s = &sides[j];
@@ -201,6 +302,7 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 		}
 		close_iv(j, now, TR_PH_PREEMPTED, 0);
 		s->phase = TR_PH_RUN;
+		wait_off(j);
 		if (w && cpu < TR_MAX_CPUS)
 			s->cpus_seen |= 1ull << cpu;
 	}
@@ -239,6 +341,17 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	return 0;
 }
 
+/* The woken side is on its CPU's runqueue now (the CPU is chosen). */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct *p)
+{
+	int j = side_of((__u32)p->pid);
+
+	if (j >= 0 && sides[j].phase == TR_PH_WOKEN)
+		wait_on(j, task_cpu(p), bpf_ktime_get_ns());
+	return 0;
+}
+
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 {
@@ -246,6 +359,81 @@ int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 
 	if (j >= 0 && in_win(bpf_ktime_get_ns(), &wins[j]))
 		__sync_fetch_and_add(&sides[j].migrations, 1);
+	if (j >= 0 && sides[j].wait_cpu) {	/* a runnable side moved: it waits there now */
+		__u64 t = sides[j].wait_t;
+
+		wait_off(j);
+		wait_on(j, (__u32)dest_cpu, t);
+	}
+	return 0;
+}
+
+/* Interrupt handlers and softirqs that ran while a side was on its CPU
+ * (a softirq's time includes the handlers that interrupted it). */
+static __always_inline void irq_in(int soft)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	int i = side_of((__u32)bpf_get_current_pid_tgid());
+
+	if (cpu >= TR_MAX_CPUS)
+		return;
+	if (soft) {
+		G.sirq_side[cpu] = i >= 0 ? (__u64)i + 1 : 0;
+		G.sirq_t0[cpu] = bpf_ktime_get_ns();
+	} else {
+		G.irq_side[cpu] = i >= 0 ? (__u64)i + 1 : 0;
+		G.irq_t0[cpu] = bpf_ktime_get_ns();
+	}
+}
+
+static __always_inline void irq_out(int soft)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 w, t0, i;
+
+	if (cpu >= TR_MAX_CPUS)
+		return;
+	w = soft ? G.sirq_side[cpu] : G.irq_side[cpu];
+	t0 = soft ? G.sirq_t0[cpu] : G.irq_t0[cpu];
+	if (soft)
+		G.sirq_side[cpu] = 0;
+	else
+		G.irq_side[cpu] = 0;
+	i = w - 1;
+	asm volatile("" : "+r"(i));
+	if (!w || i >= TR_MAX_SIDES)
+		return;
+	if (soft)
+		sides[i].softirq_ns += clip(t0, bpf_ktime_get_ns(), &wins[i]);
+	else
+		sides[i].irq_ns += clip(t0, bpf_ktime_get_ns(), &wins[i]);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+	irq_in(0);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	irq_out(0);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec_nr)
+{
+	irq_in(1);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec_nr)
+{
+	irq_out(1);
 	return 0;
 }
 
