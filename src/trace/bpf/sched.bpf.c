@@ -190,14 +190,26 @@ static __always_inline void wait_off(int i)
 		__sync_fetch_and_add(&G.nwait[c], -1);
 }
 
-/* Another task, prev, ran on cpu from on_since until now: each side that
- * waited there meanwhile lost that time to it. */
-static __always_inline void charge(int j, struct task_struct *prev, __u64 d)
-{
-	__u64 key = (__u64)j << 32 | (__u32)prev->pid;
-	struct tr_taker *v = bpf_map_lookup_elem(&takers, &key);
-	struct tr_side *s = &sides[j];
+/* The other task that ran (tid, process, name), as charge() takes it. */
+struct tr_who {
+	__u32 tid, tgid;
+	char comm[16];
+};
 
+/* Side j lost d ns to who. A global function: the verifier checks it once,
+ * not once per side of the loop that calls it. */
+__attribute__((noinline)) int charge(__u32 side, const struct tr_who *who, __u64 d)
+{
+	__u64 key, j = side;
+	struct tr_taker *v;
+	struct tr_side *s;
+
+	asm volatile("" : "+r"(j));	/* keep the check on the register indexed */
+	if (!who || j >= TR_MAX_SIDES)
+		return 0;
+	s = &sides[j];
+	key = j << 32 | who->tid;
+	v = bpf_map_lookup_elem(&takers, &key);
 	if (!v) {
 		struct tr_taker z = {};
 
@@ -207,20 +219,26 @@ static __always_inline void charge(int j, struct task_struct *prev, __u64 d)
 	if (v) {
 		__sync_fetch_and_add(&v->ns, d);
 		__sync_fetch_and_add(&v->count, 1);
-		v->tgid = (__u32)prev->tgid;
-		bpf_probe_read_kernel(v->comm, sizeof(v->comm), prev->comm);
+		v->tgid = who->tgid;
+		__builtin_memcpy(v->comm, who->comm, sizeof(v->comm));
 	} else {
 		__sync_fetch_and_add(&s->taken_unnamed_ns, d);
 	}
 	__sync_fetch_and_add(&s->taken_ns, d);
 	if (s->phase == TR_PH_WOKEN)
 		__sync_fetch_and_add(&s->taken_woken_ns, d);
+	return 0;
 }
 
-static __always_inline void charge_others(__u32 cpu, struct task_struct *prev, __u64 now)
+/* Another task, who, ran on cpu from on_since until now: each side that
+ * waited there meanwhile lost that time to it. Global too, so that the
+ * loop's exits do not each verify the rest of on_switch again. */
+__attribute__((noinline)) int charge_others(__u32 cpu, const struct tr_who *who, __u64 now)
 {
 	__u64 since = G.on_since[cpu & (TR_MAX_CPUS - 1)];
 
+	if (!who)
+		return 0;
 	for (int j = 0; j < TR_MAX_SIDES; j++) {
 		struct tr_side *s = &sides[j];
 		__u64 d;
@@ -231,8 +249,9 @@ static __always_inline void charge_others(__u32 cpu, struct task_struct *prev, _
 			continue;
 		d = clip(since > s->wait_t ? since : s->wait_t, now, &wins[j]);
 		if (d)
-			charge(j, prev, d);
+			charge((__u32)j, who, d);
 	}
+	return 0;
 }
 
 /* A context switch: the side leaving and the side arriving each change
@@ -249,8 +268,12 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	if (prev->pid == 0 && cpu < TR_MAX_CPUS && in_win(now, &wins[0]))
 		__sync_fetch_and_add(&G.idle_exits[cpu], 1);
 	if (cpu < TR_MAX_CPUS) {
-		if (i < 0 && prev->pid && G.nwait[cpu])
-			charge_others(cpu, prev, now);
+		if (i < 0 && prev->pid && G.nwait[cpu]) {
+			struct tr_who who = { .tid = (__u32)prev->pid, .tgid = (__u32)prev->tgid };
+
+			bpf_probe_read_kernel(who.comm, sizeof(who.comm), prev->comm);
+			charge_others(cpu, &who, now);
+		}
 		G.on_since[cpu] = now;
 	}
 	if (i >= 0) {
