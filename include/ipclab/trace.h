@@ -80,6 +80,24 @@ struct trace_cpath {
 	       unattributed_ns, total_ns, measured_ns;
 };
 
+/* --explain (src/trace/explain.c): the traced cell's largest cause, tested
+ * by running the cell again with the one knob that should remove it,
+ * interleaved with the cell as it was (B A B A B A), untraced both. */
+struct trace_explain {
+	bool on;			/* the cell was explained */
+	const char *cause;		/* "cross-CPU wakeups", ...; "none" */
+	const char *knob;		/* "--pin same", ...; NULL = none */
+	double share_pct;		/* the cause's time, % of the sides' windows */
+	bool applied;			/* the knob ran; else note says why not */
+	const char *of;			/* the headline compared: "lat_p50_ns" or "msgs_per_s" */
+	double before, after;		/* medians over the pairs */
+	double ratio, ratio_lo, ratio_hi;	/* after / before: the median, smallest, largest */
+	unsigned pairs;
+	bool confirmed;			/* every pair improved, by 5 % or more at the median */
+	char note[160];
+};
+#define TRACE_EXPLAIN_PAIRS 3
+
 struct trace_result {
 	bool on;			/* the cell was traced */
 	bool complete;			/* no event was lost */
@@ -101,6 +119,7 @@ struct trace_result {
 	double perturbation_lo, perturbation_hi;	/* the pairs' smallest, largest */
 	unsigned perturbation_pairs;
 	bool perturbation_separable;	/* every pair on the same side of 1 */
+	struct trace_explain explain;	/* --explain */
 	struct {
 		bool on;		/* --trace=events wrote this cell's timeline */
 		unsigned pid;		/* its process in the file */
@@ -111,6 +130,18 @@ struct trace_result {
 		bool truncated;		/* the span holds fewer events than it should */
 	} events;
 };
+
+
+/* What --explain would test: the cause with the most time in the trace
+ * and the knob that should remove it. */
+enum trace_cause { TC_NONE, TC_OTHERS, TC_CROSS_CPU, TC_IDLE_EXIT, TC_PEER_CPU };
+struct trace_pick {
+	enum trace_cause cause;
+	double ns;			/* its time over the sides' windows */
+	double pct;			/* of their sum */
+};
+struct trace_pick explain_pick(const struct trace_result *tr);
+const char *explain_cause_name(enum trace_cause c);
 
 /* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */
 #define TRACE_PAIRS 3
@@ -179,5 +210,9 @@ struct result;
 int trace_run_pair(const struct cell *c, struct result *res,
 		   int (*run_once)(const struct cell *c, struct result *res));
 void trace_fill(struct trace *t, struct result *res);
+/* --explain, after the traced runs: res's trace picked, the knob tested;
+ * 0, or -EINTR when a run was interrupted. */
+int trace_explain(const struct cell *c, struct result *res,
+		   int (*run_once)(const struct cell *c, struct result *res));
 
 #endif

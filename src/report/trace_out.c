@@ -81,6 +81,28 @@ static json_t *cpath_json(const struct trace_cpath *c)
 			 "measured", c->measured_ns);
 }
 
+/* --explain: the cause, the knob and what it measured. */
+static json_t *explain_json(const struct trace_explain *e)
+{
+	bool ran = e->applied && e->pairs;
+	json_t *o = json_pack("{s:s, s:f, s:b, s:I}", "cause", e->cause ? e->cause : "none",
+			      "share_pct", e->share_pct, "applied", e->applied,
+			      "pairs", (json_int_t)e->pairs);
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "knob", e->knob ? json_string(e->knob) : json_null());
+	json_object_set_new(o, "of", ran && e->of ? json_string(e->of) : json_null());
+	json_object_set_new(o, "before", jnum_or_null(ran, e->before));
+	json_object_set_new(o, "after", jnum_or_null(ran, e->after));
+	json_object_set_new(o, "ratio", jnum_or_null(ran, e->ratio));
+	json_object_set_new(o, "ratio_lo", jnum_or_null(ran, e->ratio_lo));
+	json_object_set_new(o, "ratio_hi", jnum_or_null(ran, e->ratio_hi));
+	json_object_set_new(o, "confirmed", ran ? json_boolean(e->confirmed) : json_null());
+	json_object_set_new(o, "note", e->note[0] ? json_string(e->note) : json_null());
+	return o;
+}
+
 json_t *trace_json(const struct trace_result *tr)
 {
 	json_t *o = json_object(), *sides = json_array();
@@ -109,6 +131,8 @@ json_t *trace_json(const struct trace_result *tr)
 			    tr->perturbation_of ? json_string(tr->perturbation_of) : json_null());
 	perturbation_json(o, tr->perturbation_pairs, tr->perturbation_lo, tr->perturbation_hi,
 			  tr->perturbation_separable);
+	if (tr->explain.on)
+		json_object_set_new(o, "explain", explain_json(&tr->explain));
 	if (tr->events.on)	/* --trace=events */
 		json_object_set_new(o, "events",
 				    json_pack("{s:i, s:I, s:I, s:I, s:I, s:b}", "pid", (int)tr->events.pid,
@@ -188,6 +212,32 @@ static void machine_line(FILE *f, const struct trace_result *tr)
 		fputc('\n', f);
 }
 
+/* "    explain: cross-CPU wakeups (41.2% of the windows) -> --pin same:
+ * lat_p50_ns 132us -> 80.1us, 0.61x (0.55-0.70 over 3 pairs): confirmed" */
+static void explain_line(FILE *f, const struct trace_explain *e)
+{
+	char a[24], b[24];
+
+	if (!e->on)
+		return;
+	fprintf(f, "    explain: %s", e->cause ? e->cause : "none");
+	if (e->knob)
+		fprintf(f, " (%.1f%% of the windows) -> %s", e->share_pct, e->knob);
+	if (!e->applied || !e->pairs) {
+		fprintf(f, "%s%s\n", e->knob && !e->applied ? " not applied: " : ": ", e->note);
+		return;
+	}
+	if (e->of && !strcmp(e->of, "lat_p50_ns")) {
+		lat_text((uint64_t)e->before, a, sizeof(a));
+		lat_text((uint64_t)e->after, b, sizeof(b));
+	} else {
+		snprintf(a, sizeof(a), "%.3g msgs/s", e->before);
+		snprintf(b, sizeof(b), "%.3g msgs/s", e->after);
+	}
+	fprintf(f, ": %s %s -> %s, %.2fx (%.2f-%.2f over %u pairs): %s\n", e->of, a, b, e->ratio,
+		e->ratio_lo, e->ratio_hi, e->pairs, e->confirmed ? "confirmed" : "not confirmed");
+}
+
 void trace_table_line(FILE *f, const struct trace_result *tr)
 {
 	uint64_t p50 = 0;
@@ -220,4 +270,5 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 			tr->events.truncated ? " (TRUNCATED: records lost)" : "");
 	fputc('\n', f);
 	machine_line(f, tr);
+	explain_line(f, &tr->explain);
 }
