@@ -47,3 +47,10 @@ $(B)/tests/test_trace: $(B)/tests/unit/test_trace.o $(IPCLAB_LIB)
 
 TEST_PROGS += $(B)/tests/test_trace
 DEPS_FILES += $(B)/tests/unit/test_trace.d
+
+$(B)/tests/test_explain: $(B)/tests/unit/test_explain.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_explain
+DEPS_FILES += $(B)/tests/unit/test_explain.d
