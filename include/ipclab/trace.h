@@ -89,7 +89,8 @@ struct trace_explain {
 	const char *knob;		/* "--pin same", ...; NULL = none */
 	double share_pct;		/* the cause's time, % of the sides' windows */
 	bool applied;			/* the knob ran; else note says why not */
-	const char *of;			/* the headline compared: "lat_p50_ns" or "msgs_per_s" */
+	const char *of;			/* the figure compared: "lat_p50_ns", "msgs_per_s" or,
+					 * for timer lateness, "send_late_p50_ns" */
 	double before, after;		/* medians over the pairs */
 	double ratio, ratio_lo, ratio_hi;	/* after / before: the median, smallest, largest */
 	unsigned pairs;
@@ -134,7 +135,7 @@ struct trace_result {
 
 /* What --explain would test: the cause with the most time in the trace
  * and the knob that should remove it. */
-enum trace_cause { TC_NONE, TC_OTHERS, TC_CROSS_CPU, TC_IDLE_EXIT, TC_PEER_CPU };
+enum trace_cause { TC_NONE, TC_OTHERS, TC_CROSS_CPU, TC_IDLE_EXIT, TC_PEER_CPU, TC_TIMER_LATE };
 struct trace_pick {
 	enum trace_cause cause;
 	double ns;			/* its time over the sides' windows */

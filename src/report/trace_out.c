@@ -227,7 +227,7 @@ static void explain_line(FILE *f, const struct trace_explain *e)
 		fprintf(f, "%s%s\n", e->knob && !e->applied ? " not applied: " : ": ", e->note);
 		return;
 	}
-	if (e->of && !strcmp(e->of, "lat_p50_ns")) {
+	if (e->of && strcmp(e->of, "msgs_per_s")) {	/* a time */
 		lat_text((uint64_t)e->before, a, sizeof(a));
 		lat_text((uint64_t)e->after, b, sizeof(b));
 	} else {

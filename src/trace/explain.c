@@ -29,6 +29,7 @@ const char *explain_cause_name(enum trace_cause c)
 	case TC_CROSS_CPU: return "cross-CPU wakeups";
 	case TC_IDLE_EXIT: return "idle exits";
 	case TC_PEER_CPU: return "sharing a CPU with its peer";
+	case TC_TIMER_LATE: return "timer lateness";
 	default: return "none";
 	}
 }
@@ -109,6 +110,7 @@ static int knob_apply(enum trace_cause cause, const struct cell *c, struct cell 
 
 	switch (cause) {
 	case TC_OTHERS:
+	case TC_TIMER_LATE:	/* a realtime task's timers have no slack, and it preempts at once */
 		e->knob = "--sched " EXPLAIN_FIFO;
 		if (c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR)
 			return snprintf(e->note, sizeof(e->note), "the endpoints are realtime already (--sched %s)",
@@ -164,9 +166,11 @@ static int awake_start(const struct cell *c, char *err, size_t len)
 	return 0;
 }
 
-static double headline(const struct result *r, bool rtt)
+/* The figure e->of names (lower is better but for msgs_per_s). */
+static double headline(const struct result *r, const char *of)
 {
-	return rtt ? (double)r->lat_p50_ns : r->msgs_per_s;
+	return !strcmp(of, "lat_p50_ns") ? (double)r->lat_p50_ns :
+	       !strcmp(of, "send_late_p50_ns") ? (double)r->send_late_p50_ns : r->msgs_per_s;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -189,7 +193,6 @@ static int run_one(const struct cell *c, bool knob, const struct result *tmpl, s
 		   int (*run_once)(const struct cell *, struct result *), struct trace_explain *e,
 		   double *out)
 {
-	bool rtt = tmpl->lat_kind && !strcmp(tmpl->lat_kind, "rtt");
 	bool awake = knob && c->keep_awake && !tmpl->cell.keep_awake;
 	char err[ERRLEN];
 	int ret;
@@ -202,7 +205,7 @@ static int run_one(const struct cell *c, bool knob, const struct result *tmpl, s
 		keep_awake_stop();
 	if (ret)
 		return ret;
-	*out = r->status == RES_OK ? headline(r, rtt) : NAN;
+	*out = r->status == RES_OK ? headline(r, e->of) : NAN;
 	if (!(*out > 0))
 		return snprintf(e->note, sizeof(e->note), "a run %s did not complete: %.100s",
 				knob ? "with the knob" : "without the knob",
@@ -215,20 +218,19 @@ static int run_pairs(const struct cell *b, const struct cell *a, const struct re
 		     int (*run_once)(const struct cell *, struct result *), struct trace_explain *e)
 {
 	double bv[TRACE_EXPLAIN_PAIRS], av[TRACE_EXPLAIN_PAIRS], ratio[TRACE_EXPLAIN_PAIRS];
-	bool rtt = tmpl->lat_kind && !strcmp(tmpl->lat_kind, "rtt"), all = true;
+	bool more = !strcmp(e->of, "msgs_per_s"), all = true;
 	struct result *r = malloc(sizeof(*r));
 	int ret = 0;
 
 	if (!r)
 		return snprintf(e->note, sizeof(e->note), "out of memory"), 0;
-	e->of = rtt ? "lat_p50_ns" : "msgs_per_s";
 	for (unsigned k = 0; k < TRACE_EXPLAIN_PAIRS && !ret; k++) {
 		ret = run_one(b, false, tmpl, r, run_once, e, &bv[k]);
 		if (!ret)
 			ret = run_one(a, true, tmpl, r, run_once, e, &av[k]);
 		if (!ret) {
 			ratio[k] = av[k] / bv[k];
-			all &= rtt ? ratio[k] < 1 : ratio[k] > 1;
+			all &= more ? ratio[k] > 1 : ratio[k] < 1;
 			e->pairs = k + 1;
 		}
 	}
@@ -242,6 +244,26 @@ static int run_pairs(const struct cell *b, const struct cell *a, const struct re
 	e->ratio_hi = ratio[e->pairs - 1];
 	e->confirmed = all && fabs(e->ratio - 1) >= EXPLAIN_MIN_GAIN;
 	return 0;
+}
+
+/* A paced sender's lateness (intended to actual send, at its median, over
+ * its messages), where it is more than the trace's largest cause: the
+ * timer's wakeup, which the scheduler's events do not tell from the sleep
+ * it ends, so at most the clients' sleep. A median lateness of a period or
+ * more is a sender behind its schedule, not a late timer. */
+static void timer_late(const struct cell *c, const struct result *res, struct trace_pick *p)
+{
+	double late = (double)res->send_late_p50_ns * (double)res->msgs, wall = 0, sleep = 0;
+
+	if (!(c->rate > 0) || !res->late_samples || (double)res->send_late_p50_ns >= 1e9 / c->rate)
+		return;
+	for (unsigned i = 0; i < res->trace.nsides && i < TRACE_MAX_SIDES; i++) {
+		wall += (double)res->trace.sides[i].wall_ns;
+		sleep += i ? (double)res->trace.sides[i].sleep_ns : 0;
+	}
+	late = late < sleep ? late : sleep;
+	if (late > p->ns && wall > 0 && 100 * late / wall >= EXPLAIN_MIN_PCT)
+		*p = (struct trace_pick){ TC_TIMER_LATE, late, 100 * late / wall };
 }
 
 int trace_explain(const struct cell *c, struct result *res,
@@ -259,6 +281,9 @@ int trace_explain(const struct cell *c, struct result *res,
 		return 0;
 	}
 	p = explain_pick(&res->trace);
+	timer_late(c, res, &p);
+	e->of = p.cause == TC_TIMER_LATE ? "send_late_p50_ns" :
+		res->lat_kind && !strcmp(res->lat_kind, "rtt") ? "lat_p50_ns" : "msgs_per_s";
 	e->cause = explain_cause_name(p.cause);
 	e->share_pct = p.pct;
 	before.trace = before.trace_syscalls = before.profile = before.explain = false;

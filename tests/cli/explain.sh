@@ -21,7 +21,8 @@ import json, sys
 t = json.load(open(sys.argv[1]))["results"][0]["trace"]
 e = t["explain"]
 causes = {"preempted by other tasks": "--sched fifo:10", "cross-CPU wakeups": "--pin same",
-          "idle exits": "--keep-awake", "sharing a CPU with its peer": "--pin split"}
+          "idle exits": "--keep-awake", "sharing a CPU with its peer": "--pin split",
+          "timer lateness": "--sched fifo:10"}
 assert e["cause"] in causes, e
 assert e["knob"] == causes[e["cause"]], e
 assert 0 < e["share_pct"] <= 100, e
