@@ -49,6 +49,7 @@ struct plan_spec {
 	uint64_t max_time_ns;		/* with max_time_set; else derived per cell */
 	bool warmup_set, max_time_set, verify, keep_awake;
 	bool trace;			/* --trace: every cell traced (src/trace/) */
+	bool explain;			/* --explain: and its cause tested */
 	bool trace_syscalls;		/* --trace=syscalls: and every syscall probed */
 	struct trace_events *trace_events;	/* --trace=events: the timeline (NULL = none) */
 	bool profile;			/* --profile: every cell profiled */

@@ -63,6 +63,7 @@ struct cell {
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	bool trace;		/* --trace: scheduler events per side (src/trace/) */
 	bool trace_syscalls;	/* --trace=syscalls: syscall probes too */
+	bool explain;		/* --explain: the trace's cause tested (src/trace/explain.c) */
 	struct trace_events *trace_events;	/* --trace=events: the timeline, in the parent (NULL = none) */
 	bool profile;		/* --profile: sampled stacks per side (src/trace/profile*.c) */
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */

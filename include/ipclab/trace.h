@@ -15,6 +15,8 @@
 
 #define TRACE_MAX_SIDES 65	/* = MAX_SIDES */
 #define TRACE_TOP_SYSCALLS 3
+#define TRACE_TOP_TAKERS 5
+#define TRACE_COMM_MAX 15	/* a task's name, as the kernel keeps it */
 
 struct trace;
 struct trace_events;
@@ -41,6 +43,14 @@ struct trace_syscall {
 	uint64_t count, cpu_ns, wall_ns;	/* wall: entry to exit, sleep included */
 };
 
+/* Another task that ran on the CPU a side was runnable on, while the side
+ * waited for it: the machine's share, named. */
+struct trace_taker {
+	char comm[TRACE_COMM_MAX + 1];	/* printable ASCII only, '?' for the rest */
+	uint32_t pid, tid;		/* its process and thread */
+	uint64_t ns, count;		/* the time it took, in that many slices */
+};
+
 struct trace_side {
 	bool server;
 	unsigned id;
@@ -54,6 +64,13 @@ struct trace_side {
 	uint64_t cpus;			/* bit per CPU it ran on */
 	unsigned ntop;
 	struct trace_syscall top[TRACE_TOP_SYSCALLS];	/* by CPU time */
+	/* others on its CPU while it waited (part of runnable + preempted; of
+	 * it, taken_woken_ns after a wakeup), the top takers by time; and the
+	 * interrupt handlers and softirqs that ran while it was on its CPU
+	 * (part of user + sys) */
+	uint64_t taken_ns, taken_woken_ns, irq_ns, softirq_ns;
+	unsigned ntakers;
+	struct trace_taker takers[TRACE_TOP_TAKERS];
 };
 
 /* The ping-pong round trip, per exchange, split along its critical path. */
@@ -62,6 +79,25 @@ struct trace_cpath {
 	       server_user_ns, server_kernel_ns, client_wakeup_ns,
 	       unattributed_ns, total_ns, measured_ns;
 };
+
+/* --explain (src/trace/explain.c): the traced cell's largest cause, tested
+ * by running the cell again with the one knob that should remove it,
+ * interleaved with the cell as it was (B A B A B A), untraced both. */
+struct trace_explain {
+	bool on;			/* the cell was explained */
+	const char *cause;		/* "cross-CPU wakeups", ...; "none" */
+	const char *knob;		/* "--pin same", ...; NULL = none */
+	double share_pct;		/* the cause's time, % of the sides' windows */
+	bool applied;			/* the knob ran; else note says why not */
+	const char *of;			/* the figure compared: "lat_p50_ns", "msgs_per_s" or,
+					 * for timer lateness, "send_late_p50_ns" */
+	double before, after;		/* medians over the pairs */
+	double ratio, ratio_lo, ratio_hi;	/* after / before: the median, smallest, largest */
+	unsigned pairs;
+	bool confirmed;			/* every pair improved, by 5 % or more at the median */
+	char note[160];
+};
+#define TRACE_EXPLAIN_PAIRS 3
 
 struct trace_result {
 	bool on;			/* the cell was traced */
@@ -73,6 +109,7 @@ struct trace_result {
 		double ctx_switches, wakeups, migrations, syscalls, ipis, idle_exits;
 	} per_msg;			/* all sides, per message (per exchange for RTT) */
 	bool ipis_known;		/* the kernel has the IPI tracepoints */
+	bool irqs_known;		/* ... and the irq and softirq ones */
 	bool syscalls_traced;		/* sys_ns and syscalls from syscall probes; else
 					 * sys_ns is getrusage's share, syscalls unknown */
 	bool has_cpath;
@@ -83,6 +120,7 @@ struct trace_result {
 	double perturbation_lo, perturbation_hi;	/* the pairs' smallest, largest */
 	unsigned perturbation_pairs;
 	bool perturbation_separable;	/* every pair on the same side of 1 */
+	struct trace_explain explain;	/* --explain */
 	struct {
 		bool on;		/* --trace=events wrote this cell's timeline */
 		unsigned pid;		/* its process in the file */
@@ -93,6 +131,18 @@ struct trace_result {
 		bool truncated;		/* the span holds fewer events than it should */
 	} events;
 };
+
+
+/* What --explain would test: the cause with the most time in the trace
+ * and the knob that should remove it. */
+enum trace_cause { TC_NONE, TC_OTHERS, TC_CROSS_CPU, TC_IDLE_EXIT, TC_PEER_CPU, TC_TIMER_LATE };
+struct trace_pick {
+	enum trace_cause cause;
+	double ns;			/* its time over the sides' windows */
+	double pct;			/* of their sum */
+};
+struct trace_pick explain_pick(const struct trace_result *tr);
+const char *explain_cause_name(enum trace_cause c);
 
 /* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */
 #define TRACE_PAIRS 3
@@ -115,6 +165,10 @@ void trace_mark(struct trace *t, unsigned side, bool end, uint64_t ns);
 void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		   const struct trace_rusage *ru, struct trace_result *out);
 void trace_close(struct trace *t);
+/* A task's name from the kernel (n bytes, maybe unterminated) made safe to
+ * print anywhere: at most TRACE_COMM_MAX bytes, printable ASCII, the rest
+ * '?'; dst always terminated. */
+void trace_comm_clean(char *dst, size_t len, const char *src, size_t n);
 /* The cost of tracing: each pair's traced headline against its untraced
  * run just before (RTT: p50 traced / untraced; otherwise msgs/s untraced /
  * traced, so that above 1 means slower when traced); @n pairs' ratios in
@@ -157,5 +211,9 @@ struct result;
 int trace_run_pair(const struct cell *c, struct result *res,
 		   int (*run_once)(const struct cell *c, struct result *res));
 void trace_fill(struct trace *t, struct result *res);
+/* --explain, after the traced runs: res's trace picked, the knob tested;
+ * 0, or -EINTR when a run was interrupted. */
+int trace_explain(const struct cell *c, struct result *res,
+		   int (*run_once)(const struct cell *c, struct result *res));
 
 #endif

@@ -14,6 +14,7 @@
 #include "ipclab/outdir.h"
 #include "ipclab/runner.h"
 #include "ipclab/profile.h"
+#include "ipclab/topology.h"
 #include "ipclab/trace.h"
 
 /* ---- options ------------------------------------------------------------------- */
@@ -22,7 +23,7 @@ enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIE
        OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
        OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
        OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET, OPT_TOKEN_FILE,
-       OPT_HTML, OPT_TRACE_SPAN };
+       OPT_HTML, OPT_TRACE_SPAN, OPT_EXPLAIN };
 
 static const struct option long_opts[] = {
 	{ "transport", required_argument, NULL, 't' },
@@ -55,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "reference", no_argument, NULL, OPT_REFERENCE },
 	{ "trace", optional_argument, NULL, OPT_TRACE },
 	{ "trace-span", required_argument, NULL, OPT_TRACE_SPAN },
+	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "profile", optional_argument, NULL, OPT_PROFILE },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
@@ -119,6 +121,8 @@ void cmd_run_usage(FILE *f)
 	      "                         =events FILE.json also writes each cell's scheduler timeline (Perfetto)\n"
 	      "      --trace-span D|N   the timeline's span at the window's end: a time (50ms, the default) or\n"
 	      "                         the last N events (20k)\n"
+	      "      --explain          --trace, then the largest cause tested: the cell run again with the\n"
+	      "                         knob that should remove it, interleaved, 3 pairs (docs/trace.md)\n"
 	      "      --profile [DIR]    per side, sampled call stacks: the top 15 functions; with DIR,\n"
 	      "                         folded stacks DIR/<cell>-<side>.folded for flame graphs\n"
 	      "      --dry-run          list the cells the plan holds without running them\n"
@@ -294,6 +298,14 @@ static int parse_one(int opt, char *arg, struct run_args *a)
 		a->trace_syscalls |= arg && !strcmp(arg, "syscalls");
 		break;
 	}
+	case OPT_EXPLAIN: {
+		char err[ERRLEN];
+
+		if (trace_check(err, sizeof(err)))
+			return usage_error("--explain traces the cell: %s", err);
+		a->trace = a->explain = true;
+		break;
+	}
 	case OPT_PROFILE: {
 		char err[ERRLEN];
 
@@ -395,6 +407,19 @@ static int events_file(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
+/* --explain runs each cell in pairs of its own, with one knob changed. */
+static int explain_combination(const struct run_args *a)
+{
+	const char *with = a->repeat > 1 || a->repeat_auto ? "--repeat" :
+			   a->trace_events_path ? "--trace=events" : a->peer ? "--peer" :
+			   a->pins && matrix_word(a->pins) ? "--pin matrix" : NULL;
+
+	if (!with)
+		return 0;
+	return usage_error("--explain with %s: --explain runs each cell in interleaved pairs of its own, with one knob changed; drop %s or --explain",
+			   with, with);
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
 	int opt, ret;
@@ -430,6 +455,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		return usage_error("unexpected argument '%s'; see ipclab --help", argv[optind]);
 	if ((a->trace_span.span_ns || a->trace_span.max_events) && !a->trace_events_path)
 		return usage_error("--trace-span: only with --trace=events FILE.json");
+	if (a->explain && (ret = explain_combination(a)))
+		return ret;
 	if (a->budget_ns && !a->repeat_auto)
 		return usage_error("--budget bounds the rounds --repeat auto adds; add --repeat auto or drop --budget");
 	a->db.on &= !a->dry_run;	/* nothing runs, nothing is stored */

@@ -34,6 +34,7 @@ struct run_args {
 	bool reference;		/* --reference */
 	bool trace;		/* --trace */
 	bool trace_syscalls;	/* --trace=syscalls */
+	bool explain;		/* --explain */
 	const char *trace_events_path;	/* --trace=events FILE */
 	struct trace_events_opts trace_span;	/* --trace-span D|N */
 	bool profile;		/* --profile */

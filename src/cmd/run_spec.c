@@ -446,6 +446,7 @@ static void spec_knobs(const struct run_args *a, struct plan_spec *d)
 	d->keep_awake = a->keep_awake;
 	d->trace = a->trace;
 	d->trace_syscalls = a->trace_syscalls;
+	d->explain = a->explain;
 	d->profile = a->profile;
 	d->profile_dir = a->profile_dir;
 	d->lenient = a->lenient;

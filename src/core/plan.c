@@ -183,6 +183,7 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 	c->keep_awake = s->keep_awake;
 	c->trace = s->trace;
 	c->trace_syscalls = s->trace_syscalls;
+	c->explain = s->explain;
 	c->trace_events = s->trace_events;
 	c->profile = s->profile;
 	c->profile_dir = s->profile_dir;

@@ -2,6 +2,7 @@
 /* --trace in the reports: the `trace` object of a result (docs/output.md)
  * and the one line under its row in the text table. */
 #include <math.h>
+#include <string.h>
 
 #include "ipclab/util.h"
 #include "trace_out.h"
@@ -11,7 +12,27 @@ static json_t *jnum_or_null(bool known, double v)
 	return known && isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *side_json(const struct trace_side *s, bool syscalls)
+/* Who took the side's CPU while it waited: the top takers, the total, and
+ * the interrupts that ran while it was on its CPU (null: not probed). */
+static void preempted_by_json(json_t *o, const struct trace_side *s, bool irqs)
+{
+	json_t *a = json_array();
+
+	for (unsigned k = 0; a && k < s->ntakers && k < TRACE_TOP_TAKERS; k++)
+		json_array_append_new(a, json_pack("{s:s, s:i, s:i, s:I, s:I}",
+						   "comm", s->takers[k].comm,
+						   "pid", (int)s->takers[k].pid, "tid", (int)s->takers[k].tid,
+						   "ns", (json_int_t)s->takers[k].ns,
+						   "count", (json_int_t)s->takers[k].count));
+	json_object_set_new(o, "preempted_by", a ? a : json_null());
+	json_object_set_new(o, "preempted_by_ns", json_integer((json_int_t)s->taken_ns));
+	json_object_set_new(o, "preempted_by_woken_ns", json_integer((json_int_t)s->taken_woken_ns));
+	json_object_set_new(o, "irq_ns", irqs ? json_integer((json_int_t)s->irq_ns) : json_null());
+	json_object_set_new(o, "softirq_ns",
+			    irqs ? json_integer((json_int_t)s->softirq_ns) : json_null());
+}
+
+static json_t *side_json(const struct trace_side *s, bool syscalls, bool irqs)
 {
 	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			      "role", s->server ? "server" : "client", "id", (json_int_t)s->id,
@@ -46,6 +67,7 @@ static json_t *side_json(const struct trace_side *s, bool syscalls)
 						     "cpu_ns", (json_int_t)s->top[k].cpu_ns,
 						     "wall_ns", (json_int_t)s->top[k].wall_ns));
 	json_object_set_new(o, "top_syscalls", top);
+	preempted_by_json(o, s, irqs);
 	return o;
 }
 
@@ -57,6 +79,28 @@ static json_t *cpath_json(const struct trace_cpath *c)
 			 "server_kernel", c->server_kernel_ns, "client_wakeup", c->client_wakeup_ns,
 			 "unattributed", c->unattributed_ns, "total", c->total_ns,
 			 "measured", c->measured_ns);
+}
+
+/* --explain: the cause, the knob and what it measured. */
+static json_t *explain_json(const struct trace_explain *e)
+{
+	bool ran = e->applied && e->pairs;
+	json_t *o = json_pack("{s:s, s:f, s:b, s:I}", "cause", e->cause ? e->cause : "none",
+			      "share_pct", e->share_pct, "applied", e->applied,
+			      "pairs", (json_int_t)e->pairs);
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "knob", e->knob ? json_string(e->knob) : json_null());
+	json_object_set_new(o, "of", ran && e->of ? json_string(e->of) : json_null());
+	json_object_set_new(o, "before", jnum_or_null(ran, e->before));
+	json_object_set_new(o, "after", jnum_or_null(ran, e->after));
+	json_object_set_new(o, "ratio", jnum_or_null(ran, e->ratio));
+	json_object_set_new(o, "ratio_lo", jnum_or_null(ran, e->ratio_lo));
+	json_object_set_new(o, "ratio_hi", jnum_or_null(ran, e->ratio_hi));
+	json_object_set_new(o, "confirmed", ran ? json_boolean(e->confirmed) : json_null());
+	json_object_set_new(o, "note", e->note[0] ? json_string(e->note) : json_null());
+	return o;
 }
 
 json_t *trace_json(const struct trace_result *tr)
@@ -72,7 +116,7 @@ json_t *trace_json(const struct trace_result *tr)
 		return NULL;
 	}
 	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++)
-		json_array_append_new(sides, side_json(&tr->sides[i], tr->syscalls_traced));
+		json_array_append_new(sides, side_json(&tr->sides[i], tr->syscalls_traced, tr->irqs_known));
 	json_object_set_new(pm, "syscalls", jnum_or_null(tr->syscalls_traced, tr->per_msg.syscalls));
 	json_object_set_new(pm, "ipis", jnum_or_null(tr->ipis_known, tr->per_msg.ipis));
 	json_object_set_new(pm, "idle_exits", json_real(tr->per_msg.idle_exits));
@@ -87,6 +131,8 @@ json_t *trace_json(const struct trace_result *tr)
 			    tr->perturbation_of ? json_string(tr->perturbation_of) : json_null());
 	perturbation_json(o, tr->perturbation_pairs, tr->perturbation_lo, tr->perturbation_hi,
 			  tr->perturbation_separable);
+	if (tr->explain.on)
+		json_object_set_new(o, "explain", explain_json(&tr->explain));
 	if (tr->events.on)	/* --trace=events */
 		json_object_set_new(o, "events",
 				    json_pack("{s:i, s:I, s:I, s:I, s:I, s:b}", "pid", (int)tr->events.pid,
@@ -131,6 +177,67 @@ static void lat_text(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.3gms", (double)ns / 1e6);
 }
 
+static double pct_of(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* "    machine: client lost 31.2% of its window to bash (pid 4242; 33.0% to
+ * others in all)", for each side that lost 1 % or more, and the interrupt
+ * time beside; nothing when no side did. */
+static void machine_line(FILE *f, const struct trace_result *tr)
+{
+	const char *sep = "    machine:";
+
+	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
+		const struct trace_side *s = &tr->sides[i];
+		double all = pct_of(s->taken_ns, s->wall_ns), irq = pct_of(s->irq_ns + s->softirq_ns, s->wall_ns);
+		char who[24];
+
+		if (all < 1 && irq < 1)
+			continue;
+		if (s->server)
+			snprintf(who, sizeof(who), "server");
+		else
+			snprintf(who, sizeof(who), "client %u", s->id);
+		fprintf(f, "%s %s", sep, who);
+		if (all >= 1 && s->ntakers)
+			fprintf(f, " lost %.1f%% of its window to %s (pid %u; %.1f%% to others in all)",
+				pct_of(s->takers[0].ns, s->wall_ns), s->takers[0].comm, s->takers[0].pid, all);
+		if (irq >= 1)
+			fprintf(f, "%s %.1f%% to interrupts", all >= 1 && s->ntakers ? "," : " lost", irq);
+		sep = ";";
+	}
+	if (strcmp(sep, "    machine:"))
+		fputc('\n', f);
+}
+
+/* "    explain: cross-CPU wakeups (41.2% of the windows) -> --pin same:
+ * lat_p50_ns 132us -> 80.1us, 0.61x (0.55-0.70 over 3 pairs): confirmed" */
+static void explain_line(FILE *f, const struct trace_explain *e)
+{
+	char a[24], b[24];
+
+	if (!e->on)
+		return;
+	fprintf(f, "    explain: %s", e->cause ? e->cause : "none");
+	if (e->knob)
+		fprintf(f, " (%.1f%% of the windows) -> %s", e->share_pct, e->knob);
+	if (!e->applied || !e->pairs) {
+		fprintf(f, "%s%s\n", e->knob && !e->applied ? " not applied: " : ": ", e->note);
+		return;
+	}
+	if (e->of && strcmp(e->of, "msgs_per_s")) {	/* a time */
+		lat_text((uint64_t)e->before, a, sizeof(a));
+		lat_text((uint64_t)e->after, b, sizeof(b));
+	} else {
+		snprintf(a, sizeof(a), "%.3g msgs/s", e->before);
+		snprintf(b, sizeof(b), "%.3g msgs/s", e->after);
+	}
+	fprintf(f, ": %s %s -> %s, %.2fx (%.2f-%.2f over %u pairs): %s\n", e->of, a, b, e->ratio,
+		e->ratio_lo, e->ratio_hi, e->pairs, e->confirmed ? "confirmed" : "not confirmed");
+}
+
 void trace_table_line(FILE *f, const struct trace_result *tr)
 {
 	uint64_t p50 = 0;
@@ -162,4 +269,6 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 			(double)tr->events.span_ns / 1e6, (unsigned long long)tr->events.recorded,
 			tr->events.truncated ? " (TRUNCATED: records lost)" : "");
 	fputc('\n', f);
+	machine_line(f, tr);
+	explain_line(f, &tr->explain);
 }

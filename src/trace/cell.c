@@ -149,6 +149,8 @@ int trace_run_pair(const struct cell *c, struct result *res,
 	/* the folded stacks on disk are the last profiled run's: keep that one */
 	*res = *t[c->profile_dir ? pairs - 1 : median_run(t, pairs, rtt)];
 	set_perturbation(res, ratio, n, rtt);
+	if (c->explain)
+		ret = trace_explain(c, res, run_once);
 out:
 	for (k = 0; k < TRACE_PAIRS; k++)
 		free(t[k]);

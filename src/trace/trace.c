@@ -65,6 +65,7 @@ bool trace_marks_on(const struct trace *t)
 
 #include "ipclab/metrics.h"
 #include "events_int.h"
+#include "preempt.h"
 #include "trace_shared.h"
 
 _Static_assert(TR_HIST_BUCKETS == HIST_BUCKETS && TR_HIST_SUB == HIST_SUB,
@@ -78,7 +79,7 @@ static const char *const sys_names[] = {
 /* The object file, linked in by src/trace/embed.c. */
 extern const char trace_bpf_obj[], trace_bpf_obj_end[];
 
-#define TRACE_MAX_LINKS 12
+#define TRACE_MAX_LINKS 20
 #define EVBUF_BYTES (8u << 20)	/* --trace=events: the ring buffer between two drains */
 #define EV_KEEP (2u << 20)	/* records kept: the window's last ones */
 
@@ -90,7 +91,7 @@ struct trace {
 	uint64_t *hist;			/* whist, mapped read-only */
 	size_t hist_len;
 	int tids_fd, sys_fd;
-	bool ipis, syscalls;
+	bool ipis, syscalls, irqs;
 	uint64_t misses0;		/* programs' recursion misses at open */
 	/* --trace=events */
 	struct trace_events *events;
@@ -194,11 +195,12 @@ static int trace_load(struct trace *t, const struct trace_target *tt, char *err,
 		return errf(err, len, -ret, "--trace: cannot open its BPF object: %s", strerror(-ret));
 	}
 	t->ipis = kernel_has(vm, "ipi_send_cpu") && kernel_has(vm, "ipi_send_cpumask");
-	btf__free(vm);
 	if (!t->ipis) {
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_ipi_cpu"), false);
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_ipi_mask"), false);
 	}
+	t->irqs = preempt_load(t->obj, vm);
+	btf__free(vm);
 	t->syscalls = tt->syscalls;
 	if (!t->syscalls) {
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_sys_enter"), false);
@@ -307,6 +309,7 @@ int trace_open(const struct trace_target *tt, struct trace **out, char *err, siz
 		return ret;
 	}
 	t->g->cp_on = tt->nsides == 2;
+	t->g->nsides = tt->nsides;
 	t->misses0 = prog_misses(t->obj);
 	*out = t;
 	return 0;
@@ -543,6 +546,7 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 			idle += t->g->idle_exits[c];
 		}
 	r->ipis_known = t->ipis;
+	preempt_collect(t->obj, t->g, t->irqs, r);
 	r->syscalls_traced = t->syscalls;
 	if (msgs) {
 		double n = (double)msgs;

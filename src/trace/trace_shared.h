@@ -35,6 +35,14 @@ struct tr_side {
 	__u64 lat_count, lat_sum, lat_min, lat_max;	/* wakeup latency */
 	__u64 missed_wakeups;	/* switched in while we thought it slept */
 	__u64 wake_pending;	/* woken while still on CPU, about to sleep */
+	/* the machine's share: other tasks that ran on the CPU the side was
+	 * runnable on, while it waited (tr_taker per task), and interrupts
+	 * that ran while it was on its CPU */
+	__u64 wait_cpu;		/* 1 + the CPU whose runqueue it waits on; 0 none */
+	__u64 wait_t;		/* since when */
+	__u64 taken_ns, taken_woken_ns;	/* others ran while it waited (woken: after a wakeup) */
+	__u64 taken_unnamed_ns;	/* of taken_ns, by tasks the takers table had no room for */
+	__u64 irq_ns, softirq_ns;	/* in interrupt handlers, softirqs, while it ran */
 };
 
 /* Every global of the BPF object, in its .bss: one struct, so that both
@@ -49,6 +57,20 @@ struct tr_globals {
 	__u64 idle_exits[TR_MAX_CPUS];	/* each CPU left its idle task, same window */
 	__u64 lost_syscalls;		/* (side, syscall) pairs the table had no room for */
 	__u64 ev_lost;			/* --trace=events: records the ring buffer had no room for */
+	__u64 nsides;			/* the sides traced */
+	__u64 on_since[TR_MAX_CPUS];	/* the running task of each CPU, since */
+	__u64 nwait[TR_MAX_CPUS];	/* sides waiting on each CPU's runqueue */
+	__u64 irq_t0[TR_MAX_CPUS], irq_side[TR_MAX_CPUS];	/* a handler's start; 1 + the side it interrupted */
+	__u64 sirq_t0[TR_MAX_CPUS], sirq_side[TR_MAX_CPUS];	/* the same for softirqs */
+};
+
+/* Per (side << 32 | tid) of another task: the time it ran on the CPU the
+ * side waited for, the slices, and its process id and name (the latest). */
+#define TR_TAKERS 4096
+struct tr_taker {
+	__u64 ns, count;
+	__u32 tgid, pad;
+	char comm[16];
 };
 
 /* --trace=events: one record per scheduler event of an endpoint, through

@@ -20,11 +20,20 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Only the fields read here; CO-RE finds their offsets in the kernel's BTF. */
+struct thread_info {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
 struct task_struct {
-	int pid;
+	struct thread_info thread_info;
+	int pid, tgid;
+	char comm[16];
+} __attribute__((preserve_access_index));
+struct task_struct___cpu {	/* kernels before 5.16 keep the CPU in the task */
+	unsigned int cpu;
 } __attribute__((preserve_access_index));
 struct cpumask;
 struct pt_regs;
+struct irqaction;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -47,6 +56,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } whist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TR_TAKERS);
+	__type(key, __u64);	/* side << 32 | tid of the other task */
+	__type(value, struct tr_taker);
+} takers SEC(".maps");
 
 /* --trace=events only (user space leaves it out otherwise); resized before load */
 struct {
@@ -141,6 +157,8 @@ static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 impl
 	s->t_last = now;
 }
 
+#include "preempt.bpf.h"	/* who took the CPU a side waited for; interrupts */
+
 /* A context switch: the side leaving and the side arriving each change
  * phase (runnable, running, asleep), and a wakeup's latency ends here
  * (one case after another for prev and next). */
@@ -154,6 +172,15 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 
 	if (prev->pid == 0 && cpu < TR_MAX_CPUS && in_win(now, &wins[0]))
 		__sync_fetch_and_add(&G.idle_exits[cpu], 1);
+	if (cpu < TR_MAX_CPUS) {
+		if (i < 0 && prev->pid && G.nwait[cpu]) {
+			struct tr_who who = { .tid = (__u32)prev->pid, .tgid = (__u32)prev->tgid };
+
+			bpf_probe_read_kernel(who.comm, sizeof(who.comm), prev->comm);
+			charge_others(cpu, &who, now);
+		}
+		G.on_since[cpu] = now;
+	}
 	if (i >= 0) {
 		int vol = !preempt && prev_state != 0;	/* 0: TASK_RUNNING */
 
@@ -175,6 +202,8 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 		sides[i].phase = !vol ? TR_PH_PREEMPTED : sides[i].wake_pending ? TR_PH_WOKEN : TR_PH_SLEEP;
 		sides[i].wake_t = now;
 		sides[i].wake_pending = 0;
+		if (sides[i].phase != TR_PH_SLEEP)
+			wait_on(i, cpu, now);	/* still runnable, on this CPU */
 	}
 	if (j >= 0) {
 		struct tr_side *s = &sides[j];
@@ -201,6 +230,7 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 		}
 		close_iv(j, now, TR_PH_PREEMPTED, 0);
 		s->phase = TR_PH_RUN;
+		wait_off(j);
 		if (w && cpu < TR_MAX_CPUS)
 			s->cpus_seen |= 1ull << cpu;
 	}
@@ -246,87 +276,12 @@ int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 
 	if (j >= 0 && in_win(bpf_ktime_get_ns(), &wins[j]))
 		__sync_fetch_and_add(&sides[j].migrations, 1);
-	return 0;
-}
+	if (j >= 0 && sides[j].wait_cpu) {	/* a runnable side moved: it waits there now */
+		__u64 t = sides[j].wait_t;
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
-{
-	int i = side_of((__u32)bpf_get_current_pid_tgid());
-	__u64 now;
-
-	if (i < 0)
-		return 0;
-	now = bpf_ktime_get_ns();
-	close_iv(i, now, TR_PH_RUN, 0);
-	sides[i].phase = TR_PH_RUN;
-	sides[i].wake_pending = 0;
-	sides[i].in_sys = 1;
-	sides[i].sys_nr = (__u64)id;
-	sides[i].sys_t0 = now;
-	sides[i].sys_cpu = 0;
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
-{
-	int i = side_of((__u32)bpf_get_current_pid_tgid());
-	struct tr_side *s;
-	__u64 now;
-
-	if (i < 0)
-		return 0;
-	s = &sides[i];
-	now = bpf_ktime_get_ns();
-	close_iv(i, now, TR_PH_RUN, 1);
-	if (s->in_sys && s->sys_t0 && in_win(now, &wins[i])) {
-		__u32 key = (__u32)i << TR_SYS_NR_BITS | (__u32)(s->sys_nr & ((1u << TR_SYS_NR_BITS) - 1));
-		struct tr_sys *v = bpf_map_lookup_elem(&sysmap, &key);
-
-		s->syscalls++;
-		if (!v) {
-			struct tr_sys z = {};
-
-			if (bpf_map_update_elem(&sysmap, &key, &z, BPF_NOEXIST) &&
-			    !bpf_map_lookup_elem(&sysmap, &key))
-				__sync_fetch_and_add(&G.lost_syscalls, 1);
-			v = bpf_map_lookup_elem(&sysmap, &key);
-		}
-		if (v) {
-			v->count++;
-			v->cpu_ns += s->sys_cpu;
-			v->wall_ns += clip(s->sys_t0, now, &wins[i]);
-		}
+		wait_off(j);
+		wait_on(j, (__u32)dest_cpu, t);
 	}
-	s->in_sys = 0;
-	s->phase = TR_PH_RUN;
-	s->wake_pending = 0;
-	return 0;
-}
-
-SEC("tp_btf/ipi_send_cpu")
-int BPF_PROG(on_ipi_cpu, unsigned int cpu, unsigned long callsite, void *callback)
-{
-	__u64 c = cpu;
-
-	asm volatile("" : "+r"(c));	/* keep the check on the register indexed */
-	if (c < TR_MAX_CPUS && in_win(bpf_ktime_get_ns(), &wins[0]))
-		__sync_fetch_and_add(&G.ipis[c], 1);
-	return 0;
-}
-
-SEC("tp_btf/ipi_send_cpumask")
-int BPF_PROG(on_ipi_mask, struct cpumask *mask, unsigned long callsite, void *callback)
-{
-	__u64 bits = 0;
-
-	if (!in_win(bpf_ktime_get_ns(), &wins[0]))
-		return 0;
-	bpf_probe_read_kernel(&bits, sizeof(bits), mask);
-	for (int c = 0; c < TR_MAX_CPUS; c++)
-		if (bits & (1ull << c))
-			__sync_fetch_and_add(&G.ipis[c], 1);
 	return 0;
 }
 

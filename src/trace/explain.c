@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/* --explain: test the trace's diagnosis. The traced cell's largest
+ * scheduling cause (explain_pick) names the one knob that should remove
+ * it; the cell is then run again untraced, as it was and with that knob,
+ * interleaved (before, after, ... TRACE_EXPLAIN_PAIRS pairs), and the
+ * medians say whether the figure moved the way the cause predicts. */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "ipclab/idle.h"
+#include "ipclab/placement.h"
+#include "ipclab/report.h"
+#include "ipclab/trace.h"
+
+#define EXPLAIN_FIFO "fifo:10"	/* above every SCHED_OTHER task, below the kernel's own */
+#define EXPLAIN_MIN_PCT 1.0	/* a cause under this share of the windows is none */
+#define EXPLAIN_MIN_GAIN 0.05	/* confirmed: the median moved 5 % or more */
+
+const char *explain_cause_name(enum trace_cause c)
+{
+	switch (c) {
+	case TC_OTHERS: return "preempted by other tasks";
+	case TC_CROSS_CPU: return "cross-CPU wakeups";
+	case TC_IDLE_EXIT: return "idle exits";
+	case TC_PEER_CPU: return "sharing a CPU with its peer";
+	case TC_TIMER_LATE: return "timer lateness";
+	default: return "none";
+	}
+}
+
+static double sub0(double a, double b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* The sides' time by cause: others on their CPUs while they waited; the
+ * rest of their wakeup latency, cross-CPU (idle exits where most wakeups
+ * found the CPU idle) or same-CPU (waiting for the peer that woke them to
+ * leave the CPU); and preemption that was not by others (by a peer). */
+struct trace_pick explain_pick(const struct trace_result *tr)
+{
+	double ns[TC_PEER_CPU + 1] = { 0 }, wall = 0, wk = 0, same = 0, cross, idle;
+	struct trace_pick p = { TC_NONE, 0, 0 };
+
+	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
+		const struct trace_side *s = &tr->sides[i];
+		double woken = sub0((double)s->runnable_ns, (double)s->taken_woken_ns);
+
+		wall += (double)s->wall_ns;
+		ns[TC_OTHERS] += (double)s->taken_ns;
+		ns[TC_PEER_CPU] += sub0((double)s->preempted_ns,
+					(double)(s->taken_ns - s->taken_woken_ns));
+		ns[TC_CROSS_CPU] += woken;
+		wk += (double)s->wakeups;
+		same += (double)s->wakeups_same_cpu;
+	}
+	cross = wk > 0 ? (wk - same) / wk : 0;
+	idle = tr->per_msg.wakeups > 0 ? tr->per_msg.idle_exits / tr->per_msg.wakeups : 0;
+	ns[TC_PEER_CPU] += ns[TC_CROSS_CPU] * (1 - cross);
+	ns[TC_CROSS_CPU] *= cross;
+	if (idle >= 0.5) {	/* most wakeups found their CPU idle: its exit is the latency */
+		ns[TC_IDLE_EXIT] = ns[TC_CROSS_CPU];
+		ns[TC_CROSS_CPU] = 0;
+	}
+	for (int c = TC_OTHERS; c <= TC_PEER_CPU; c++)
+		if (ns[c] > p.ns)
+			p = (struct trace_pick){ (enum trace_cause)c, ns[c], 0 };
+	p.pct = wall > 0 ? 100 * p.ns / wall : 0;
+	if (p.pct < EXPLAIN_MIN_PCT)
+		p.cause = TC_NONE;
+	return p;
+}
+
+/* SCHED_FIFO at EXPLAIN_FIFO's priority: CAP_SYS_NICE or RLIMIT_RTPRIO. */
+static bool rt_allowed(void)
+{
+	struct rlimit rl;
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!getrlimit(RLIMIT_RTPRIO, &rl) && rl.rlim_cur >= 10)
+		return true;
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff >> 23 & 1;	/* CAP_SYS_NICE */
+}
+
+static bool one_cpu(const struct pin_spec *p)
+{
+	return p->mode == PIN_SAME || (p->mode == PIN_CPUS && p->server_cpu == p->client_cpu);
+}
+
+/* The knob into a (the cell as it was, untraced); 0, or -1 with why not in
+ * e->note. */
+static int knob_apply(enum trace_cause cause, const struct cell *c, struct cell *a,
+		      struct trace_explain *e)
+{
+	char err[ERRLEN];
+
+	switch (cause) {
+	case TC_OTHERS:
+	case TC_TIMER_LATE:	/* a realtime task's timers have no slack, and it preempts at once */
+		e->knob = "--sched " EXPLAIN_FIFO;
+		if (c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR)
+			return snprintf(e->note, sizeof(e->note), "the endpoints are realtime already (--sched %s)",
+					c->sched.text), -1;
+		if (!rt_allowed())
+			return snprintf(e->note, sizeof(e->note), "--sched fifo needs CAP_SYS_NICE or RLIMIT_RTPRIO 10: run as root"), -1;
+		if ((c->tp->caps & TP_SPINS) && one_cpu(&c->pin))
+			return snprintf(e->note, sizeof(e->note), "%s spins while it waits: under SCHED_FIFO on one CPU its peer would never run",
+					c->tp->name), -1;
+		return sched_parse(EXPLAIN_FIFO, &a->sched, err, sizeof(err)) ? -1 : 0;
+	case TC_CROSS_CPU:
+		e->knob = "--pin same";
+		if (one_cpu(&c->pin))
+			return snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already"), -1;
+		return pin_parse("same", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
+	case TC_IDLE_EXIT:
+		e->knob = "--keep-awake";
+		if (c->keep_awake)
+			return snprintf(e->note, sizeof(e->note), "--keep-awake is on already"), -1;
+		a->keep_awake = true;
+		return 0;
+	case TC_PEER_CPU:
+		e->knob = "--pin split";
+		if (!one_cpu(&c->pin) && c->pin.mode != PIN_NONE)
+			return snprintf(e->note, sizeof(e->note), "the endpoints have CPUs of their own already"), -1;
+		return pin_parse("split", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
+	default:
+		snprintf(e->note, sizeof(e->note), "no scheduling cause took %.0f %% of the windows: nothing for a knob to remove",
+			 EXPLAIN_MIN_PCT);
+		return -1;
+	}
+}
+
+/* --keep-awake for the runs with the knob: a spinner on each CPU the
+ * endpoints may use. */
+static int awake_start(const struct cell *c, char *err, size_t len)
+{
+	int cpus[64];
+	unsigned n = 0;
+
+	if (one_cpu(&c->pin) || c->pin.mode == PIN_CPUS) {
+		cpus[n++] = c->pin.server_cpu;
+		if (c->pin.client_cpu != c->pin.server_cpu)
+			cpus[n++] = c->pin.client_cpu;
+	} else {
+		for (long k = 0; k < sysconf(_SC_NPROCESSORS_ONLN) && k < 64; k++)
+			cpus[n++] = (int)k;
+	}
+	if (keep_awake_start(cpus, n, err, len)) {
+		keep_awake_stop();
+		return -1;
+	}
+	return 0;
+}
+
+/* The figure e->of names (lower is better but for msgs_per_s). */
+static double headline(const struct result *r, const char *of)
+{
+	return !strcmp(of, "lat_p50_ns") ? (double)r->lat_p50_ns :
+	       !strcmp(of, "send_late_p50_ns") ? (double)r->send_late_p50_ns : r->msgs_per_s;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One run of cell c into r (from tmpl), the knob's spinners around it
+ * where it is --keep-awake; its headline in *out. 0, -EINTR, or -1 with
+ * why in e->note. */
+static int run_one(const struct cell *c, bool knob, const struct result *tmpl, struct result *r,
+		   int (*run_once)(const struct cell *, struct result *), struct trace_explain *e,
+		   double *out)
+{
+	bool awake = knob && c->keep_awake && !tmpl->cell.keep_awake;
+	char err[ERRLEN];
+	int ret;
+
+	*r = *tmpl;
+	if (awake && awake_start(c, err, sizeof(err)))
+		return snprintf(e->note, sizeof(e->note), "%.150s", err), -1;
+	ret = run_once(c, r);
+	if (awake)
+		keep_awake_stop();
+	if (ret)
+		return ret;
+	*out = r->status == RES_OK ? headline(r, e->of) : NAN;
+	if (!(*out > 0))
+		return snprintf(e->note, sizeof(e->note), "a run %s did not complete: %.100s",
+				knob ? "with the knob" : "without the knob",
+				r->status == RES_OK ? "no headline" : r->reason), -1;
+	return 0;
+}
+
+/* The pairs, before then after; the medians and their verdict in e. */
+static int run_pairs(const struct cell *b, const struct cell *a, const struct result *tmpl,
+		     int (*run_once)(const struct cell *, struct result *), struct trace_explain *e)
+{
+	double bv[TRACE_EXPLAIN_PAIRS], av[TRACE_EXPLAIN_PAIRS], ratio[TRACE_EXPLAIN_PAIRS];
+	bool more = !strcmp(e->of, "msgs_per_s"), all = true;
+	struct result *r = malloc(sizeof(*r));
+	int ret = 0;
+
+	if (!r)
+		return snprintf(e->note, sizeof(e->note), "out of memory"), 0;
+	for (unsigned k = 0; k < TRACE_EXPLAIN_PAIRS && !ret; k++) {
+		ret = run_one(b, false, tmpl, r, run_once, e, &bv[k]);
+		if (!ret)
+			ret = run_one(a, true, tmpl, r, run_once, e, &av[k]);
+		if (!ret) {
+			ratio[k] = av[k] / bv[k];
+			all &= more ? ratio[k] > 1 : ratio[k] < 1;
+			e->pairs = k + 1;
+		}
+	}
+	free(r);
+	if (ret)
+		return ret == -EINTR ? -EINTR : 0;
+	e->before = median(bv, e->pairs);
+	e->after = median(av, e->pairs);
+	e->ratio = median(ratio, e->pairs);	/* sorted: its ends are the spread */
+	e->ratio_lo = ratio[0];
+	e->ratio_hi = ratio[e->pairs - 1];
+	e->confirmed = all && fabs(e->ratio - 1) >= EXPLAIN_MIN_GAIN;
+	return 0;
+}
+
+/* A paced sender's lateness (intended to actual send, at its median, over
+ * its messages), where it is more than the trace's largest cause: the
+ * timer's wakeup, which the scheduler's events do not tell from the sleep
+ * it ends, so at most the clients' sleep. A median lateness of a period or
+ * more is a sender behind its schedule, not a late timer. */
+static void timer_late(const struct cell *c, const struct result *res, struct trace_pick *p)
+{
+	double late = (double)res->send_late_p50_ns * (double)res->msgs, wall = 0, sleep = 0;
+
+	if (!(c->rate > 0) || !res->late_samples || (double)res->send_late_p50_ns >= 1e9 / c->rate)
+		return;
+	for (unsigned i = 0; i < res->trace.nsides && i < TRACE_MAX_SIDES; i++) {
+		wall += (double)res->trace.sides[i].wall_ns;
+		sleep += i ? (double)res->trace.sides[i].sleep_ns : 0;
+	}
+	late = late < sleep ? late : sleep;
+	if (late > p->ns && wall > 0 && 100 * late / wall >= EXPLAIN_MIN_PCT)
+		*p = (struct trace_pick){ TC_TIMER_LATE, late, 100 * late / wall };
+}
+
+int trace_explain(const struct cell *c, struct result *res,
+		  int (*run_once)(const struct cell *c, struct result *res))
+{
+	struct trace_explain *e = &res->trace.explain;
+	struct trace_pick p;
+	struct cell before = *c, after;
+
+	memset(e, 0, sizeof(*e));
+	e->on = true;
+	if (res->status != RES_OK || !res->trace.on) {
+		e->cause = "none";
+		snprintf(e->note, sizeof(e->note), "the traced run did not complete");
+		return 0;
+	}
+	p = explain_pick(&res->trace);
+	timer_late(c, res, &p);
+	e->of = p.cause == TC_TIMER_LATE ? "send_late_p50_ns" :
+		res->lat_kind && !strcmp(res->lat_kind, "rtt") ? "lat_p50_ns" : "msgs_per_s";
+	e->cause = explain_cause_name(p.cause);
+	e->share_pct = p.pct;
+	before.trace = before.trace_syscalls = before.profile = before.explain = false;
+	before.trace_events = NULL;
+	before.profile_dir = NULL;
+	after = before;
+	if (knob_apply(p.cause, c, &after, e))
+		return 0;
+	e->applied = true;
+	return run_pairs(&before, &after, res, run_once, e);
+}
