@@ -186,7 +186,14 @@ static void test_pingpong(struct shared *sh, bool syscalls)
 	      "syscalls/exchange %.3f", r->per_msg.syscalls);
 	CHECK(r->complete && r->lost_events == 0, "lost %llu events", (unsigned long long)r->lost_events);
 	CHECK(fabs(r->per_msg.ctx_switches - 2) <= 0.1, "cs/exchange %.3f", r->per_msg.ctx_switches);
-	CHECK(fabs(r->per_msg.wakeups - 2) <= 0.1, "wakeups/exchange %.3f", r->per_msg.wakeups);
+	/* two on a quiet machine; fewer when a side was preempted before it
+	 * slept (its peer's write then finds it runnable): every voluntary
+	 * switch still ends with one wakeup */
+	CHECK(r->per_msg.wakeups <= 2.1, "wakeups/exchange %.3f", r->per_msg.wakeups);
+	for (unsigned i = 0; i < 2; i++)
+		CHECK(rel((double)r->sides[i].wakeups, (double)r->sides[i].vol_cs) <= 0.05,
+		      "side %u: %llu wakeups, %llu voluntary switches", i,
+		      (unsigned long long)r->sides[i].wakeups, (unsigned long long)r->sides[i].vol_cs);
 	CHECK(r->per_msg.migrations == 0, "migrations/exchange %.4f", r->per_msg.migrations);
 	for (unsigned i = 0; i < 2; i++) {
 		const struct trace_side *s = &r->sides[i];
