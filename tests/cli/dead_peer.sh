@@ -53,6 +53,7 @@ done
 # threads: SIGINT stops blocked endpoint threads too
 "$IPCLAB" run -t $tp -p pingpong -e thread -d 60s -q >"$dir/out" 2>"$dir/err" &
 pid=$!
+wait_handler $pid INT || fail "thread SIGINT: ipclab never handled SIGINT"
 sleep 0.5
 kill -INT $pid
 wait $pid

@@ -86,6 +86,7 @@ one_run() {
 	IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t "$list" -p "$pat" -e "$ep" -n 50k -q -f json \
 		-o "$dir/r.json" 2>"$dir/err" >/dev/null &
 	pid=$!
+	wait_handler $pid "$sig" || fault "$what: ipclab never handled SIG$sig"
 	sleep "$(printf '%d.%03d' $(( delay / 1000 )) $(( delay % 1000 )))"
 	kill -"$sig" $pid 2>/dev/null
 	ts=$(now_ns)

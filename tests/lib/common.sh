@@ -52,6 +52,22 @@ test_procs() {
 	done
 }
 
+# wait_handler PID SIG: wait (10 s at most) until PID handles SIG. A
+# background job of a non-interactive shell starts with SIGINT and SIGQUIT
+# ignored, so one sent before ipclab installs its handlers is lost (on a
+# loaded machine the dynamic loader alone can take that long).
+wait_handler() {
+	local pid=$1 bit cgt i
+	bit=$(( 1 << ($(kill -l "$2") - 1) ))
+	for i in $(seq 2000); do
+		cgt=$(awk '/^SigCgt:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || return 1
+		[ -n "$cgt" ] || return 1
+		(( 0x$cgt & bit )) && return 0
+		sleep 0.005
+	done
+	return 1
+}
+
 # Everything ipclab could leave behind, one line each.
 leftovers() {
 	ls -1 /dev/shm 2>/dev/null | grep -i 'ipclab\|ipcring' | sed 's|^|shm |'
