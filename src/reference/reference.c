@@ -32,7 +32,7 @@ bool reference_exists(const struct cell *c, char *why, size_t whylen)
 {
 	const char *pat = c->pat->name;
 
-	if (!ref_chan_known(c->tp->name))
+	if (!c->tp->reference)
 		snprintf(why, whylen, "no reference loop for %s", c->tp->name);
 	else if (strcmp(pat, "pingpong") && strcmp(pat, "stream"))
 		snprintf(why, whylen, "no reference loop for the %s pattern", pat);

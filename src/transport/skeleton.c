@@ -123,6 +123,10 @@ static int skel_open(struct tp_channel *ch, enum tp_role role, unsigned id,
  *   ready                  optional, with pollfd: can recv return at once?
  *                          (a fan-in server spins over its clients, then arms
  *                          them all and sleeps in epoll)
+ *   reference              optional: --reference's bare loop, the same calls
+ *                          made without this file's code (a struct
+ *                          tp_reference in src/reference/; none: the cell
+ *                          says it has no reference)
  * A blocking send/recv returns -EINTR when the runner's signal interrupts
  * it; a wait that a signal does not end (a spin, a library's timed wait)
  * looks at the cell's stop word, stop_requested(ch->cfg->stop), between
