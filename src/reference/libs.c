@@ -458,8 +458,7 @@ static const struct ref_ops ring_ops_runs = {
 
 /* The ring's, in the wait mode of its transport (ring, ring-spin,
  * ring-eventfd: the wrappers below). */
-static int ring_open(struct ref_chan *ch, const struct cell *c, uint32_t mode, char *err,
-		     size_t errlen)
+static int ring_open(struct ref_chan *ch, const struct cell *c, uint32_t mode, char *err, size_t errlen)
 {
 	/* its sides' lines aligned: not calloc's 16 bytes */
 	struct ref_ring *g = aligned_alloc(64, (sizeof(*g) + 63) & ~(size_t)63);

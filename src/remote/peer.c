@@ -463,8 +463,8 @@ static void fill_remote(struct peer *p, const struct cell *c, struct result *res
 		settings_from(&r->settings, json_object_get(p->done, "settings"));
 	/* a stream to the server: what arrived there over its own window
 	 * (the sender's count would include what its socket buffer held) */
-	if (res->status == RES_OK && res->lat_kind == LAT_ONE_WAY &&
-	    res->nsides && res->sides[0].bytes && res->sides[0].elapsed_ns) {
+	if (res->status == RES_OK && res->lat_kind == LAT_ONE_WAY && res->nsides &&
+	    res->sides[0].bytes && res->sides[0].elapsed_ns) {
 		double secs = (double)res->sides[0].elapsed_ns / 1e9;
 
 		res->msgs = res->sides[0].msgs;

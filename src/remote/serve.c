@@ -184,8 +184,8 @@ static int hook_created(const struct cell *c, struct tp_channel *ch, char *err, 
 			port = ch->settings.kv[i].val;
 	if (!port)
 		return errf(err, errlen, EPROTO, "%s: no listening port to hand out", c->tp->name);
-	o = json_pack("{s:s,s:i,s:s,s:i}", "type", "ready", "port", atoi(port), "secret", sc->req.secret,
-		      "server_cpu", c->pin.server_cpu);
+	o = json_pack("{s:s,s:i,s:s,s:i}", "type", "ready", "port", atoi(port), "secret",
+		      sc->req.secret, "server_cpu", c->pin.server_cpu);
 	ret = o ? rp_send(sc->s->cfd, o) : -ENOMEM;
 	json_decref(o);
 	return ret ? errf(err, errlen, -ret, "control connection: %s", strerror(-ret)) : 0;

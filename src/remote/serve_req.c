@@ -21,8 +21,7 @@
 
 /* The client's "key=value,key=value" into an option block of table d;
  * listen, connect and secret are the server's to set. */
-static int parse_kv(const struct opt_desc *d, void *dst, const char *text, char *err,
-		    size_t errlen)
+static int parse_kv(const struct opt_desc *d, void *dst, const char *text, char *err, size_t errlen)
 {
 	char buf[1024], *save = NULL;
 
@@ -58,8 +57,7 @@ static void *opts_block(const struct opt_desc *d, size_t size, char *err, size_t
 	return b;
 }
 
-static int limit(char *err, size_t errlen, const char *what, uint64_t v, uint64_t max,
-		 const char *flag)
+static int limit(char *err, size_t errlen, const char *what, uint64_t v, uint64_t max, const char *flag)
 {
 	return errf(err, errlen, EINVAL, "%s %llu is over this server's limit %llu (ipclab serve %s)",
 		    what, (unsigned long long)v, (unsigned long long)max, flag);
@@ -91,8 +89,7 @@ static int remote_opts(struct serve_req *rq, const struct transport *tp,
 
 /* The server side's placement: a CPU the client named (server_cpu), or
  * for --pin same or split on the client our first allowed CPU; none else. */
-static int serve_pin(const json_t *m, uint64_t scpu, struct pin_spec *pin, char *err,
-		     size_t errlen)
+static int serve_pin(const json_t *m, uint64_t scpu, struct pin_spec *pin, char *err, size_t errlen)
 {
 	const char *sp = json_string_value(json_object_get(m, "server_pin"));
 
@@ -107,7 +104,8 @@ static int serve_pin(const json_t *m, uint64_t scpu, struct pin_spec *pin, char 
 		pin->client_cpu = -1;
 		snprintf(pin->text, sizeof(pin->text), "%s", sp);
 	} else if (sp) {
-		return errf(err, errlen, EINVAL, "--pin: '%.32s' is not a placement this server knows", sp);
+		return errf(err, errlen, EINVAL,
+			    "--pin: '%.32s' is not a placement this server knows", sp);
 	}
 	return 0;
 }
@@ -150,7 +148,8 @@ static int spec_numbers(const struct serve_opts *o, const json_t *m, struct plan
 	sp->timeout_ns = timeout;
 	/* a cell of a count runs at most the duration limit (and slack) here */
 	sp->max_time_ns = maxt && maxt < o->max_duration_ns + 10 * NSEC_PER_SEC ?
-			  maxt : o->max_duration_ns + 10 * NSEC_PER_SEC;
+				  maxt :
+				  o->max_duration_ns + 10 * NSEC_PER_SEC;
 	sp->max_time_set = true;
 	return 0;
 }
@@ -201,7 +200,8 @@ int serve_request_spec(const struct serve_opts *o, const struct sockaddr_storage
 	if (sched_parse(sched, &sp->sched[sp->nsched++], err, errlen))
 		return -EINVAL;
 	if (sp->pin[0].server_cpu >= 0 && sp->pin[0].server_cpu >= (int)sysconf(_SC_NPROCESSORS_CONF))
-		return errf(err, errlen, EINVAL, "--pin: CPU %d does not exist on the server (it has %ld)",
+		return errf(err, errlen, EINVAL,
+			    "--pin: CPU %d does not exist on the server (it has %ld)",
 			    sp->pin[0].server_cpu, sysconf(_SC_NPROCESSORS_CONF));
 	return allow_check(&o->allow, &sp->sched[0], sp->pin[0].server_cpu, true, err, errlen);
 }

@@ -19,7 +19,6 @@
 #define PCT_POINTS 75		/* percentile curve: p50 .. p99.99 */
 #define BINS_PER_DECADE 20	/* latency histogram */
 
-
 /* Does a parameter take two values among these cells? */
 static bool varies(const struct rcell *const *cells, size_t n, const char *name)
 {

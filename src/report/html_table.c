@@ -223,7 +223,8 @@ static void group_table(struct html *h, const struct html_view *v, struct trow *
 	qsort(rows, n, sizeof(*rows), trow_cmp);
 	rcell_param(rows[0].c, "size_bytes", size, sizeof(size));
 	snprintf(title, sizeof(title), "%s, %s B: %s", rows[0].c->pattern, size,
-		 rcell_lat_kind(rows[0].c) == LAT_RTT ? "ranked by p50 round trip" : "ranked by msgs/s");
+		 rcell_lat_kind(rows[0].c) == LAT_RTT ? "ranked by p50 round trip" :
+							"ranked by msgs/s");
 	html_new_id(h, "tbl", id, sizeof(id));
 	fprintf(h->f, "<div class=\"tw\"><table class=\"rank sortable\" id=\"%s\"><caption>", id);
 	html_esc(h->f, title);

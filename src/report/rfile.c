@@ -278,8 +278,8 @@ void rfile_free(struct rfile *rf)
 
 enum lat_kind rcell_lat_kind(const struct rcell *c)
 {
-	return lat_kind_parse(json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
-								 "lat_kind")));
+	return lat_kind_parse(
+		json_string_value(json_object_get(json_object_get(c->obj, "metrics"), "lat_kind")));
 }
 
 double rcell_metric(const struct rcell *c, const char *key)

@@ -474,8 +474,7 @@ static const struct transport *find_any(const char *name)
 }
 
 /* Every case of tp (and of its variants), unless others were named. */
-static void run_named(const struct transport *tp, unsigned div, int argc, char **argv,
-		      unsigned named)
+static void run_named(const struct transport *tp, unsigned div, int argc, char **argv, unsigned named)
 {
 	bool want = !named;
 
