@@ -19,6 +19,18 @@
 #define HIST_MAX_EXP 48
 #define HIST_BUCKETS (HIST_EXACT + (HIST_MAX_EXP - HIST_SUB_BITS - 1) * HIST_SUB)
 
+/* What a result's latencies measure ("lat_kind" in the result record): no
+ * pattern ran, a round trip (send to reply), one way (send to receive), or
+ * a periodic pattern's cycle (intended start to the graph's end). */
+enum lat_kind { LAT_NONE, LAT_RTT, LAT_ONE_WAY, LAT_CYCLE };
+/* Its key in JSON and CSV ("" for LAT_NONE), its word in the text table
+ * and its figures' title: one table (src/metrics/lat_kind.c). */
+const char *lat_kind_key(enum lat_kind k);
+const char *lat_kind_text(enum lat_kind k);
+const char *lat_kind_title(enum lat_kind k);
+/* A key read back from a result file; LAT_NONE when NULL or unknown. */
+enum lat_kind lat_kind_parse(const char *key);
+
 struct hist {
 	uint64_t count;
 	uint64_t min, max;

@@ -18,7 +18,7 @@ struct pattern {
 	const char *name;
 	const char *summary;
 	unsigned needs_caps;		/* transport caps required */
-	const char *lat_kind;		/* "rtt" or "one_way" */
+	enum lat_kind lat_kind;		/* what its latencies measure (metrics.h) */
 	const struct opt_desc *options;
 	size_t opts_size;
 	int (*server)(struct participant *self);

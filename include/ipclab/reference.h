@@ -8,6 +8,7 @@
 #define IPCLAB_REFERENCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ipclab/util.h"
@@ -33,6 +34,27 @@ struct ref_result {
 
 struct cell;
 struct result;
+struct ref_chan;
+
+/* A transport's reference (struct transport's .reference): how its bare
+ * loop makes its channel, and which -O options it applies as the cell
+ * does (any other set away from its default leaves the cell without a
+ * reference). */
+struct tp_reference {
+	/* fill ch (src/reference/ref_int.h) for cell c: 0 or -errno with why */
+	int (*open)(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
+	const char *const *mirrored;	/* NULL-terminated */
+};
+
+/* The references there are, one per transport that names it
+ * (src/reference/channels.c, shm.c, libs.c). */
+extern const struct tp_reference ref_pipe, ref_fifo, ref_unix_stream, ref_unix_dgram,
+	ref_unix_seqpacket, ref_tcp, ref_udp, ref_posix_mq, ref_sysv_mq, ref_shm_futex,
+	ref_cacheline, ref_ring, ref_ring_spin, ref_ring_eventfd;
+#ifdef HAVE_LIBQB
+extern const struct tp_reference ref_libqb_rb;
+#endif
+
 /* Does c have a reference? false with why in why. */
 bool reference_exists(const struct cell *c, char *why, size_t whylen);
 /* Run c's reference once into out (msgs_per_s, lat_*; status REF_OK or

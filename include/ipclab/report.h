@@ -63,7 +63,7 @@ struct result {
 	uint64_t elapsed_ns;
 	uint64_t msgs, bytes;
 	double msgs_per_s, bytes_per_s;
-	const char *lat_kind;		/* "rtt" | "one_way" */
+	enum lat_kind lat_kind;		/* the pattern's (metrics.h) */
 	uint64_t lat_min_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns,
 		lat_p99_99_ns, lat_max_ns;
 	double lat_mean_ns;

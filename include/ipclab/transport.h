@@ -63,6 +63,7 @@ struct tp_channel {
 };
 
 struct tp_endpoint;		/* defined by each transport */
+struct tp_reference;		/* --reference's bare loop (include/ipclab/reference.h) */
 
 struct transport {
 	const char *name;	/* what -t takes */
@@ -136,6 +137,10 @@ struct transport {
 	void (*close)(struct tp_endpoint *ep);
 	/* In the parent, always, once, after partial create too. */
 	void (*destroy)(struct tp_channel *ch);
+	/* Optional: --reference's bare loop for this transport, the same
+	 * calls made plainly, with none of this file's code (src/reference/).
+	 * Absent: its cells have no reference, and say so. */
+	const struct tp_reference *reference;
 };
 
 /* The registry: THE list of transports (src/transport/registry.c). */

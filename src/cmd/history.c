@@ -156,7 +156,7 @@ static const char *metric_of(const struct history *h, const json_t *body)
 
 	if (h->metric)
 		return h->metric;
-	return kind && !strcmp(kind, "rtt") ? "lat_p50_ns" : "msgs_per_s";
+	return lat_kind_parse(kind) == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";
 }
 
 static struct hseries *series_of(struct history *h, const struct db_row *row, json_t *body)

@@ -105,8 +105,8 @@ int cmd_list(int argc, char **argv)
 	}
 	printf("patterns:\n");
 	for (size_t i = 0; i < n_patterns; i++) {
-		printf("  %-18s latency: %-8s %s\n", patterns[i]->name, patterns[i]->lat_kind,
-		       patterns[i]->summary);
+		printf("  %-18s latency: %-8s %s\n", patterns[i]->name,
+		       lat_kind_key(patterns[i]->lat_kind), patterns[i]->summary);
 		print_options(patterns[i]->options);
 	}
 	return 0;

@@ -255,6 +255,6 @@ void runner_collect(const struct run_ctl_view *v, struct result *res)
 	}
 	if (res->msgs)
 		res->cpu_ns_per_msg = (double)cpu_ns / (double)res->msgs;
-	res->lat_kind = res->cell.pat ? res->cell.pat->lat_kind : "";
+	res->lat_kind = res->cell.pat ? res->cell.pat->lat_kind : LAT_NONE;
 	res->status = RES_OK;
 }

@@ -242,8 +242,8 @@ static int trace_setup(struct run_state *rs, const struct cell *c)
 	profile_cell_name(c, name, sizeof(name));
 	tt.name = name;
 	tt.mark_name = c->pat && c->pat->periodic ? "cycle (driver: completion, stage: busy)" :
-		       c->pat && c->pat->lat_kind && !strcmp(c->pat->lat_kind, "rtt") ? "round trip" :
-										 "one-way (sampled)";
+		       c->pat && c->pat->lat_kind == LAT_RTT ? "round trip" :
+							       "one-way (sampled)";
 	if ((ret = trace_open(&tt, &rs->trace, err, sizeof(err))))
 		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
 	rs->ctl->trace = rs->trace;

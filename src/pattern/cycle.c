@@ -392,7 +392,7 @@ static int cycle_stage(struct participant *p)
 const struct pattern pat_cycle = {
 	.name = "cycle",
 	.summary = "a periodic graph with a deadline, as an audio server runs it (xruns, completion time, per-stage wait and busy)",
-	.lat_kind = "cycle",
+	.lat_kind = LAT_CYCLE,
 	.options = cycle_options,
 	.opts_size = sizeof(struct cycle_opts),
 	.server = cycle_driver,

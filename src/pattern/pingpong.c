@@ -192,7 +192,7 @@ static int pingpong_server(struct participant *p)
 const struct pattern pat_pingpong = {
 	.name = "pingpong",
 	.summary = "request and reply of S bytes, one at a time (round-trip latency, exchanges/s)",
-	.lat_kind = "rtt",
+	.lat_kind = LAT_RTT,
 	.options = pingpong_options,
 	.opts_size = sizeof(struct pingpong_opts),
 	.server = pingpong_server,

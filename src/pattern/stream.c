@@ -319,7 +319,7 @@ static int stream_client(struct participant *p)
 const struct pattern pat_stream = {
 	.name = "stream",
 	.summary = "one side sends N messages as fast as it can, the other receives (throughput, one-way latency)",
-	.lat_kind = "one_way",
+	.lat_kind = LAT_ONE_WAY,
 	.options = stream_options,
 	.opts_size = sizeof(struct stream_opts),
 	.server = stream_server,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The references' channels, one per transport: made here with the plain
- * calls (pipe2, mkfifo, socketpair, a loopback TCP or UDP pair, mq_open,
+/* The references' channels, one per transport (each transport names its
+ * own, ref_NAME, as its .reference): made here with the plain calls
+ * (pipe2, mkfifo, socketpair, a loopback TCP or UDP pair, mq_open,
  * msgget), no ipclab transport code; the cell's -O settings that have a
  * plain equivalent (pipe size, socket buffers, TCP_NODELAY, queue sizes)
  * are applied the same way. The shared-memory and library channels are in
@@ -20,56 +21,23 @@
 
 #include "ipclab/cleanup.h"
 #include "ipclab/experiment.h"
+#include "ipclab/reference.h"
+#include "ipclab/transport.h"
 #include "ref_int.h"
 
-/* Each transport with a reference, and the -O options its reference
- * applies as the cell does (any other set away from its default leaves
- * the cell without a reference). */
+/* The -O options each reference applies as the cell does. */
 static const char *const m_none[] = { NULL };
 static const char *const m_pipe[] = { "pipe-size", NULL };
 static const char *const m_sock[] = { "sndbuf", "rcvbuf", NULL };
 static const char *const m_tcp[] = { "nodelay", "sndbuf", "rcvbuf", NULL };
 static const char *const m_mq[] = { "maxmsg", NULL };
 static const char *const m_sysv[] = { "qbytes", NULL };
-static const char *const m_slot[] = { "slot-size", "slots", NULL };
-static const char *const m_line[] = { "slot-size", NULL };
-#ifdef HAVE_LIBQB
-static const char *const m_qb[] = { "capacity", "wait", NULL };
-#endif
-static const char *const m_ring[] = { "capacity", "align", "spin-ns", "batch", NULL };
-
-static const struct {
-	const char *name;
-	const char *const *mirrored;
-} known[] = {
-	{ "pipe", m_pipe },	    { "fifo", m_none },	     { "unix-stream", m_sock },
-	{ "unix-dgram", m_sock },   { "unix-seqpacket", m_sock }, { "tcp", m_tcp },
-	{ "posix-mq", m_mq },	    { "udp", m_sock },	     { "sysv-mq", m_sysv },
-	{ "shm-futex", m_slot },    { "cacheline", m_line },
-#ifdef HAVE_LIBQB
-	{ "libqb-rb", m_qb },
-#endif
-	{ "ring", m_ring },	    { "ring-spin", m_ring }, { "ring-eventfd", m_ring },
-};
-
-static int known_index(const char *tp)
-{
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(tp, known[i].name))
-			return (int)i;
-	return -1;
-}
-
-bool ref_chan_known(const char *tp)
-{
-	return known_index(tp) >= 0;
-}
 
 bool ref_chan_mirrors(const struct cell *c, char *why, size_t whylen)
 {
-	int i = known_index(c->tp->name);
+	const struct tp_reference *ref = c->tp->reference;
 
-	return i >= 0 && ref_opts_mirrored(c, known[i].mirrored, why, whylen);
+	return ref && ref_opts_mirrored(c, ref->mirrored, why, whylen);
 }
 
 static int fail(char *err, size_t errlen, const char *what)
@@ -278,28 +246,106 @@ static int open_sysv(struct ref_chan *ch, const struct cell *c, char *err, size_
 	return 0;
 }
 
-static int open_other(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+/* One function per descriptor or queue transport, each a few lines. */
+static int open_pipe(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
 {
-	const char *tp = c->tp->name;
+	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, ret = 0;
+	int sz = (int)ref_tp_opt(c, "pipe-size");
 
-	ch->kind = REF_OPS;
-	if (!strcmp(tp, "sysv-mq"))
-		return open_sysv(ch, c, err, errlen);
-	if (!strcmp(tp, "shm-futex"))
-		return ref_shm_futex_open(ch, c, err, errlen);
-	if (!strcmp(tp, "cacheline"))
-		return ref_cacheline_open(ch, c, err, errlen);
-	if (!strcmp(tp, "libqb-rb"))
-		return ref_libqb_open(ch, c, err, errlen);
-	return ref_ring_open(ch, c, err, errlen);
+	ch->bytes = true;
+	if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC))
+		ret = fail(err, errlen, "pipe2");
+	else if (sz && (fcntl(a[1], F_SETPIPE_SZ, sz) < 0 || fcntl(b[1], F_SETPIPE_SZ, sz) < 0))
+		ret = fail(err, errlen, "F_SETPIPE_SZ");
+	two_way(ch, a, b);
+	return ret;
 }
 
-/* One branch per descriptor or queue transport, side by side (long: each is
- * a few lines, and one list shows at a glance what every reference uses). */
+static int open_fifos(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, ret;
+
+	(void)c;
+	ch->bytes = true;
+	ret = open_fifo(ch, 0, a, err, errlen);
+	if (!ret)
+		ret = open_fifo(ch, 1, b, err, errlen);
+	two_way(ch, a, b);
+	return ret;
+}
+
+/* A connected pair (an AF_UNIX socketpair of type, or tcp on the
+ * loopback), one end a side, -O sndbuf/rcvbuf applied. */
+static int open_pair(struct ref_chan *ch, const struct cell *c, int type, bool tcp, char *err,
+		     size_t errlen)
+{
+	int a[2] = { -1, -1 }, ret = 0;
+
+	ch->bytes = type == SOCK_STREAM;
+	if (tcp)
+		ret = open_tcp(a, (int)ref_tp_opt(c, "nodelay"), err, errlen);
+	else if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, a))
+		ret = fail(err, errlen, "socketpair");
+	if (!ret)
+		ret = sock_bufs(c, a, err, errlen);
+	ch->fd[REF_SERVER][0] = ch->fd[REF_SERVER][1] = a[0];
+	ch->fd[REF_CLIENT][0] = ch->fd[REF_CLIENT][1] = a[1];
+	return ret;
+}
+
+static int open_ustream(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return open_pair(ch, c, SOCK_STREAM, false, err, errlen);
+}
+
+static int open_udgram(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return open_pair(ch, c, SOCK_DGRAM, false, err, errlen);
+}
+
+static int open_useqp(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return open_pair(ch, c, SOCK_SEQPACKET, false, err, errlen);
+}
+
+static int open_tcp_pair(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return open_pair(ch, c, SOCK_STREAM, true, err, errlen);
+}
+
+static int open_udp_pair(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	int a[2] = { -1, -1 }, ret;
+
+	ch->lossy = true;
+	ret = open_udp(a, err, errlen);
+	if (!ret)
+		ret = sock_bufs(c, a, err, errlen);
+	ch->fd[REF_SERVER][0] = ch->fd[REF_SERVER][1] = a[0];
+	ch->fd[REF_CLIENT][0] = ch->fd[REF_CLIENT][1] = a[1];
+	return ret;
+}
+
+static int open_mqs(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	ch->kind = REF_MQ;
+	return open_mq(ch, c, err, errlen);
+}
+
+const struct tp_reference ref_pipe = { .open = open_pipe, .mirrored = m_pipe };
+const struct tp_reference ref_fifo = { .open = open_fifos, .mirrored = m_none };
+const struct tp_reference ref_unix_stream = { .open = open_ustream, .mirrored = m_sock };
+const struct tp_reference ref_unix_dgram = { .open = open_udgram, .mirrored = m_sock };
+const struct tp_reference ref_unix_seqpacket = { .open = open_useqp, .mirrored = m_sock };
+const struct tp_reference ref_tcp = { .open = open_tcp_pair, .mirrored = m_tcp };
+const struct tp_reference ref_udp = { .open = open_udp_pair, .mirrored = m_sock };
+const struct tp_reference ref_posix_mq = { .open = open_mqs, .mirrored = m_mq };
+const struct tp_reference ref_sysv_mq = { .open = open_sysv, .mirrored = m_sysv };
+
 int ref_chan_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
 {
-	const char *tp = c->tp->name;
-	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, ret = 0;
+	const struct tp_reference *ref = c->tp->reference;
+	int ret;
 
 	memset(ch, 0, sizeof(*ch));
 	for (int i = 0; i < 2; i++) {
@@ -308,51 +354,9 @@ int ref_chan_open(struct ref_chan *ch, const struct cell *c, char *err, size_t e
 		ch->handle[i] = -1;
 	}
 	ch->kind = REF_FD;
-	if (!ref_chan_known(tp))
+	if (!ref)
 		return -ENOTSUP;
-	if (!strcmp(tp, "pipe")) {
-		int sz = (int)ref_tp_opt(c, "pipe-size");
-
-		ch->bytes = true;
-		if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC))
-			ret = fail(err, errlen, "pipe2");
-		else if (sz && (fcntl(a[1], F_SETPIPE_SZ, sz) < 0 || fcntl(b[1], F_SETPIPE_SZ, sz) < 0))
-			ret = fail(err, errlen, "F_SETPIPE_SZ");
-		two_way(ch, a, b);
-	} else if (!strcmp(tp, "fifo")) {
-		ch->bytes = true;
-		ret = open_fifo(ch, 0, a, err, errlen);
-		if (!ret)
-			ret = open_fifo(ch, 1, b, err, errlen);
-		two_way(ch, a, b);
-	} else if (!strcmp(tp, "unix-stream") || !strcmp(tp, "unix-dgram") ||
-		   !strcmp(tp, "unix-seqpacket") || !strcmp(tp, "tcp")) {
-		int type = !strcmp(tp, "unix-dgram")	 ? SOCK_DGRAM :
-			   !strcmp(tp, "unix-seqpacket") ? SOCK_SEQPACKET :
-							   SOCK_STREAM;
-
-		ch->bytes = type == SOCK_STREAM;
-		if (!strcmp(tp, "tcp"))
-			ret = open_tcp(a, (int)ref_tp_opt(c, "nodelay"), err, errlen);
-		else if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, a))
-			ret = fail(err, errlen, "socketpair");
-		if (!ret)
-			ret = sock_bufs(c, a, err, errlen);
-		ch->fd[REF_SERVER][0] = ch->fd[REF_SERVER][1] = a[0];
-		ch->fd[REF_CLIENT][0] = ch->fd[REF_CLIENT][1] = a[1];
-	} else if (!strcmp(tp, "udp")) {
-		ch->lossy = true;
-		ret = open_udp(a, err, errlen);
-		if (!ret)
-			ret = sock_bufs(c, a, err, errlen);
-		ch->fd[REF_SERVER][0] = ch->fd[REF_SERVER][1] = a[0];
-		ch->fd[REF_CLIENT][0] = ch->fd[REF_CLIENT][1] = a[1];
-	} else if (!strcmp(tp, "posix-mq")) {
-		ch->kind = REF_MQ;
-		ret = open_mq(ch, c, err, errlen);
-	} else {
-		ret = open_other(ch, c, err, errlen);
-	}
+	ret = ref->open(ch, c, err, errlen);
 	if (ret)
 		ref_chan_destroy(ch);
 	return ret;

@@ -21,6 +21,7 @@
 #include "ipclab/msg.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/experiment.h"
+#include "ipclab/reference.h"
 #include "ref_int.h"
 
 #ifdef HAVE_LIBQB
@@ -161,7 +162,7 @@ static int qb_make(struct ref_qb *q, size_t cap, char *err, size_t errlen)
 	return -e;
 }
 
-int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+static int libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
 {
 	struct ref_qb *q = calloc(1, sizeof(*q));
 
@@ -174,17 +175,11 @@ int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t 
 	return qb_make(q, (size_t)ref_tp_opt(c, "capacity"), err, errlen);
 }
 
-#else
+static const char *const m_qb[] = { "capacity", "wait", NULL };
 
-int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
-{
-	(void)ch;
-	(void)c;
-	snprintf(err, errlen, "reference: built without libqb");
-	return -ENOTSUP;
-}
+const struct tp_reference ref_libqb_rb = { .open = libqb_open, .mirrored = m_qb };
 
-#endif /* HAVE_LIBQB */
+#endif /* HAVE_LIBQB: without it, libqb-rb has no reference */
 
 /* ---- libipcring ---- */
 
@@ -461,11 +456,12 @@ static const struct ref_ops ring_ops_runs = {
 	.destroy = ring_destroy,
 };
 
-int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+/* The ring's, in the wait mode of its transport (ring, ring-spin,
+ * ring-eventfd: the wrappers below). */
+static int ring_open(struct ref_chan *ch, const struct cell *c, uint32_t mode, char *err, size_t errlen)
 {
 	/* its sides' lines aligned: not calloc's 16 bytes */
 	struct ref_ring *g = aligned_alloc(64, (sizeof(*g) + 63) & ~(size_t)63);
-	const char *tp = c->tp->name;
 	uint32_t cap = (uint32_t)ref_tp_opt(c, "capacity"), spin = (uint32_t)ref_tp_opt(c, "spin-ns");
 	struct ipcring_opts ro = {
 		.capacity = cap,
@@ -473,9 +469,7 @@ int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t e
 		.max_record = cap / 4,
 		.release_threshold = cap / 4,
 		.spin_ns = spin ? spin : IPCRING_NO_SPIN,
-		.wait_mode = !strcmp(tp, "ring-spin")	 ? IPCRING_WAIT_SPIN_ONLY :
-			     !strcmp(tp, "ring-eventfd") ? IPCRING_WAIT_EVENTFD :
-							   IPCRING_WAIT_FUTEX,
+		.wait_mode = mode,
 	};
 
 	ch->kind = REF_OPS;
@@ -501,3 +495,24 @@ int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t e
 	}
 	return 0;
 }
+
+static int ring_open_futex(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return ring_open(ch, c, IPCRING_WAIT_FUTEX, err, errlen);
+}
+
+static int ring_open_spin(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return ring_open(ch, c, IPCRING_WAIT_SPIN_ONLY, err, errlen);
+}
+
+static int ring_open_eventfd(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+{
+	return ring_open(ch, c, IPCRING_WAIT_EVENTFD, err, errlen);
+}
+
+static const char *const m_ring[] = { "capacity", "align", "spin-ns", "batch", NULL };
+
+const struct tp_reference ref_ring = { .open = ring_open_futex, .mirrored = m_ring };
+const struct tp_reference ref_ring_spin = { .open = ring_open_spin, .mirrored = m_ring };
+const struct tp_reference ref_ring_eventfd = { .open = ring_open_eventfd, .mirrored = m_ring };

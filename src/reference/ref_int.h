@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Inside src/reference/: a reference's channel (channels.c makes the
  * descriptor and queue ones, shm.c the shared-memory ones, libs.c libqb's
- * and libipcring's), the loop that drives it (loop.c) and its watcher
- * (reference.c). */
+ * and libipcring's, each named by its transport's .reference), the loop
+ * that drives it (loop.c) and its watcher (reference.c). */
 #ifndef IPCLAB_REF_INT_H
 #define IPCLAB_REF_INT_H
 
@@ -51,23 +51,15 @@ struct ref_chan {
 	void *priv;		   /* REF_OPS: the ops' own state */
 };
 
-/* The channel of cell c's transport: 0, -ENOTSUP (no reference for it),
- * or -errno with why in err. */
+/* The channel of cell c's transport (its .reference's open): 0, -ENOTSUP
+ * (no reference for it), or -errno with why in err. */
 int ref_chan_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
-/* Does transport tp have a reference channel? */
-bool ref_chan_known(const char *tp);
 /* Does its reference apply every -O option c sets? false with why. */
 bool ref_chan_mirrors(const struct cell *c, char *why, size_t whylen);
 /* Close role's descriptors (-1: every one). */
 void ref_chan_close(struct ref_chan *ch, int role);
 /* Everything, the named objects removed. */
 void ref_chan_destroy(struct ref_chan *ch);
-
-/* The REF_OPS families (shm.c, libs.c): 0 or -errno with why in err. */
-int ref_shm_futex_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
-int ref_cacheline_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
-int ref_libqb_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
-int ref_ring_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen);
 
 /* options.c: the cell's -O values, read through the transport's (or the
  * pattern's) own option table; name must be one of its options. */

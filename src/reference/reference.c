@@ -32,7 +32,7 @@ bool reference_exists(const struct cell *c, char *why, size_t whylen)
 {
 	const char *pat = c->pat->name;
 
-	if (!ref_chan_known(c->tp->name))
+	if (!c->tp->reference)
 		snprintf(why, whylen, "no reference loop for %s", c->tp->name);
 	else if (strcmp(pat, "pingpong") && strcmp(pat, "stream"))
 		snprintf(why, whylen, "no reference loop for the %s pattern", pat);
@@ -357,7 +357,7 @@ void reference_fold(const struct result *reps, unsigned n, struct ref_result *in
 void reference_ratio(struct result *r)
 {
 	struct ref_result *x = &r->ref;
-	bool rtt = r->lat_kind && !strcmp(r->lat_kind, "rtt");
+	bool rtt = r->lat_kind == LAT_RTT;
 
 	x->ratio = x->overhead_pct = NAN;
 	if (x->status != REF_OK || r->status != RES_OK)

@@ -23,6 +23,7 @@
 
 #include "ipclab/experiment.h"
 #include "ipclab/msg.h"
+#include "ipclab/reference.h"
 #include "ref_int.h"
 
 #define REF_SLICE_NS 100000000 /* a futex wait's timeout (100 ms), as the cell's */
@@ -184,7 +185,7 @@ static const struct ref_ops slot_ops = {
 	.destroy = map_destroy,
 };
 
-int ref_shm_futex_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+static int shm_futex_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
 {
 	uint64_t slot_size = ref_tp_opt(c, "slot-size");
 	uint32_t nslots = (uint32_t)ref_tp_opt(c, "slots");
@@ -201,6 +202,10 @@ int ref_shm_futex_open(struct ref_chan *ch, const struct cell *c, char *err, siz
 	m->zerocopy = ref_zerocopy(c);
 	return 0;
 }
+
+static const char *const m_slot[] = { "slot-size", "slots", NULL };
+
+const struct tp_reference ref_shm_futex = { .open = shm_futex_open, .mirrored = m_slot };
 
 /* ---- cacheline ---- */
 
@@ -258,7 +263,7 @@ static const struct ref_ops line_ops = {
 	.destroy = map_destroy,
 };
 
-int ref_cacheline_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
+static int cacheline_open(struct ref_chan *ch, const struct cell *c, char *err, size_t errlen)
 {
 	struct ref_map *m;
 	size_t dir_len = round_up(sizeof(struct line_dir) + (size_t)ref_tp_opt(c, "slot-size"), 4096);
@@ -266,3 +271,7 @@ int ref_cacheline_open(struct ref_chan *ch, const struct cell *c, char *err, siz
 	ch->ops = &line_ops;
 	return map_make(ch, &m, dir_len, err, errlen);
 }
+
+static const char *const m_line[] = { "slot-size", NULL };
+
+const struct tp_reference ref_cacheline = { .open = cacheline_open, .mirrored = m_line };

@@ -463,8 +463,8 @@ static void fill_remote(struct peer *p, const struct cell *c, struct result *res
 		settings_from(&r->settings, json_object_get(p->done, "settings"));
 	/* a stream to the server: what arrived there over its own window
 	 * (the sender's count would include what its socket buffer held) */
-	if (res->status == RES_OK && res->lat_kind && !strcmp(res->lat_kind, "one_way") &&
-	    res->nsides && res->sides[0].bytes && res->sides[0].elapsed_ns) {
+	if (res->status == RES_OK && res->lat_kind == LAT_ONE_WAY && res->nsides &&
+	    res->sides[0].bytes && res->sides[0].elapsed_ns) {
 		double secs = (double)res->sides[0].elapsed_ns / 1e9;
 
 		res->msgs = res->sides[0].msgs;
@@ -473,7 +473,7 @@ static void fill_remote(struct peer *p, const struct cell *c, struct result *res
 		res->msgs_per_s = (double)res->msgs / secs;
 		res->bytes_per_s = (double)res->bytes / secs;
 	}
-	if (res->lat_kind && !strcmp(res->lat_kind, "one_way")) {
+	if (res->lat_kind == LAT_ONE_WAY) {
 		/* timestamps of one host read on the other's clock */
 		r->one_way_unknown = true;
 		res->lat_samples = 0;

@@ -7,8 +7,9 @@
  * token was right gets the session slot, or is answered "busy" (why) and
  * closed when a session runs. A session: welcome (our environment and
  * limits); then any number of "time" probes (the client measures the
- * clock offset) and "cell" requests, each checked against the limits and
- * run in a child process of its own, so whatever a cell leaves (memory,
+ * clock offset) and "cell" requests, each decoded into a plan_spec and
+ * checked against the limits (serve_req.c), made into a cell by plan_build
+ * and run in a child process of its own, so whatever a cell leaves (memory,
  * descriptors) ends with it. The child tells the client where the
  * measured connection listens ("ready"), runs the server side, and sends
  * its side's record ("done"). Meanwhile this process watches the control
@@ -25,20 +26,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
-#include "ipclab/msg.h"
+#include "ipclab/engine.h"
 #include "ipclab/netaddr.h"
-#include "ipclab/placement.h"
 #include "ipclab/report.h"
 #include "ipclab/runner.h"
 #include "../report/env_json.h"
 #include "proto.h"
 #include "serve_auth.h"
+#include "serve_req.h"
 
 int serve_opts_defaults(struct serve_opts *o, char *err, size_t errlen)
 {
@@ -126,153 +126,28 @@ static int welcome(struct serve *s)
 /* ---- one cell -------------------------------------------------------------- */
 
 struct serve_cell {
+	struct serve_req req;		/* the request decoded: its option blocks, secret */
+	struct plan plan;		/* its one cell (plan_build) */
 	struct cell cell;
 	struct cell_remote hooks;
-	void *tp_opts, *pat_opts;
 	struct serve *s;
-	char secret[2 * 16 + 1];
 	struct side_stats side;		/* the server side's record (sides_done) */
 	bool have_side;
 };
 
-/* "key=value,key=value" into an option block of table d. */
-static int parse_kv(const struct opt_desc *d, void *dst, const char *text, bool remote_keys,
-		    char *err, size_t errlen)
-{
-	char buf[1024], *save = NULL;
-
-	if (strlen(text) >= sizeof(buf))
-		return errf(err, errlen, EINVAL, "options too long");
-	snprintf(buf, sizeof(buf), "%s", text);
-	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		const struct opt_desc *od;
-		int ret;
-
-		if (!eq)
-			return errf(err, errlen, EINVAL, "option '%s' without a value", kv);
-		*eq = '\0';
-		if (!remote_keys && (!strcmp(kv, "listen") || !strcmp(kv, "connect") ||
-				     !strcmp(kv, "secret")))
-			return errf(err, errlen, EINVAL, "option %s is the server's to set", kv);
-		if (!d || !(od = opt_find(d, kv)))
-			return errf(err, errlen, EINVAL, "unknown option '%s'", kv);
-		if ((ret = opt_set(od, dst, eq + 1, err, errlen)))
-			return ret;
-	}
-	return 0;
-}
-
-static void *opts_block(const struct opt_desc *d, size_t size, char *err, size_t errlen)
-{
-	void *b = calloc(1, size ? size : 1);
-
-	if (b && d && opt_defaults(d, b, err, errlen)) {
-		free(b);
-		return NULL;
-	}
-	return b;
-}
-
-static int limit(char *err, size_t errlen, const char *what, uint64_t v, uint64_t max,
-		 const char *flag)
-{
-	return errf(err, errlen, EINVAL, "%s %llu is over this server's limit %llu (ipclab serve %s)",
-		    what, (unsigned long long)v, (unsigned long long)max, flag);
-}
-
-/* The request into sc->cell: names looked up, every number bounded. */
+/* The request's one cell, made by plan_build as every other cell is. */
 static int cell_from_request(struct serve_cell *sc, const json_t *m, char *err, size_t errlen)
 {
-	const struct serve_opts *o = sc->s->o;
-	struct cell *c = &sc->cell;
-	char tpn[32], patn[32], tpo[512], pato[512], sched[32], addr[NET_ADDR_TEXT], kv[160];
-	uint64_t size, count, warmup, dur, clients, timeout, maxt, think, scpu;
-	uint8_t rnd[16];
-	int ret;
+	struct plan_spec sp;
+	int ret = serve_request_spec(sc->s->o, &sc->s->local, m, &sp, &sc->req, err, errlen);
 
-	if ((ret = rp_str(m, "transport", tpn, sizeof(tpn), err, errlen)) ||
-	    (ret = rp_str(m, "pattern", patn, sizeof(patn), err, errlen)) ||
-	    (ret = rp_str(m, "tp_opts", tpo, sizeof(tpo), err, errlen)) ||
-	    (ret = rp_str(m, "pat_opts", pato, sizeof(pato), err, errlen)) ||
-	    (ret = rp_str(m, "sched", sched, sizeof(sched), err, errlen)) ||
-	    (ret = rp_u64(m, "size_bytes", UINT32_MAX, &size, err, errlen)) ||
-	    (ret = rp_u64(m, "count", UINT64_MAX >> 1, &count, err, errlen)) ||
-	    (ret = rp_u64(m, "warmup", UINT64_MAX >> 1, &warmup, err, errlen)) ||
-	    (ret = rp_u64(m, "duration_ns", UINT64_MAX >> 1, &dur, err, errlen)) ||
-	    (ret = rp_u64(m, "clients", MAX_CLIENTS, &clients, err, errlen)) ||
-	    (ret = rp_u64(m, "timeout_ns", 3600 * NSEC_PER_SEC, &timeout, err, errlen)) ||
-	    (ret = rp_u64(m, "max_time_ns", 24 * 3600 * NSEC_PER_SEC, &maxt, err, errlen)) ||
-	    (ret = rp_u64(m, "think", 1000000000ull, &think, err, errlen)) ||
-	    (ret = rp_u64(m, "server_cpu", 65536, &scpu, err, errlen)))
-		return -EINVAL;
-	if (size > o->max_size)
-		return limit(err, errlen, "message size", size, o->max_size, "--max-size");
-	if (count + warmup > o->max_count)
-		return limit(err, errlen, "message count", count + warmup, o->max_count, "--max-count");
-	if (dur > o->max_duration_ns)
-		return limit(err, errlen, "duration (ns)", dur, o->max_duration_ns, "--max-duration");
-	if (clients < 1 || clients > o->max_clients)
-		return limit(err, errlen, "clients", clients, o->max_clients, "--max-clients");
-	if (size < MSG_HDR_SIZE)
-		return errf(err, errlen, EINVAL, "message size %llu below the header",
-			    (unsigned long long)size);
-	c->tp = transport_find(tpn);
-	if (!c->tp || !(c->tp->caps & TP_REMOTE))
-		return errf(err, errlen, EINVAL, "transport '%s' does not run between hosts here", tpn);
-	c->pat = pattern_find(patn);
-	if (!c->pat || c->pat->channels || c->pat->periodic)
-		return errf(err, errlen, EINVAL, "pattern '%s' does not run between hosts here", patn);
-	if (!(sc->tp_opts = opts_block(c->tp->options, c->tp->opts_size, err, errlen)) ||
-	    !(sc->pat_opts = opts_block(c->pat->options, c->pat->opts_size, err, errlen)))
-		return -ENOMEM;
-	if ((ret = parse_kv(c->tp->options, sc->tp_opts, tpo, false, err, errlen)) ||
-	    (ret = parse_kv(c->pat->options, sc->pat_opts, pato, false, err, errlen)))
-		return ret;
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return errf(err, errlen, EIO, "no random bytes for the cell's secret");
-	for (int i = 0; i < 16; i++)
-		snprintf(sc->secret + 2 * i, 3, "%02x", rnd[i]);
-	net_format(&sc->s->local, false, addr, sizeof(addr));
-	snprintf(kv, sizeof(kv), "listen=%s,secret=%s", addr, sc->secret);
-	if ((ret = parse_kv(c->tp->options, sc->tp_opts, kv, true, err, errlen)))
-		return ret;
-	c->tp_opts = sc->tp_opts;
-	c->pat_opts = sc->pat_opts;
-	c->size = size;
-	c->count = count;
-	c->warmup = warmup;
-	c->duration_ns = dur;
-	c->clients = (unsigned)clients;
-	c->threads = json_is_true(json_object_get(m, "threads"));
-	c->verify = json_is_true(json_object_get(m, "verify"));
-	c->timeout_ns = timeout;
-	/* a cell of a count runs at most the duration limit (and slack) here */
-	c->max_time_ns = maxt && maxt < o->max_duration_ns + 10 * NSEC_PER_SEC ?
-			 maxt : o->max_duration_ns + 10 * NSEC_PER_SEC;
-	c->think = think;
-	c->pm_qos_us = -1;
-	c->pin.mode = scpu < 65536 ? PIN_CPUS : PIN_NONE;
-	c->pin.server_cpu = scpu < 65536 ? (int)scpu : -1;
-	c->pin.client_cpu = -1;
-	snprintf(c->pin.text, sizeof(c->pin.text), "%s", scpu < 65536 ? "cpus" : "none");
-	/* --pin same or split on the client: this side on our first allowed CPU */
-	const char *sp = json_string_value(json_object_get(m, "server_pin"));
-
-	if (sp && scpu == 65536 && (!strcmp(sp, "same") || !strcmp(sp, "split"))) {
-		if (pin_parse("same", &c->pin, err, errlen))
-			return -EINVAL;
-		c->pin.client_cpu = -1;
-		snprintf(c->pin.text, sizeof(c->pin.text), "%s", sp);
-	} else if (sp) {
-		return errf(err, errlen, EINVAL, "--pin: '%.32s' is not a placement this server knows", sp);
-	}
-	if (sched_parse(sched, &c->sched, err, errlen))
-		return -EINVAL;
-	if (c->pin.server_cpu >= 0 && c->pin.server_cpu >= (int)sysconf(_SC_NPROCESSORS_CONF))
-		return errf(err, errlen, EINVAL, "--pin: CPU %d does not exist on the server (it has %ld)",
-			    c->pin.server_cpu, sysconf(_SC_NPROCESSORS_CONF));
-	return allow_check(&o->allow, &c->sched, c->pin.server_cpu, true, err, errlen);
+	if (!ret)
+		ret = plan_build(&sp, &sc->plan, err, errlen);
+	if (!ret && sc->plan.n != 1)
+		ret = errf(err, errlen, EPROTO, "the request made %zu cells, not one", sc->plan.n);
+	if (!ret)
+		sc->cell = sc->plan.cells[0];
+	return ret;
 }
 
 /* The cell's process on the allowed CPUs only (those it may use of
@@ -309,8 +184,8 @@ static int hook_created(const struct cell *c, struct tp_channel *ch, char *err, 
 			port = ch->settings.kv[i].val;
 	if (!port)
 		return errf(err, errlen, EPROTO, "%s: no listening port to hand out", c->tp->name);
-	o = json_pack("{s:s,s:i,s:s,s:i}", "type", "ready", "port", atoi(port), "secret", sc->secret,
-		      "server_cpu", c->pin.server_cpu);
+	o = json_pack("{s:s,s:i,s:s,s:i}", "type", "ready", "port", atoi(port), "secret",
+		      sc->req.secret, "server_cpu", c->pin.server_cpu);
 	ret = o ? rp_send(sc->s->cfd, o) : -ENOMEM;
 	json_decref(o);
 	return ret ? errf(err, errlen, -ret, "control connection: %s", strerror(-ret)) : 0;
@@ -371,6 +246,8 @@ static void cell_child(struct serve_cell *sc, const json_t *req)
 		(void)rp_send(sc->s->cfd, o);
 	json_decref(o);
 	free(res);
+	plan_free(&sc->plan);
+	serve_req_free(&sc->req);
 	_exit(ret == -EINTR ? 128 + SIGTERM : 0);
 }
 

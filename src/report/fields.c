@@ -47,7 +47,7 @@ GET_NUM(msgs, r->msgs)
 GET_NUM(bytes, r->bytes)
 GET_NUM(msgs_per_s, r->msgs_per_s)
 GET_NUM(bytes_per_s, r->bytes_per_s)
-GET_STR(lat_kind, r->lat_kind ? r->lat_kind : "")
+GET_STR(lat_kind, lat_kind_key(r->lat_kind))
 GET_NUM(lat_samples, r->lat_samples)
 GET_NUM(sample_every, r->sample_every)
 GET_NUM(cpu_pct_total, r->cpu_pct_total)
@@ -395,8 +395,6 @@ void field_human(const struct field *fd, const struct result *r, char *buf, size
 		field_human_num(fd, fd->get_num(r), buf, len);
 		return;
 	}
-	s = fd->get_str(r);
-	if (!strcmp(fd->key, "lat_kind"))
-		s = !strcmp(s, "rtt") ? "RTT" : !strcmp(s, "one_way") ? "1-way" : s;
+	s = !strcmp(fd->key, "lat_kind") ? lat_kind_text(r->lat_kind) : fd->get_str(r);
 	snprintf(buf, len, "%s", s);
 }

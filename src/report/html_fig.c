@@ -19,13 +19,6 @@
 #define PCT_POINTS 75		/* percentile curve: p50 .. p99.99 */
 #define BINS_PER_DECADE 20	/* latency histogram */
 
-static const char *lat_kind(const struct rcell *c)
-{
-	const char *k = json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
-							  "lat_kind"));
-	return k ? k : "";
-}
-
 /* Does a parameter take two values among these cells? */
 static bool varies(const struct rcell *const *cells, size_t n, const char *name)
 {
@@ -67,14 +60,14 @@ struct lat_set {
 	size_t n;
 };
 
-static void lat_collect(const struct html_view *v, const char *kind, struct lat_set *ls)
+static void lat_collect(const struct html_view *v, enum lat_kind kind, struct lat_set *ls)
 {
 	ls->n = 0;
 	for (size_t i = 0; i < v->n && ls->n < MAX_SERIES; i++) {
 		const struct rcell *c = v->cells[i];
 		struct hist *h;
 
-		if (!c->ok || strcmp(lat_kind(c), kind) || !(h = malloc(sizeof(*h))))
+		if (!c->ok || rcell_lat_kind(c) != kind || !(h = malloc(sizeof(*h))))
 			continue;
 		if (rcell_hist(c, h)) {
 			free(h);
@@ -111,12 +104,7 @@ static struct svg_series *series_alloc(size_t n, size_t points)
 	return s;
 }
 
-static const char *kind_title(const char *kind)
-{
-	return !strcmp(kind, "rtt") ? "round-trip latency" : "one-way latency";
-}
-
-static int fig_percentiles(struct html *h, const char *kind, const struct lat_set *ls)
+static int fig_percentiles(struct html *h, enum lat_kind kind, const struct lat_set *ls)
 {
 	static const double ticks[] = { 2, 10, 100, 1000, 10000 };
 	static const char *const tl[] = { "p50", "p90", "p99", "p99.9", "p99.99" };
@@ -136,7 +124,7 @@ static int fig_percentiles(struct html *h, const char *kind, const struct lat_se
 			s[i].y[p] = (double)hist_quantile(ls->h[i], 1 - pow(10, -e));
 		}
 	}
-	snprintf(title, sizeof(title), "%s by percentile", kind_title(kind));
+	snprintf(title, sizeof(title), "%s by percentile", lat_kind_title(kind));
 	struct svg_xy c = {
 		.title = title, .s = s, .ns = ls->n, .hline = NAN,
 		.caption = "from each cell's histogram buckets (at most 1 % relative error)",
@@ -151,7 +139,7 @@ static int fig_percentiles(struct html *h, const char *kind, const struct lat_se
 }
 
 /* Log-spaced bins, each series as % of its samples. */
-static int fig_histogram(struct html *h, const char *kind, const struct lat_set *ls)
+static int fig_histogram(struct html *h, enum lat_kind kind, const struct lat_set *ls)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 	long b0, b1;
@@ -190,7 +178,7 @@ static int fig_histogram(struct html *h, const char *kind, const struct lat_set 
 			s[i].y[s[i].n++] = hh->count ? 100.0 * (double)in / (double)hh->count : 0;
 		}
 	}
-	snprintf(title, sizeof(title), "%s histogram", kind_title(kind));
+	snprintf(title, sizeof(title), "%s histogram", lat_kind_title(kind));
 	struct svg_xy c = {
 		.title = title, .s = s, .ns = ls->n, .hline = NAN,
 		.caption = "share of each cell's samples per bin, 20 bins a decade",
@@ -205,7 +193,7 @@ static int fig_histogram(struct html *h, const char *kind, const struct lat_set 
 
 static int fig_latency(struct html *h, const struct html_view *v)
 {
-	static const char *const kinds[] = { "rtt", "one_way" };
+	static const enum lat_kind kinds[] = { LAT_RTT, LAT_ONE_WAY };
 	int ret = 0;
 
 	for (size_t k = 0; !ret && k < ARRAY_SIZE(kinds); k++) {

@@ -47,13 +47,6 @@ void html_label(const struct html_view *v, const struct rcell *c, const char *sk
 
 /* ---- ranked tables ------------------------------------------------------- */
 
-static const char *lat_kind(const struct rcell *c)
-{
-	const char *k = json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
-							  "lat_kind"));
-	return k ? k : "";
-}
-
 /* Smaller is better: ns per round trip, or ns per message; NAN: not ranked. */
 static double headline(const struct rcell *c)
 {
@@ -61,7 +54,7 @@ static double headline(const struct rcell *c)
 
 	if (!c->ok)
 		return NAN;
-	if (!strcmp(lat_kind(c), "rtt") && !isnan(p50))
+	if (rcell_lat_kind(c) == LAT_RTT && !isnan(p50))
 		return p50;
 	return rate > 0 ? 1e9 / rate : NAN;
 }
@@ -230,7 +223,8 @@ static void group_table(struct html *h, const struct html_view *v, struct trow *
 	qsort(rows, n, sizeof(*rows), trow_cmp);
 	rcell_param(rows[0].c, "size_bytes", size, sizeof(size));
 	snprintf(title, sizeof(title), "%s, %s B: %s", rows[0].c->pattern, size,
-		 !strcmp(lat_kind(rows[0].c), "rtt") ? "ranked by p50 round trip" : "ranked by msgs/s");
+		 rcell_lat_kind(rows[0].c) == LAT_RTT ? "ranked by p50 round trip" :
+							"ranked by msgs/s");
 	html_new_id(h, "tbl", id, sizeof(id));
 	fprintf(h->f, "<div class=\"tw\"><table class=\"rank sortable\" id=\"%s\"><caption>", id);
 	html_esc(h->f, title);

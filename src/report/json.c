@@ -324,8 +324,7 @@ static int put_reference(json_t *res, const struct result *r)
 	json_object_set_new(o, "pairs", json_integer(x->pairs));
 	json_object_set_new(o, "ratio", num_or_null(x->ratio));
 	json_object_set_new(o, "ratio_of",
-			    json_string(r->lat_kind && !strcmp(r->lat_kind, "rtt") ? "lat_mean_ns" :
-										     "msgs_per_s"));
+			    json_string(r->lat_kind == LAT_RTT ? "lat_mean_ns" : "msgs_per_s"));
 	json_object_set_new(o, "overhead_pct", num_or_null(x->overhead_pct));
 	json_object_set_new(o, "order", order);
 	return json_object_set_new(res, "reference", o);

@@ -44,14 +44,6 @@ static void label_of(const struct plot_ctx *ctx, const struct rcell *c, const ch
 		snprintf(buf, len, "%s", fallback);
 }
 
-static const char *lat_kind(const struct rcell *c)
-{
-	const char *k = json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
-							  "lat_kind"));
-
-	return k ? k : "";
-}
-
 /* ---- a grid: rows x columns of one number ------------------------------------------ */
 
 struct grid {
@@ -202,14 +194,14 @@ static void series_labels(const struct plot_ctx *ctx, struct series *s, size_t n
 }
 
 /* Every cell of one latency kind that has a histogram. */
-static size_t latency_series(struct plot_ctx *ctx, const char *kind, struct series *s, size_t max)
+static size_t latency_series(struct plot_ctx *ctx, enum lat_kind kind, struct series *s, size_t max)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < ctx->rf->n && n < max; i++) {
 		const struct rcell *c = &ctx->rf->cells[i];
 
-		if (!c->ok || strcmp(lat_kind(c), kind))
+		if (!c->ok || rcell_lat_kind(c) != kind)
 			continue;
 		s[n].h = malloc(sizeof(*s[n].h));
 		if (!s[n].h)
@@ -232,18 +224,13 @@ static void key_place(FILE *gp, size_t nseries)
 		fprintf(gp, "set key below left Left reverse noenhanced\n");
 }
 
-static const char *kind_title(const char *kind)
-{
-	return !strcmp(kind, "rtt") ? "round-trip latency" : "one-way latency";
-}
-
 /* x = 1/(1-q) on a log axis spreads p50 .. p99.99 evenly: the tail shows. */
-static int fig_percentiles(struct plot_ctx *ctx, const char *kind, struct series *s, size_t n)
+static int fig_percentiles(struct plot_ctx *ctx, enum lat_kind kind, struct series *s, size_t n)
 {
 	char name[64];
 	FILE *dat, *gp;
 
-	snprintf(name, sizeof(name), "latency-percentiles-%s", kind);
+	snprintf(name, sizeof(name), "latency-percentiles-%s", lat_kind_key(kind));
 	if (fig_open(ctx, name, &dat, &gp))
 		return -EIO;
 	fprintf(dat, "# latency (us) at each percentile, from the histogram buckets\npercentile\tx");
@@ -261,11 +248,11 @@ static int fig_percentiles(struct plot_ctx *ctx, const char *kind, struct series
 			fprintf(dat, "\t%.4f", (double)hist_quantile(s[i].h, q) / 1e3);
 		fputc('\n', dat);
 	}
-	fig_script_head(ctx, gp, name, kind_title(kind));
+	fig_script_head(ctx, gp, name, lat_kind_title(kind));
 	fprintf(gp, "set title \"%s by percentile\"\n"
 		"set logscale xy\nset xrange [2:10000]\n"
 		"set xtics (\"p50\" 2, \"p90\" 10, \"p99\" 100, \"p99.9\" 1000, \"p99.99\" 10000)\n"
-		"set xlabel \"percentile\"\nset ylabel \"latency (us)\"\n", kind_title(kind));
+		"set xlabel \"percentile\"\nset ylabel \"latency (us)\"\n", lat_kind_title(kind));
 	key_place(gp, n);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot for [i=3:%zu] \"%s.dat\" using 2:i with lines lw 2 title columnheader(i)\n",
@@ -308,12 +295,12 @@ static void write_bins(FILE *dat, struct series *s, size_t n)
 	}
 }
 
-static int fig_histogram(struct plot_ctx *ctx, const char *kind, struct series *s, size_t n)
+static int fig_histogram(struct plot_ctx *ctx, enum lat_kind kind, struct series *s, size_t n)
 {
 	char name[64];
 	FILE *dat, *gp;
 
-	snprintf(name, sizeof(name), "latency-histogram-%s", kind);
+	snprintf(name, sizeof(name), "latency-histogram-%s", lat_kind_key(kind));
 	if (fig_open(ctx, name, &dat, &gp))
 		return -EIO;
 	fprintf(dat, "# %% of each series' samples per bin; bins start at latency_us, %d per decade\nlatency_us",
@@ -324,9 +311,9 @@ static int fig_histogram(struct plot_ctx *ctx, const char *kind, struct series *
 	}
 	fputc('\n', dat);
 	write_bins(dat, s, n);
-	fig_script_head(ctx, gp, name, kind_title(kind));
+	fig_script_head(ctx, gp, name, lat_kind_title(kind));
 	fprintf(gp, "set title \"%s histogram\"\nset logscale x\nset yrange [0:*]\n"
-		"set xlabel \"latency (us)\"\nset ylabel \"%% of samples\"\n", kind_title(kind));
+		"set xlabel \"latency (us)\"\nset ylabel \"%% of samples\"\n", lat_kind_title(kind));
 	key_place(gp, n);
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot for [i=2:%zu] \"%s.dat\" using 1:i with steps lw 2 title columnheader(i)\n",
@@ -337,7 +324,7 @@ static int fig_histogram(struct plot_ctx *ctx, const char *kind, struct series *
 
 int fig_latency(struct plot_ctx *ctx)
 {
-	static const char *const kinds[] = { "rtt", "one_way" };
+	static const enum lat_kind kinds[] = { LAT_RTT, LAT_ONE_WAY };
 	int ret = 0;
 
 	for (size_t k = 0; !ret && k < ARRAY_SIZE(kinds); k++) {

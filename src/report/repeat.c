@@ -41,7 +41,7 @@ _Static_assert(ARRAY_LEN <= sizeof(((struct result *)0)->repeat) / sizeof(struct
 
 static bool is_rtt(const struct result *r)
 {
-	return r->lat_kind && strcmp(r->lat_kind, "rtt") == 0;
+	return r->lat_kind == LAT_RTT;
 }
 
 const char *result_headline_key(const struct result *r)

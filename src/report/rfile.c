@@ -276,6 +276,12 @@ void rfile_free(struct rfile *rf)
 	rf->n = 0;
 }
 
+enum lat_kind rcell_lat_kind(const struct rcell *c)
+{
+	return lat_kind_parse(
+		json_string_value(json_object_get(json_object_get(c->obj, "metrics"), "lat_kind")));
+}
+
 double rcell_metric(const struct rcell *c, const char *key)
 {
 	json_t *v = json_object_get(json_object_get(c->obj, "metrics"), rf_metric_alias(key));

@@ -49,6 +49,9 @@ int rfile_from_tree(struct rfile *rf, json_t *root, const char *path, const char
 		    char *err, size_t errlen);
 void rfile_free(struct rfile *rf);
 
+/* Its metrics.lat_kind (LAT_NONE when absent or unknown). */
+enum lat_kind rcell_lat_kind(const struct rcell *c);
+
 /* A metric ("metrics" object) as a number, NAN when absent or null. */
 double rcell_metric(const struct rcell *c, const char *key);
 

@@ -143,7 +143,7 @@ static double headline(const struct result *r)
 {
 	if (r->status != RES_OK)
 		return NAN;
-	if (r->lat_kind && !strcmp(r->lat_kind, "rtt") && r->lat_samples)
+	if (r->lat_kind == LAT_RTT && r->lat_samples)
 		return (double)r->lat_p50_ns;
 	return r->msgs_per_s > 0 ? 1e9 / r->msgs_per_s : NAN;
 }

@@ -13,7 +13,7 @@
 void trace_fill(struct trace *t, struct result *res)
 {
 	struct trace_rusage ru[TRACE_MAX_SIDES];
-	bool rtt = res->lat_kind && !strcmp(res->lat_kind, "rtt");
+	bool rtt = res->lat_kind == LAT_RTT;
 
 	for (unsigned i = 0; i < res->nsides && i < TRACE_MAX_SIDES; i++)
 		ru[i] = (struct trace_rusage){ res->sides[i].user_ns, res->sides[i].sys_ns };
@@ -141,7 +141,7 @@ int trace_run_pair(const struct cell *c, struct result *res,
 			*res = *t[k];	/* its reason, or a half-filled record on an error */
 			goto out;
 		}
-		rtt = t[k]->lat_kind && !strcmp(t[k]->lat_kind, "rtt");
+		rtt = t[k]->lat_kind == LAT_RTT;
 		if (plain->status == RES_OK && headline(plain, rtt) > 0 && headline(t[k], rtt) > 0)
 			ratio[n++] = rtt ? headline(t[k], rtt) / headline(plain, rtt)
 					 : headline(plain, rtt) / headline(t[k], rtt);

@@ -283,7 +283,7 @@ int trace_explain(const struct cell *c, struct result *res,
 	p = explain_pick(&res->trace);
 	timer_late(c, res, &p);
 	e->of = p.cause == TC_TIMER_LATE ? "send_late_p50_ns" :
-		res->lat_kind && !strcmp(res->lat_kind, "rtt") ? "lat_p50_ns" : "msgs_per_s";
+		res->lat_kind == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";
 	e->cause = explain_cause_name(p.cause);
 	e->share_pct = p.pct;
 	before.trace = before.trace_syscalls = before.profile = before.explain = false;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ipclab/reference.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -228,4 +229,5 @@ const struct transport tp_cacheline = {
 	.recv = cl_recv,
 	.close = cl_close,
 	.destroy = cl_destroy,
+	.reference = &ref_cacheline,
 };

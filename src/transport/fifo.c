@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ipclab/cleanup.h"
+#include "ipclab/reference.h"
 #include "tp_common.h"
 
 /* The channel's extra area: one path per direction per client. */
@@ -117,4 +118,5 @@ const struct transport tp_fifo = {
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_fifo,
 };

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "ipclab/cleanup.h"
+#include "ipclab/reference.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -494,4 +495,7 @@ const struct transport tp_libqb_rb = {
 	.recv = qbrb_recv,
 	.close = qbrb_close,
 	.destroy = qbrb_destroy,
+#ifdef HAVE_LIBQB
+	.reference = &ref_libqb_rb,
+#endif
 };

@@ -107,12 +107,6 @@ static inline bool nn_stopping(const struct tp_endpoint *ep)
 	return stop_requested(ep->stop);
 }
 
-static enum nn_kind nn_kind_of(const struct transport *tp)
-{
-	return strcmp(tp->name, "nng-inproc") == 0 ? NN_INPROC :
-	       strcmp(tp->name, "nng-tcp") == 0 ? NN_TCP : NN_IPC;
-}
-
 static int nn_addr_ipc(struct tp_channel *ch, struct nn_chan *c, unsigned id, char *err,
 		       size_t errlen)
 {
@@ -129,7 +123,8 @@ static int nn_addr_ipc(struct tp_channel *ch, struct nn_chan *c, unsigned id, ch
 	return 0;
 }
 
-static int nn_create(struct tp_channel *ch, char *err, size_t errlen)
+/* create, for the transport of that kind (the wrappers below). */
+static int nn_create(struct tp_channel *ch, enum nn_kind kind, char *err, size_t errlen)
 {
 	unsigned n = ch->cfg->clients ? ch->cfg->clients : 1;
 	struct nn_chan *c = calloc(1, sizeof(*c));
@@ -139,7 +134,7 @@ static int nn_create(struct tp_channel *ch, char *err, size_t errlen)
 	if (!c)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
 	ch->priv = c;
-	c->kind = nn_kind_of(ch->tp);
+	c->kind = kind;
 	c->n = n;
 	c->cl = malloc(n * sizeof(*c->cl));
 	c->addr = calloc(n, sizeof(*c->addr));
@@ -159,7 +154,7 @@ static int nn_create(struct tp_channel *ch, char *err, size_t errlen)
 			snprintf(c->addr[id], NN_ADDR_MAX, "inproc://%s.%u", name, id);
 	}
 	if (!ret)
-		ret = nn_report(ch, err, errlen);
+		ret = nn_report(ch, c->kind == NN_TCP, err, errlen);
 	if (!ret && c->kind == NN_IPC)
 		tp_setting(ch, "ipc_dir", "%s", ch->cfg->dir);
 	if (!ret && c->kind == NN_TCP)
@@ -490,9 +485,25 @@ static void nn_close(struct tp_endpoint *ep)
 	nn_free(ep);
 }
 
+/* One create per transport, each naming its kind (not its name). */
+static int nn_create_ipc(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return nn_create(ch, NN_IPC, err, errlen);
+}
+
+static int nn_create_tcp(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return nn_create(ch, NN_TCP, err, errlen);
+}
+
+static int nn_create_inproc(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return nn_create(ch, NN_INPROC, err, errlen);
+}
+
 #define NN_PROBE nn_probe
-#define NN_OPS                                                                  \
-	.create = nn_create, .open = nn_open, .send = nn_send, .recv = nn_recv, \
+#define NN_OPS(kind)                                                                     \
+	.create = nn_create_##kind, .open = nn_open, .send = nn_send, .recv = nn_recv, \
 	.close = nn_close, .destroy = nn_destroy
 
 #else /* !HAVE_NNG */
@@ -504,7 +515,7 @@ static int nn_probe(const struct tp_config *cfg, char *why, size_t len)
 }
 
 #define NN_PROBE nn_probe
-#define NN_OPS TP_ABSENT_OPS
+#define NN_OPS(kind) TP_ABSENT_OPS
 
 #endif /* HAVE_NNG */
 
@@ -515,7 +526,7 @@ const struct transport tp_nng_ipc = {
 	.options = nn_options,
 	.opts_size = sizeof(struct nn_opts),
 	.probe = NN_PROBE,
-	NN_OPS,
+	NN_OPS(ipc),
 };
 
 const struct transport tp_nng_tcp = {
@@ -526,7 +537,7 @@ const struct transport tp_nng_tcp = {
 	.opts_size = sizeof(struct nn_opts),
 	.check_opts = nn_tcp_check_opts,
 	.probe = NN_PROBE,
-	NN_OPS,
+	NN_OPS(tcp),
 };
 
 const struct transport tp_nng_inproc = {
@@ -536,5 +547,5 @@ const struct transport tp_nng_inproc = {
 	.options = nn_options,
 	.opts_size = sizeof(struct nn_opts),
 	.probe = NN_PROBE,
-	NN_OPS,
+	NN_OPS(inproc),
 };

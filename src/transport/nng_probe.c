@@ -251,7 +251,7 @@ int nn_probe(const struct tp_config *cfg, char *why, size_t len)
 	return 0;
 }
 
-int nn_report(struct tp_channel *ch, char *err, size_t errlen)
+int nn_report(struct tp_channel *ch, bool tcp, char *err, size_t errlen)
 {
 	struct nn_report r;
 	int ret = 0;
@@ -273,7 +273,7 @@ int nn_report(struct tp_channel *ch, char *err, size_t errlen)
 	tp_setting(ch, "sendbuf_msgs", "%d", r.sendbuf);
 	tp_setting(ch, "recv_max_bytes", "%zu", r.recvmax);
 	tp_setting(ch, "timeout_slice_ms", "%d/%d", r.recvtimeo, r.sendtimeo);
-	if (!strcmp(ch->tp->name, "nng-tcp")) {
+	if (tcp) {
 		tp_setting(ch, "tcp_nodelay", "%d", r.nodelay);
 		tp_setting(ch, "tcp_keepalive", "%d", r.keepalive);
 	}

@@ -30,8 +30,9 @@ int nn_err(char *err, size_t errlen, const char *tp, const char *what, int rv);
 int nn_setup(nng_socket s, const struct tp_config *cfg);
 /* The transport's probe: can nng start in a child of this process. */
 int nn_probe(const struct tp_config *cfg, char *why, size_t len);
-/* create: the settings of the cell's sockets read back into ch. */
-int nn_report(struct tp_channel *ch, char *err, size_t errlen);
+/* create: the settings of the cell's sockets read back into ch (tcp: its
+ * TCP options too). */
+int nn_report(struct tp_channel *ch, bool tcp, char *err, size_t errlen);
 #endif /* HAVE_NNG */
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ipclab/reference.h"
 #include "tp_common.h"
 
 struct pipe_opts {
@@ -87,4 +88,5 @@ const struct transport tp_pipe = {
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_pipe,
 };

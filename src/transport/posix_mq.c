@@ -15,6 +15,7 @@
 
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
+#include "ipclab/reference.h"
 #include "tp_common.h"
 
 #define MQ_MSGSIZE_MAX "/proc/sys/fs/mqueue/msgsize_max"
@@ -203,4 +204,5 @@ const struct transport tp_posix_mq = {
 	.pollfd = tp_fd_pollfd,
 	.close = pmq_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_posix_mq,
 };

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "ipcring.h"
+#include "ipclab/reference.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "ring_ep.h"
@@ -480,7 +481,7 @@ static void ring_close(struct tp_endpoint *ep)
 		.commit = ring_commit, .reserve_n = ring_reserve_n,			\
 		.commit_n = ring_commit_n, .peek_n = ring_peek_n,			\
 		.release_n = ring_release_n, .runs = ring_runs, .close = ring_close,	\
-		.destroy = ring_destroy,						\
+		.destroy = ring_destroy, .reference = &ref_##id,			\
 	}
 
 RING_TRANSPORT(ring, "ring",

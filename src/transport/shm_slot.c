@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 
 #include "ipclab/doorbell.h"
+#include "ipclab/reference.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 
@@ -364,8 +365,9 @@ static void slot_close(struct tp_endpoint *ep)
 
 #define SLOT_CAPS (TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY)
 
-/* One transport per doorbell: the same hooks, a create that names it. */
-#define SHM_SLOT_TRANSPORT(id, tpname, text, extra_caps)				\
+/* One transport per doorbell: the same hooks, a create that names it;
+ * shm-futex has a reference (src/reference/shm.c). */
+#define SHM_SLOT_TRANSPORT(id, tpname, text, extra_caps, ref)			\
 	static int create_##id(struct tp_channel *ch, char *err, size_t errlen)	\
 	{										\
 		return slot_create(ch, &db_##id, err, errlen);				\
@@ -376,13 +378,14 @@ static void slot_close(struct tp_endpoint *ep)
 		.max_msg = slot_max_msg, .max_msg_limit = "-O slot-size", .create = create_##id, .open = slot_open,	\
 		.send = slot_send, .recv = slot_recv, .peek = slot_peek,		\
 		.release = slot_release, .close = slot_close, .destroy = slot_destroy,	\
+		.reference = ref,							\
 	}
 
-SHM_SLOT_TRANSPORT(futex, "shm-futex", "shared-memory slot + futex wakeup", 0);
-SHM_SLOT_TRANSPORT(eventfd, "shm-eventfd", "shared-memory slot + eventfd wakeup", 0);
-SHM_SLOT_TRANSPORT(pipe, "shm-pipe", "shared-memory slot + one-byte pipe wakeup (JACK)", 0);
-SHM_SLOT_TRANSPORT(sem, "shm-sem", "shared-memory slot + POSIX semaphore wakeup", 0);
-SHM_SLOT_TRANSPORT(cond, "shm-cond", "shared-memory slot + process-shared condvar wakeup", 0);
-SHM_SLOT_TRANSPORT(sysv_sem, "shm-sysv-sem", "shared-memory slot + SysV semaphore wakeup", 0);
-SHM_SLOT_TRANSPORT(signal, "shm-signal", "shared-memory slot + realtime signal wakeup", 0);
-SHM_SLOT_TRANSPORT(spin, "shm-spin", "shared-memory slot + busy-poll (no syscall)", TP_SPINS);
+SHM_SLOT_TRANSPORT(futex, "shm-futex", "shared-memory slot + futex wakeup", 0, &ref_shm_futex);
+SHM_SLOT_TRANSPORT(eventfd, "shm-eventfd", "shared-memory slot + eventfd wakeup", 0, NULL);
+SHM_SLOT_TRANSPORT(pipe, "shm-pipe", "shared-memory slot + one-byte pipe wakeup (JACK)", 0, NULL);
+SHM_SLOT_TRANSPORT(sem, "shm-sem", "shared-memory slot + POSIX semaphore wakeup", 0, NULL);
+SHM_SLOT_TRANSPORT(cond, "shm-cond", "shared-memory slot + process-shared condvar wakeup", 0, NULL);
+SHM_SLOT_TRANSPORT(sysv_sem, "shm-sysv-sem", "shared-memory slot + SysV semaphore wakeup", 0, NULL);
+SHM_SLOT_TRANSPORT(signal, "shm-signal", "shared-memory slot + realtime signal wakeup", 0, NULL);
+SHM_SLOT_TRANSPORT(spin, "shm-spin", "shared-memory slot + busy-poll (no syscall)", TP_SPINS, NULL);

@@ -16,6 +16,7 @@
 
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
+#include "ipclab/reference.h"
 #include "tp_common.h"
 
 #define SYSV_MSGMAX "/proc/sys/kernel/msgmax"
@@ -203,4 +204,5 @@ const struct transport tp_sysv_mq = {
 	.recv = sysv_recv,
 	.close = sysv_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_sysv_mq,
 };

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ipclab/netaddr.h"
+#include "ipclab/reference.h"
 #include "tp_common.h"
 #include "tp_remote.h"
 
@@ -396,4 +397,5 @@ const struct transport tp_tcp = {
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_tcp,
 };

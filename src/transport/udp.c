@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ipclab/netaddr.h"
+#include "ipclab/reference.h"
 #include "tp_common.h"
 #include "tp_remote.h"
 
@@ -375,4 +376,5 @@ const struct transport tp_udp = {
 	.pollfd = tp_fd_pollfd,
 	.close = udp_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_udp,
 };

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipclab/reference.h"
 #include "tp_common.h"
 
 #define UNIX_DGRAM_OVERHEAD 32	/* unix_dgram_sendmsg: len > sk_sndbuf - 32 */
@@ -136,6 +137,7 @@ const struct transport tp_unix_dgram = {
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_unix_dgram,
 };
 
 const struct transport tp_unix_seqpacket = {
@@ -152,4 +154,5 @@ const struct transport tp_unix_seqpacket = {
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_unix_seqpacket,
 };

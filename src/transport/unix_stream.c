@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "ipclab/reference.h"
 #include "tp_common.h"
 
 struct ustream_opts {
@@ -71,4 +72,5 @@ const struct transport tp_unix_stream = {
 	.pollfd = tp_fd_pollfd,
 	.close = tp_fd_close,
 	.destroy = fd_table_destroy,
+	.reference = &ref_unix_stream,
 };

@@ -425,9 +425,25 @@ static void zq_close(struct tp_endpoint *ep)
 	zq_free(ep, ep->mon != NULL);
 }
 
+/* One create per transport, each naming its kind (not its name). */
+static int zq_create_ipc(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return zq_create(ch, ZQ_IPC, err, errlen);
+}
+
+static int zq_create_tcp(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return zq_create(ch, ZQ_TCP, err, errlen);
+}
+
+static int zq_create_inproc(struct tp_channel *ch, char *err, size_t errlen)
+{
+	return zq_create(ch, ZQ_INPROC, err, errlen);
+}
+
 #define ZQ_PROBE zq_probe
-#define ZQ_OPS                                                                 \
-	.create = zq_create, .open = zq_open, .send = zq_send, .recv = zq_recv, \
+#define ZQ_OPS(kind)                                                                    \
+	.create = zq_create_##kind, .open = zq_open, .send = zq_send, .recv = zq_recv, \
 	.close = zq_close, .destroy = zq_destroy
 
 #else /* !HAVE_ZMQ */
@@ -438,7 +454,7 @@ static int zq_probe(const struct tp_config *cfg, char *why, size_t len)
 }
 
 #define ZQ_PROBE zq_probe
-#define ZQ_OPS TP_ABSENT_OPS
+#define ZQ_OPS(kind) TP_ABSENT_OPS
 
 #endif /* HAVE_ZMQ */
 
@@ -449,7 +465,7 @@ const struct transport tp_zmq_ipc = {
 	.options = zq_options,
 	.opts_size = sizeof(struct zq_opts),
 	.probe = ZQ_PROBE,
-	ZQ_OPS,
+	ZQ_OPS(ipc),
 };
 
 const struct transport tp_zmq_tcp = {
@@ -460,7 +476,7 @@ const struct transport tp_zmq_tcp = {
 	.opts_size = sizeof(struct zq_opts),
 	.check_opts = zq_tcp_check_opts,
 	.probe = ZQ_PROBE,
-	ZQ_OPS,
+	ZQ_OPS(tcp),
 };
 
 const struct transport tp_zmq_inproc = {
@@ -470,5 +486,5 @@ const struct transport tp_zmq_inproc = {
 	.options = zq_options,
 	.opts_size = sizeof(struct zq_opts),
 	.probe = ZQ_PROBE,
-	ZQ_OPS,
+	ZQ_OPS(inproc),
 };

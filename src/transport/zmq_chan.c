@@ -29,12 +29,6 @@
 #ifdef HAVE_ZMQ
 #include <zmq.h>
 
-static enum zq_kind zq_kind_of(const struct transport *tp)
-{
-	return strcmp(tp->name, "zmq-tcp") == 0 ? ZQ_TCP :
-	       strcmp(tp->name, "zmq-inproc") == 0 ? ZQ_INPROC : ZQ_IPC;
-}
-
 /* A signal (a stop request) interrupts zmq_ctx_term: it must be called
  * again, or the context's threads are left running. */
 void zq_ctx_term(void *ctx)
@@ -207,7 +201,7 @@ void zq_host(const struct zq_chan *c, char *buf, size_t len)
 	snprintf(buf, len, c->remote.addr.ss_family == AF_INET6 ? "[%s]" : "%s", host);
 }
 
-int zq_create(struct tp_channel *ch, char *err, size_t errlen)
+int zq_create(struct tp_channel *ch, enum zq_kind kind, char *err, size_t errlen)
 {
 	unsigned n = ch->cfg->clients ? ch->cfg->clients : 1;
 	struct zq_chan *c = calloc(1, sizeof(*c));
@@ -216,7 +210,7 @@ int zq_create(struct tp_channel *ch, char *err, size_t errlen)
 	if (!c)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
 	ch->priv = c;
-	c->kind = zq_kind_of(ch->tp);
+	c->kind = kind;
 	c->n = n;
 	c->cl = malloc(n * sizeof(*c->cl));
 	c->addr = calloc(n, sizeof(*c->addr));

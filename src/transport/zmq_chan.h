@@ -51,7 +51,8 @@ int zq_fd_room(const char *tp, char *err, size_t errlen);
 int zq_setup(void *s, const struct tp_channel *ch, char *err, size_t errlen);
 /* The address of the server's host in tcp:// form: 127.0.0.1 on one host. */
 void zq_host(const struct zq_chan *c, char *buf, size_t len);
-int zq_create(struct tp_channel *ch, char *err, size_t errlen);
+/* create for the transport of that kind (its own wrapper in zmq.c). */
+int zq_create(struct tp_channel *ch, enum zq_kind kind, char *err, size_t errlen);
 void zq_destroy(struct tp_channel *ch);
 
 #endif /* HAVE_ZMQ */

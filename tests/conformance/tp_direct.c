@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* tp_direct: every registered transport driven through its ops alone (no
- * runner, no pattern), for process and thread endpoints and sizes from 16 B
- * to 1 MiB (clamped to max_msg, plus max_msg itself): messages each way with
+/* tp_direct: every registered transport, and the skeleton (which is in no
+ * registry), driven through its ops alone (no runner, no pattern), for
+ * process and thread endpoints and sizes from 16 B to 1 MiB (clamped to max_msg, plus max_msg itself): messages each way with
  * a sequence and payload check, EOF after the peer's close, -EINTR from a
  * blocked recv, several clients where the transport allows, and nothing
  * left behind (POSIX queues, /dev/shm, SysV objects, the private directory).
@@ -373,12 +373,14 @@ static unsigned sizes_for(const struct transport *tp, const void *opts, size_t *
 }
 
 /* Transports run again with one option set: a mode whose code differs
- * from the default's (a bus daemon in between, say). */
+ * from the default's (a bus daemon in between, say), or the skeleton's
+ * option, so that its table is exercised as it is copied. */
 static const struct {
 	const char *tp, *key, *val;
 } variants[] = {
 	{ "dbus", "via", "bus" },
 	{ "ring", "batch", "5" },	/* publication every 5th, runs cut to fit */
+	{ "skeleton", "skel-sndbuf", "256k" },
 };
 
 /* The defaults, then key=val when given; "name" or "name[key=val]". */
@@ -483,6 +485,37 @@ static void setup(void)
 	atexit(cleanup_all);
 }
 
+/* Transports outside the registry that run here too: the skeleton
+ * (src/transport/skeleton.c), the template a new transport is copied
+ * from, so that it builds and passes what every registered one passes. */
+extern const struct transport tp_skeleton;
+static const struct transport *const unlisted[] = { &tp_skeleton };
+
+static const struct transport *find_any(const char *name)
+{
+	const struct transport *tp = transport_find(name);
+
+	for (size_t i = 0; !tp && i < ARRAY_SIZE(unlisted); i++)
+		if (strcmp(unlisted[i]->name, name) == 0)
+			tp = unlisted[i];
+	return tp;
+}
+
+/* Every case of tp (and of its variants), unless others were named. */
+static void run_named(const struct transport *tp, unsigned div, int argc, char **argv, unsigned named)
+{
+	bool want = !named;
+
+	for (int a = 1; a < argc; a++)
+		want |= strcmp(argv[a], tp->name) == 0;
+	if (!want)
+		return;
+	run_transport(tp, div, NULL, NULL);
+	for (size_t v = 0; v < ARRAY_SIZE(variants); v++)
+		if (strcmp(variants[v].tp, tp->name) == 0)
+			run_transport(tp, div, variants[v].key, variants[v].val);
+}
+
 /* tp_direct [-q] [transport...]: -q runs a tenth of the messages;
  * ENDPOINTS=thread or process runs that mode only (TSan: threads). */
 int main(int argc, char **argv)
@@ -497,25 +530,17 @@ int main(int argc, char **argv)
 	for (int a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "-q") == 0) {
 			div = 10;
-		} else if (!transport_find(argv[a])) {
+		} else if (!find_any(argv[a])) {
 			printf("FAIL: no transport %s\n", argv[a]);
 			return 1;
 		}
 	}
 	for (int a = 1; a < argc; a++)
 		named += argv[a][0] != '-';
-	for (size_t t = 0; t < n_transports; t++) {
-		bool want = !named;
-
-		for (int a = 1; a < argc; a++)
-			want |= strcmp(argv[a], transports[t]->name) == 0;
-		if (!want)
-			continue;
-		run_transport(transports[t], div, NULL, NULL);
-		for (size_t v = 0; v < ARRAY_SIZE(variants); v++)
-			if (strcmp(variants[v].tp, transports[t]->name) == 0)
-				run_transport(transports[t], div, variants[v].key, variants[v].val);
-	}
+	for (size_t t = 0; t < n_transports; t++)
+		run_named(transports[t], div, argc, argv, named);
+	for (size_t t = 0; t < ARRAY_SIZE(unlisted); t++)
+		run_named(unlisted[t], div, argc, argv, named);
 	printf("tp_direct: %u cases, %u failed, %u skipped\n", n_run, n_failed, n_skipped);
 	return n_failed ? 1 : n_run ? 0 : 77;
 }

@@ -43,7 +43,7 @@ void fill_ok(struct result *r)
 	r->bytes = 64000;
 	r->msgs_per_s = 1000.0 / 3;
 	r->bytes_per_s = 64000.0 / 3;
-	r->lat_kind = "rtt";
+	r->lat_kind = LAT_RTT;
 	hist_init(&r->hist);
 	for (size_t i = 0; i < ARRAY_SIZE(lat_values); i++)
 		hist_add(&r->hist, lat_values[i]);
@@ -84,7 +84,7 @@ void fill_skipped(struct result *r)
 	snprintf(r->section, sizeof(r->section), "seed-000");
 	r->status = RES_SKIPPED;
 	snprintf(r->reason, sizeof(r->reason), "%s", skip_reason);
-	r->lat_kind = "rtt";
+	r->lat_kind = LAT_RTT;
 	hist_init(&r->hist);
 }
 

@@ -23,7 +23,7 @@ static struct result *make_reps(unsigned n, const double *rate, const uint64_t *
 
 	for (unsigned i = 0; i < n; i++) {
 		r[i].status = RES_OK;
-		r[i].lat_kind = kind;
+		r[i].lat_kind = lat_kind_parse(kind);
 		r[i].msgs_per_s = rate[i];
 		r[i].lat_p50_ns = p50[i];
 		r[i].lat_samples = 100;

@@ -98,7 +98,7 @@ static void add_ranked(struct result *r, const char *tp, const char *pat, uint64
 	r->cell.size = size;
 	r->cell.clients = 1;
 	r->status = RES_OK;
-	r->lat_kind = strcmp(pat, "pingpong") ? "one_way" : "rtt";
+	r->lat_kind = strcmp(pat, "pingpong") ? LAT_ONE_WAY : LAT_RTT;
 	r->lat_samples = 10;
 	r->lat_p50_ns = p50;
 	r->msgs_per_s = rate;

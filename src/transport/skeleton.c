@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* skeleton: the least a transport needs, as a template (this file is not
- * built: copy it to src/transport/NAME.c). One AF_UNIX stream socketpair per
+/* skeleton: the least a transport needs, as a template. It is built and
+ * run by the conformance test (tests/conformance/tp_direct.c), so that it
+ * keeps working, but it is in no registry: `ipclab list` and -t do not
+ * know it. Copy it to src/transport/NAME.c. One AF_UNIX stream socketpair per
  * client: the server keeps one end, the client the other; a byte stream,
  * so messages are framed by their size (tp_stream_send/recv loop on short
  * reads and writes).
@@ -86,19 +88,49 @@ static int skel_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	return tp_ep_from_chan(ch, role, id, idx, idx, TP_EP_SHUTDOWN, out, err, errlen);
 }
 
-/* The hooks: name, summary, caps, options, create, open, send, recv,
- * close, destroy are required (transports_validate checks them at
- * start-up). Optional: probe (can it run here? else the cell is skipped
- * with the reason), check_opts (-O values a table cannot judge alone,
- * e.g. an address: bad input before anything runs), max_msg and
- * max_msg_limit (a kernel limit on one message), peek/release with TP_ZEROCOPY, reserve/commit with
- * TP_ZEROCOPY_SEND, pollfd with TP_POLLABLE. Caps say what the planner
- * and the patterns may ask of it: TP_MULTI_CLIENT (--clients > 1),
- * TP_THREAD_ONLY, TP_SPINS, TP_LOSSY, TP_NO_EINTR; TP_STREAM, TP_DGRAM,
- * TP_NAMED are shown by `ipclab list`. A blocking send/recv returns
- * -EINTR when the runner's signal interrupts it; a wait that a signal does
- * not end (a spin, a library's timed wait) looks at the cell's stop word,
- * stop_requested(ch->cfg->stop), between slices instead. */
+/* Every field of struct transport (include/ipclab/transport.h), in its
+ * order. transports_validate checks at start-up those marked required and
+ * those a cap or another hook needs (tests/cli/skeleton.sh checks that
+ * this list names them all).
+ *   name, summary          required: what -t takes; one line for `ipclab list`
+ *   caps                   what the planner and the patterns may ask of it:
+ *                          TP_MULTI_CLIENT (--clients > 1), TP_THREAD_ONLY,
+ *                          TP_SPINS, TP_LOSSY, TP_NO_EINTR, TP_IN_PROCESS,
+ *                          TP_REMOTE (-O listen/connect/secret: ipclab serve,
+ *                          run --peer), TP_ZEROCOPY and TP_ZEROCOPY_SEND (the
+ *                          hooks below), TP_POLLABLE; TP_STREAM, TP_DGRAM and
+ *                          TP_NAMED are shown by `ipclab list`
+ *   options, opts_size     -O key=value: the table above, the size of its block
+ *   max_msg, max_msg_limit optional: a kernel limit on one message, and what
+ *                          raises it (for the error)
+ *   check_opts             optional: -O values one table cannot judge alone
+ *                          (an address): bad input before anything runs
+ *   probe                  optional: can it run here? else the cell is skipped
+ *                          with the reason
+ *   create, destroy        required: the kernel objects, in the parent; destroy
+ *                          always, once, after a partial create too
+ *   open, close            required: one endpoint, in its child or thread
+ *   send, recv             required: one whole message each; recv returns 0
+ *                          when the peer closed
+ *   peek, release          with TP_ZEROCOPY: receive in place
+ *   reserve, commit        with TP_ZEROCOPY_SEND: send in place
+ *   reserve_n, commit_n    optional, with reserve/commit: several messages
+ *                          published by one index update (ring -O batch)
+ *   peek_n, release_n      optional, with peek/release: the same on receive
+ *   runs                   optional, with the batch operations: does this
+ *                          endpoint move its messages in runs?
+ *   pollfd                 with TP_POLLABLE: a descriptor for poll/epoll
+ *   ready                  optional, with pollfd: can recv return at once?
+ *                          (a fan-in server spins over its clients, then arms
+ *                          them all and sleeps in epoll)
+ *   reference              optional: --reference's bare loop, the same calls
+ *                          made without this file's code (a struct
+ *                          tp_reference in src/reference/; none: the cell
+ *                          says it has no reference)
+ * A blocking send/recv returns -EINTR when the runner's signal interrupts
+ * it; a wait that a signal does not end (a spin, a library's timed wait)
+ * looks at the cell's stop word, stop_requested(ch->cfg->stop), between
+ * slices instead. */
 const struct transport tp_skeleton = {
 	.name = "skeleton",
 	.summary = "an AF_UNIX stream socketpair per client (the template of docs/architecture.md)",
