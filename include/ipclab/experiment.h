@@ -78,6 +78,13 @@ struct cell {
 #define MAX_CLIENTS 64
 #define MAX_SIDES (MAX_CLIENTS + 1)
 
+/* --rate ping-pong, each client's: side_stats.hist counts from the actual
+ * send (the IPC's own round trip); intended from the intended send time
+ * (the open-loop view), late the send's lateness (intended -> actual). */
+struct side_paced {
+	struct hist intended, late;
+};
+
 /* One side's record, in memory shared by every side (processes or threads).
  * Written only by its own side; read by the runner after the side is done,
  * except `progress`, which the watchdog reads at any time. */
@@ -102,11 +109,10 @@ struct side_stats {
 	bool serve_spin;		/* ... spinning over them first (the ready hook) */
 	bool has_hist;
 	struct hist hist;
-	/* --rate ping-pong, each client's: hist counts from the actual send
-	 * (the IPC's own round trip); intended from the intended send time
-	 * (the open-loop view), late the send's lateness (intended -> actual) */
+	/* --rate: the paced views (struct side_paced), mapped by the runner
+	 * for a paced cell only (NULL otherwise) */
 	bool has_paced;
-	struct hist paced_intended, paced_late;
+	struct side_paced *paced;
 	/* the pattern's own record (pattern.side_size bytes, zeroed, in the
 	 * same shared memory; NULL when it has none) */
 	void *pat;

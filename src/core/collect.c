@@ -64,7 +64,7 @@ static void collect_paced(const struct run_ctl_view *v, struct result *res)
 	for (unsigned i = 0; i < v->nsides; i++) {
 		const struct side_stats *st = &v->sides[i];
 
-		if (!st->has_paced)
+		if (!st->has_paced || !st->paced)
 			continue;
 		if (!h) {
 			h = malloc(2 * sizeof(*h));
@@ -73,8 +73,8 @@ static void collect_paced(const struct run_ctl_view *v, struct result *res)
 			hist_init(&h[0]);
 			hist_init(&h[1]);
 		}
-		hist_merge(&h[0], &st->paced_intended);
-		hist_merge(&h[1], &st->paced_late);
+		hist_merge(&h[0], &st->paced->intended);
+		hist_merge(&h[1], &st->paced->late);
 	}
 	if (h && h[0].count) {
 		res->paced_samples = h[0].count;

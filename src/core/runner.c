@@ -251,14 +251,17 @@ static int trace_setup(struct run_state *rs, const struct cell *c)
 }
 
 /* The shared record: the run's control, every side's record and after
- * them the pattern's own record of each side (side_stats.pat), mapped
- * before any side starts, so that every process sees it at one address. */
+ * them, for each side, the pattern's own record (side_stats.pat) and a
+ * paced cell's views (side_stats.paced), mapped before any side starts,
+ * so that every process sees them at one address. */
 static int map_shared(struct run_state *rs, const struct cell *c)
 {
 	size_t own = c->pat ? (c->pat->side_size + 63) / 64 * 64 : 0;
+	size_t paced = c->rate > 0 ? (sizeof(struct side_paced) + 63) / 64 * 64 : 0;
 	char *base;
 
-	rs->ctl_size = sizeof(struct run_ctl) + rs->nsides * (sizeof(struct side_stats) + own);
+	rs->ctl_size = sizeof(struct run_ctl) +
+		       rs->nsides * (sizeof(struct side_stats) + own + paced);
 	rs->ctl = mmap(NULL, rs->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rs->ctl == MAP_FAILED) {
 		rs->ctl = NULL;
@@ -266,8 +269,12 @@ static int map_shared(struct run_state *rs, const struct cell *c)
 			    strerror(errno));
 	}
 	base = (char *)&rs->ctl->sides[rs->nsides];
-	for (unsigned i = 0; own && i < rs->nsides; i++)
-		rs->ctl->sides[i].pat = base + i * own;
+	for (unsigned i = 0; i < rs->nsides; i++) {
+		char *mine = base + i * (own + paced);
+
+		rs->ctl->sides[i].pat = own ? mine : NULL;
+		rs->ctl->sides[i].paced = paced ? (struct side_paced *)(mine + own) : NULL;
+	}
 	return 0;
 }
 
