@@ -220,6 +220,9 @@ extern size_t n_result_fields;
  * result's JSON and under its row of the text table. Each reads only a
  * result of its own pattern: NAN, "" or nothing for any other. */
 struct json_t;
+struct html;
+struct html_view;
+struct plot_ctx;
 struct pat_report {
 	const struct field *config, *metrics;
 	size_t nconfig, nmetrics;
@@ -228,6 +231,11 @@ struct pat_report {
 	int (*json_metrics)(struct json_t *metrics, const struct result *r);
 	int (*json_result)(struct json_t *res, const struct result *r);
 	void (*table_line)(FILE *f, const struct result *r);
+	/* From a result file (its JSON): ipclab report's section of the page
+	 * (src/report/html.h), after the profiles; ipclab plot's figures
+	 * (src/report/plot.h), 0 or -errno, 0 too when the file has none. */
+	void (*html)(struct html *h, const struct html_view *v);
+	int (*plot)(struct plot_ctx *ctx);
 };
 
 int report_table(FILE *f, const struct report *rep);

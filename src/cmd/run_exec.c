@@ -53,7 +53,7 @@ static void progress(void *arg, size_t k, size_t n)
 		fprintf(stderr, "\r\033[K");
 }
 
-/* Messages so far, or the pattern's own figures (a cycle's cycles and xruns). */
+/* Messages so far, or the pattern's own figures (its live hook). */
 static void progress_live(const struct cell *c, const struct side_stats *sides, unsigned nsides,
 			  uint64_t ran_ns)
 {

@@ -264,4 +264,6 @@ const struct pat_report cycle_report = {
 	.json_metrics = json_metrics,
 	.json_result = json_result,
 	.table_line = table_line,
+	.html = html_cycles,
+	.plot = fig_cycle,
 };

@@ -14,6 +14,15 @@
 
 extern const struct pat_report cycle_report;
 
+/* From a result file: ipclab report's cycle section (html_cycle.c) and
+ * ipclab plot's figures, completion over the run and the stages' wait and
+ * busy (plot_cycle.c; 0 when the file has no cycle result). */
+struct html;
+struct html_view;
+struct plot_ctx;
+void html_cycles(struct html *h, const struct html_view *v);
+int fig_cycle(struct plot_ctx *ctx);
+
 json_t *cycle_stages_json(const struct cycle_result *cr);
 json_t *cycle_series_json(const struct cycle_series *s);
 /* Read them back (ipclab plot, compare): 0, or -EINVAL. */
