@@ -78,9 +78,9 @@ struct cell {
 #define MAX_CLIENTS 64
 #define MAX_SIDES (MAX_CLIENTS + 1)
 
-/* --rate ping-pong, each client's: side_stats.hist counts from the actual
- * send (the IPC's own round trip); intended from the intended send time
- * (the open-loop view), late the send's lateness (intended -> actual). */
+/* --rate, each paced side's: side_stats.hist counts from the actual send
+ * (the IPC's own); intended from the intended send time (the open-loop
+ * view of a round trip), late the send's lateness (intended -> actual). */
 struct side_paced {
 	struct hist intended, late;
 };

@@ -55,8 +55,8 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 	res->elapsed_ns = end > start ? end - start : 0;
 }
 
-/* --rate: every client's round trips from the intended send time
- * (ping-pong), and the sends' lateness (ping-pong, stream), merged. */
+/* --rate: every paced side's round trips from the intended send time (a
+ * round-trip pattern's), and its sends' lateness, merged. */
 static void collect_paced(const struct run_ctl_view *v, struct result *res)
 {
 	struct hist *h = NULL;
