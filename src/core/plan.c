@@ -107,8 +107,9 @@ static int period_check(const char *text, char *err, size_t errlen)
 	const struct pattern *p = periodic_pattern();
 	uint64_t ns;
 
-	return text[0] && p && p->period_parse && p->period_parse(text, &ns, err, errlen) ? -EINVAL
-											: 0;
+	if (!text[0] || !p || !p->period_parse)
+		return 0;
+	return p->period_parse(text, &ns, err, errlen) ? -EINVAL : 0;
 }
 
 /* The pattern's own knobs: --period belongs to a periodic pattern; a

@@ -260,8 +260,7 @@ static int map_shared(struct run_state *rs, const struct cell *c)
 	size_t paced = c->rate > 0 ? (sizeof(struct side_paced) + 63) / 64 * 64 : 0;
 	char *base;
 
-	rs->ctl_size = sizeof(struct run_ctl) +
-		       rs->nsides * (sizeof(struct side_stats) + own + paced);
+	rs->ctl_size = sizeof(struct run_ctl) + rs->nsides * (sizeof(struct side_stats) + own + paced);
 	rs->ctl = mmap(NULL, rs->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rs->ctl == MAP_FAILED) {
 		rs->ctl = NULL;

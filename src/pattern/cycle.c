@@ -99,8 +99,7 @@ const struct cycle_result *cycle_result_of(const struct result *r)
 
 /* The knobs: a period, long enough for the timer and for every hop, and
  * no --rate (the period paces it). -EINVAL with why. */
-static int check_knobs(const struct cell *c, const struct cycle_cell *cc, char *err,
-		       size_t errlen)
+static int check_knobs(const struct cell *c, const struct cycle_cell *cc, char *err, size_t errlen)
 {
 	const char *name = c->pat->name;
 	struct timespec res;

@@ -137,8 +137,11 @@ void cycle_collect_trace(struct result *res)
 void cycle_live(const struct side_stats *sides, unsigned n, char *buf, size_t len)
 {
 	const struct cycle_side *d = n ? sides[0].pat : NULL;
+	unsigned long long cycles = 0, xruns = 0;
 
-	snprintf(buf, len, "%llu cycles, %llu xruns",
-		 d ? (unsigned long long)atomic_load_explicit(&d->cycles_live, memory_order_relaxed) : 0ull,
-		 d ? (unsigned long long)atomic_load_explicit(&d->xruns_live, memory_order_relaxed) : 0ull);
+	if (d) {
+		cycles = atomic_load_explicit(&d->cycles_live, memory_order_relaxed);
+		xruns = atomic_load_explicit(&d->xruns_live, memory_order_relaxed);
+	}
+	snprintf(buf, len, "%llu cycles, %llu xruns", cycles, xruns);
 }

@@ -34,7 +34,7 @@ static int pingpong_client(struct participant *p)
 	p->st->has_hist = true;
 	if (c->rate > 0) {
 		if (!p->st->paced)
-			return pat_fail(p, EINVAL, "paced, but the runner made no record of the pacing");
+			return pat_fail(p, EINVAL, "paced, but no record of the pacing");
 		p->st->has_paced = true;
 		hist_init(&p->st->paced->intended);
 		hist_init(&p->st->paced->late);

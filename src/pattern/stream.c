@@ -94,7 +94,7 @@ static int stream_send_loop(struct participant *p)
 		return stream_send_fast(p, eps[0]);
 	if (c->rate > 0) {
 		if (!p->st->paced)
-			return pat_fail(p, EINVAL, "paced, but the runner made no record of the pacing");
+			return pat_fail(p, EINVAL, "paced, but no record of the pacing");
 		p->st->has_paced = true;
 		hist_init(&p->st->paced->late);
 		hist_init(&p->st->paced->intended);	/* stays empty: see docs/patterns.md */

@@ -178,8 +178,9 @@ static int json_result(json_t *res, const struct result *r)
 {
 	const struct cycle_result *cr = cycle_result_of(r);
 
-	return cr && cr->on ? json_object_set_new(res, "cycle_series", cycle_series_json(&cr->series))
-			    : 0;
+	if (!cr || !cr->on)
+		return 0;
+	return json_object_set_new(res, "cycle_series", cycle_series_json(&cr->series));
 }
 
 /* Its fields: NAN (or "") for another pattern's result, left out of JSON. */

@@ -239,7 +239,6 @@ __attribute__((constructor)) static void fields_build(void)
 			fields_add(patterns[i]->report->metrics, patterns[i]->report->nmetrics);
 }
 
-
 const struct field *field_find(const char *key)
 {
 	for (size_t i = 0; i < n_result_fields; i++)

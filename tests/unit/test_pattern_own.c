@@ -81,7 +81,8 @@ static void expect_refused(const char *pat, const char *period, const char *want
 static void test_period_refused(void **state)
 {
 	(void)state;
-	expect_refused("stream", "1ms", "--period applies to a periodic pattern (-p cycle), not -p stream");
+	expect_refused("stream", "1ms",
+		       "--period applies to a periodic pattern (-p cycle), not -p stream");
 	expect_refused("pingpong", "soon", "--period soon: expected a time");
 	expect_refused("cycle", "soon", "--period soon: expected a time");
 	expect_refused("cycle", "", "-p cycle needs --period");
