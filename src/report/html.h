@@ -2,8 +2,8 @@
 /* ipclab report: one self-contained HTML page from result files (html.c),
  * its escaping (html_esc.c), its SVG charts (html_svg.c), figures
  * (html_fig.c), tables (html_table.c), traces and profiles (html_trace.c,
- * html_flame.c), matrices (html_cycle.c), each pattern's own sections
- * (struct pat_report.html: -p cycle's in html_cycle.c). Everything a result
+ * html_flame.c), matrices (html_cycle.c), and each pattern's own section
+ * (its struct pat_report's html hook). Everything a result
  * file holds is hostile input: every string is written through html_esc,
  * the data block through html_json_script. */
 #ifndef IPCLAB_REPORT_HTML_H
