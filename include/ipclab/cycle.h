@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The cycle pattern's model (src/pattern/cycle.c): a driver woken by an
+/* The cycle pattern's model (src/pattern/cycle*.c): a driver woken by an
  * absolute periodic timer passes a buffer through a graph of stages, once
  * per period, against a deadline, as an audio server does. Here: the
- * period parser, what each side records, and what a result carries. */
+ * period parser, what a cell keeps, what each side records (its
+ * side_stats.pat), and what a result carries (its pat_result). The engine
+ * knows none of it: the pattern's hooks fill and read these. */
 #ifndef IPCLAB_CYCLE_H
 #define IPCLAB_CYCLE_H
 
@@ -21,11 +23,17 @@
 #define CYCLE_MIN_HOP_NS 5000ull
 int cycle_period_parse(const char *s, uint64_t *ns, char *err, size_t errlen);
 
+/* What a cycle cell keeps (its pat_cell, filled at plan time): the period
+ * as given and in ns, and the deadline (-O deadline=, else the period). */
+struct cycle_cell {
+	uint64_t period_ns, deadline_ns;
+	char period_text[24];
+};
 struct cell;
-/* The cell's deadline: -O deadline=, else its period; its shape, "chain"
- * or "fan". */
-uint64_t cycle_deadline_ns(const struct cell *c);
-const char *cycle_shape_name(const struct cell *c);
+struct result;
+/* A cell's or a result's, or NULL when it is not of the cycle pattern. */
+const struct cycle_cell *cycle_cell_of(const struct cell *c);
+const struct cycle_result *cycle_result_of(const struct result *r);
 
 /* Completion time over the run, in constant memory: point i holds the
  * worst completion of `per` consecutive cycles (UINT64_MAX when none of
@@ -43,7 +51,7 @@ void cycle_series_init(struct cycle_series *s);
 /* One cycle: its completion time (UINT64_MAX for a late start, never run). */
 void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun);
 
-/* What one side of a cycle cell counted (in its shared record). The
+/* What one side of a cycle cell counted (its side_stats.pat). The
  * driver: cycles, xruns, late starts, timer lateness in `b` (its
  * completion times are the side's main histogram); a stage: its wait in
  * the main histogram (the previous hop's send to its receive) and its busy

@@ -39,8 +39,7 @@ struct plan_spec {
 	/* think: iterations per byte, or think_ns: a busy time; one list (nthink) */
 	uint64_t think[PLAN_MAX_LIST], think_ns[PLAN_MAX_LIST];
 	double rate[PLAN_MAX_LIST];	/* messages/s (0 = as fast as it can) */
-	uint64_t period_ns;		/* --period, for a periodic pattern (0 = none) */
-	char period_text[24];		/* as the user wrote it */
+	char period_text[24];		/* --period as typed, for a periodic pattern's plan hook ("" = none) */
 	char rate_text[PLAN_MAX_LIST][24];	/* as the user wrote it ("max" for 0) */
 	unsigned ntp, npat, nsize, nep, npin, nsched, nclients, nthink, nrate;
 

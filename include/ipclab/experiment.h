@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ipclab/cycle.h"
 #include "ipclab/interference.h"
 #include "ipclab/metrics.h"
 #include "ipclab/transport.h"
@@ -37,6 +36,8 @@ struct sched_spec {
 
 struct trace_events;
 
+#define PAT_CELL_MAX 64		/* bytes a pattern keeps in each of its cells */
+
 /* One experiment: transport x pattern x placement x size. */
 struct cell {
 	const struct transport *tp;
@@ -58,7 +59,6 @@ struct cell {
 	uint64_t think_ns;	/* or a calibrated busy time per message */
 	uint64_t think_iters;	/* think_ns as loop iterations (calibrated) */
 	double rate;		/* messages/s the client sends at (0 = as fast as it can) */
-	uint64_t period_ns;	/* --period: the cycle pattern's period (0 = none) */
 	int pm_qos_us;		/* /dev/cpu_dma_latency held at this (-1 = not touched) */
 	bool keep_awake;	/* SCHED_IDLE spinners kept the endpoints' CPUs awake */
 	bool trace;		/* --trace: scheduler events per side (src/trace/) */
@@ -69,13 +69,22 @@ struct cell {
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */
 	const struct cell_remote *remote;	/* --peer / serve: some sides run elsewhere (NULL = all here) */
 	char rate_text[24];
-	char period_text[24];	/* --period as given ("64@48000", "1.333ms") */
 	char skip[256];		/* not run here, and why ("" = run it) */
 	char section[32];	/* suite section ("" = none) */
+	/* the pattern's own values for this cell, set by its plan hook
+	 * (ipclab/pattern.h); zero for a pattern without one */
+	_Alignas(8) unsigned char pat_cell[PAT_CELL_MAX];
 };
 
 #define MAX_CLIENTS 64
 #define MAX_SIDES (MAX_CLIENTS + 1)
+
+/* --rate, each paced side's: side_stats.hist counts from the actual send
+ * (the IPC's own); intended from the intended send time (the open-loop
+ * view of a round trip), late the send's lateness (intended -> actual). */
+struct side_paced {
+	struct hist intended, late;
+};
 
 /* One side's record, in memory shared by every side (processes or threads).
  * Written only by its own side; read by the runner after the side is done,
@@ -101,12 +110,13 @@ struct side_stats {
 	bool serve_spin;		/* ... spinning over them first (the ready hook) */
 	bool has_hist;
 	struct hist hist;
-	/* --rate ping-pong, each client's: hist counts from the actual send
-	 * (the IPC's own round trip); intended from the intended send time
-	 * (the open-loop view), late the send's lateness (intended -> actual) */
+	/* --rate: the paced views (struct side_paced), mapped by the runner
+	 * for a paced cell only (NULL otherwise) */
 	bool has_paced;
-	struct hist paced_intended, paced_late;
-	struct cycle_side cyc;		/* the cycle pattern's figures */
+	struct side_paced *paced;
+	/* the pattern's own record (pattern.side_size bytes, zeroed, in the
+	 * same shared memory; NULL when it has none) */
+	void *pat;
 };
 
 /* SIDE_FAILED: its error is set, its endpoints not yet closed (then DONE) */

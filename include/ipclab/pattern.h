@@ -14,6 +14,16 @@
 #include "ipclab/experiment.h"
 #include "ipclab/opt.h"
 
+struct result;
+struct pat_report;
+
+/* What plan_build hands a pattern's plan hook. */
+struct pat_plan {
+	const char *period;		/* --period as typed ("" = not given) */
+	bool warmup_set;		/* --warmup was given: keep c->warmup */
+	double expect_ns;		/* out: time its schedule adds to the cell (--max-time's derivation) */
+};
+
 struct pattern {
 	const char *name;
 	const char *summary;
@@ -30,7 +40,23 @@ struct pattern {
 	unsigned (*channels)(const struct cell *c);
 	int (*open)(struct participant *self);
 	void (*close)(struct participant *self);
-	bool periodic;			/* runs on --period (the cycle pattern) */
+	bool periodic;			/* runs on a period: takes --period (its plan hook parses it) */
+	/* a periodic pattern's --period: 0 (ns set), or -EINVAL / -ERANGE with why */
+	int (*period_parse)(const char *text, uint64_t *ns, char *err, size_t errlen);
+	/* Optional, for a pattern with knobs and results of its own: */
+	/* at plan time, check the cell and derive what the pattern needs (its
+	 * pat_cell, the warm-up, the watchdog); 0, or -EINVAL with why */
+	int (*plan)(struct cell *c, struct pat_plan *pp, char *err, size_t errlen);
+	const char *reliable_why;	/* it needs a reliable transport, for this reason */
+	const char *mark_name;		/* what --trace=events marks time (NULL: from lat_kind) */
+	size_t side_size;		/* bytes of its own in each side's record (side_stats.pat) */
+	/* its figures of the sides' records into res->pat_result (after the
+	 * engine's own, before latency), and after --trace filled res->trace */
+	void (*collect)(const struct side_stats *sides, unsigned n, struct result *res);
+	void (*collect_trace)(struct result *res);
+	/* the progress line's figures while it runs (the records' atomics only) */
+	void (*live)(const struct side_stats *sides, unsigned n, char *buf, size_t len);
+	const struct pat_report *report;	/* its part of the result record (ipclab/report.h) */
 };
 
 extern const struct pattern *const patterns[];

@@ -23,6 +23,8 @@
 
 enum result_status { RES_OK, RES_SKIPPED, RES_FAILED };
 
+#define PAT_RESULT_MAX (18 * 1024)	/* bytes a pattern keeps in each result */
+
 struct side_result {
 	enum tp_role role;
 	unsigned id;
@@ -118,7 +120,9 @@ struct result {
 	struct profile_result profile;	/* --profile (profile.on) */
 	struct ref_result ref;		/* --reference (ref.on) */
 	struct remote_result remote;	/* --peer (remote.on) */
-	struct cycle_result cyc;	/* -p cycle (cyc.on) */
+	/* the pattern's own figures (its collect hook; zero where it has none
+	 * or the cell did not run), read by its report hooks */
+	_Alignas(8) unsigned char pat_result[PAT_RESULT_MAX];
 	struct interference intf;	/* other tasks on the endpoints' CPUs (always) */
 };
 
@@ -206,8 +210,33 @@ struct field {
 };
 /* The field with this key, or NULL. */
 const struct field *field_find(const char *key);
-extern const struct field result_fields[];
-extern const size_t n_result_fields;
+/* THE table (src/report/fields.c): the engine's configuration, each
+ * pattern's, the engine's metrics, each pattern's (struct pat_report). */
+extern const struct field *const result_fields;
+extern size_t n_result_fields;
+
+/* A pattern's own part of the result record (struct pattern.report): the
+ * fields it adds to the field table, and the sections it writes into a
+ * result's JSON and under its row of the text table. Each reads only a
+ * result of its own pattern: NAN, "" or nothing for any other. */
+struct json_t;
+struct html;
+struct html_view;
+struct plot_ctx;
+struct pat_report {
+	const struct field *config, *metrics;
+	size_t nconfig, nmetrics;
+	/* inside "metrics" (after cpu_busy_pct), and beside it (after
+	 * "trace"); 0, or nonzero when a section could not be made */
+	int (*json_metrics)(struct json_t *metrics, const struct result *r);
+	int (*json_result)(struct json_t *res, const struct result *r);
+	void (*table_line)(FILE *f, const struct result *r);
+	/* From a result file (its JSON): ipclab report's section of the page
+	 * (src/report/html.h), after the profiles; ipclab plot's figures
+	 * (src/report/plot.h), 0 or -errno, 0 too when the file has none. */
+	void (*html)(struct html *h, const struct html_view *v);
+	int (*plot)(struct plot_ctx *ctx);
+};
 
 int report_table(FILE *f, const struct report *rep);
 int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);

@@ -27,9 +27,6 @@ struct run_ctl_view {
 	const struct intf_helpers *helpers;	/* ipclab's own tasks there (may be NULL) */
 };
 void runner_collect(const struct run_ctl_view *v, struct result *res);
-/* After the trace is filled in (--trace): a cycle's stages get their
- * woken-to-running latency from the scheduler's events. */
-void runner_collect_traced_cycle(struct result *res);
 
 /* --vmstat: called by the runner about once a second while a cell runs,
  * with the previous and the current /proc/stat snapshot. */
@@ -39,7 +36,8 @@ void runner_set_tick(runner_tick_fn fn);
 
 /* The progress line: called by the runner about once a second while a
  * cell runs, with the sides' records as they are (only their atomic
- * fields may be read: progress, cycle figures' *_live). */
+ * fields may be read: progress, and those of a pattern's own record that
+ * its live hook reads). */
 typedef void (*runner_live_fn)(const struct cell *c, const struct side_stats *sides,
 			       unsigned nsides, uint64_t ran_ns);
 void runner_set_live(runner_live_fn fn);

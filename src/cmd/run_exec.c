@@ -53,7 +53,7 @@ static void progress(void *arg, size_t k, size_t n)
 		fprintf(stderr, "\r\033[K");
 }
 
-/* Messages so far; a cycle cell's cycles and xruns. */
+/* Messages so far, or the pattern's own figures (its live hook). */
 static void progress_live(const struct cell *c, const struct side_stats *sides, unsigned nsides,
 			  uint64_t ran_ns)
 {
@@ -63,12 +63,11 @@ static void progress_live(const struct cell *c, const struct side_stats *sides, 
 	if (!p || p->quiet || !nsides || !isatty(STDERR_FILENO))
 		return;
 	progress_head(p, true);
-	if (c->pat && c->pat->periodic) {
-		fprintf(stderr, "  [%s %s: %llu cycles, %llu xruns, %.0fs]", c->tp->name, c->pat->name,
-			(unsigned long long)atomic_load_explicit(&sides[0].cyc.cycles_live,
-								 memory_order_relaxed),
-			(unsigned long long)atomic_load_explicit(&sides[0].cyc.xruns_live,
-								 memory_order_relaxed),
+	if (c->pat && c->pat->live) {
+		char figs[96];
+
+		c->pat->live(sides, nsides, figs, sizeof(figs));
+		fprintf(stderr, "  [%s %s: %s, %.0fs]", c->tp->name, c->pat->name, figs,
 			(double)ran_ns / 1e9);
 		return;
 	}

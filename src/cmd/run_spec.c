@@ -270,13 +270,9 @@ static int parse_dims_numbers(struct run_args *a, struct plan_spec *d)
 	}
 	if (!d->nrate)
 		snprintf(d->rate_text[d->nrate++], sizeof(d->rate_text[0]), "max");
-	if (a->period) {
-		char err[ERRLEN];
-
-		if (cycle_period_parse(a->period, &d->period_ns, err, sizeof(err)))
-			return usage_error("%s", err);
+	/* the periodic pattern's plan hook parses it (plan_build) */
+	if (a->period)
 		snprintf(d->period_text, sizeof(d->period_text), "%s", a->period);
-	}
 	n = split_list(a->clients, w, MAX_LIST);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t v;

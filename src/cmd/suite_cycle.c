@@ -33,27 +33,37 @@ unsigned plan_000_cycle(const struct suite_opts *o, struct plan_spec *s, char *e
 	s->think_ns[0] = CYCLE_000_THINK_NS;
 	s->nthink = 1;
 	s->duration_ns = (o->quick ? 2 : 10) * NSEC_PER_SEC;
-	if (cycle_period_parse(CYCLE_000_PERIOD, &s->period_ns, err, errlen))
-		return 0;
+	(void)err;
+	(void)errlen;
+	/* parsed once, by the pattern's plan hook (plan_build) */
 	snprintf(s->period_text, sizeof(s->period_text), "%s", CYCLE_000_PERIOD);
 	return 1;
+}
+
+/* The cycle's figures of a result of this section (all of them are -p cycle's). */
+static const struct cycle_result *cyc(const struct result *r)
+{
+	static const struct cycle_result none;
+	const struct cycle_result *cr = cycle_result_of(r);
+
+	return cr ? cr : &none;
 }
 
 static uint64_t worst_wait_p99(const struct result *x)
 {
 	uint64_t w = 0;
 
-	for (unsigned i = 0; i < x->cyc.nstages; i++)
-		if (x->cyc.stages[i].wait_p99_ns > w)
-			w = x->cyc.stages[i].wait_p99_ns;
+	for (unsigned i = 0; i < cyc(x)->nstages; i++)
+		if (cyc(x)->stages[i].wait_p99_ns > w)
+			w = cyc(x)->stages[i].wait_p99_ns;
 	return w;
 }
 
 /* Fewer xruns first, then the lower p99 completion. */
 static bool cycle_better(const struct result *a, const struct result *b)
 {
-	return !b || a->cyc.xruns < b->cyc.xruns ||
-	       (a->cyc.xruns == b->cyc.xruns && a->cyc.cycle_p99_ns < b->cyc.cycle_p99_ns);
+	return !b || cyc(a)->xruns < cyc(b)->xruns ||
+	       (cyc(a)->xruns == cyc(b)->xruns && cyc(a)->cycle_p99_ns < cyc(b)->cycle_p99_ns);
 }
 
 void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t n)
@@ -90,12 +100,12 @@ void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t 
 			if (!worst || cycle_better(worst, x))
 				worst = x;
 			printf("  %-8s %-12s %7llu %9.0f %10s %10s %10s %11s %10s\n", scheds[k], tps[i],
-			       (unsigned long long)x->cyc.xruns, x->cyc.xruns_per_million,
-			       fmt_ns(b[0], 32, (double)x->cyc.cycle_p50_ns),
-			       fmt_ns(b[1], 32, (double)x->cyc.cycle_p99_ns),
-			       fmt_ns(b[2], 32, (double)x->cyc.cycle_max_ns),
+			       (unsigned long long)cyc(x)->xruns, cyc(x)->xruns_per_million,
+			       fmt_ns(b[0], 32, (double)cyc(x)->cycle_p50_ns),
+			       fmt_ns(b[1], 32, (double)cyc(x)->cycle_p99_ns),
+			       fmt_ns(b[2], 32, (double)cyc(x)->cycle_max_ns),
 			       fmt_ns(b[3], 32, (double)worst_wait_p99(x)),
-			       fmt_ns(b[4], 32, (double)x->cyc.timer_late_p99_ns));
+			       fmt_ns(b[4], 32, (double)cyc(x)->timer_late_p99_ns));
 		}
 	}
 	printf("  (stage wait: the worst stage's p99 from the previous hop's send to its receive)\n");
@@ -104,15 +114,15 @@ void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t 
 		return;
 	}
 	printf("Reading: %s under %s kept the deadline best: %llu xruns in %llu cycles, p99 completion %s, %.0f %% of the period",
-	       best->transport, best->cell.sched.text, (unsigned long long)best->cyc.xruns,
-	       (unsigned long long)best->cyc.cycles, fmt_ns(b[0], 32, (double)best->cyc.cycle_p99_ns),
-	       100.0 * (double)best->cyc.cycle_p99_ns / (double)best->cyc.period_ns);
+	       best->transport, best->cell.sched.text, (unsigned long long)cyc(best)->xruns,
+	       (unsigned long long)cyc(best)->cycles, fmt_ns(b[0], 32, (double)cyc(best)->cycle_p99_ns),
+	       100.0 * (double)cyc(best)->cycle_p99_ns / (double)cyc(best)->period_ns);
 	if (worst && worst != best)
 		printf("; the worst, %s under %s, had %llu xruns and p99 %s (%.2fx)", worst->transport,
-		       worst->cell.sched.text, (unsigned long long)worst->cyc.xruns,
-		       fmt_ns(b[1], 32, (double)worst->cyc.cycle_p99_ns),
-		       best->cyc.cycle_p99_ns ? (double)worst->cyc.cycle_p99_ns /
-							(double)best->cyc.cycle_p99_ns : 0);
+		       worst->cell.sched.text, (unsigned long long)cyc(worst)->xruns,
+		       fmt_ns(b[1], 32, (double)cyc(worst)->cycle_p99_ns),
+		       cyc(best)->cycle_p99_ns ? (double)cyc(worst)->cycle_p99_ns /
+							(double)cyc(best)->cycle_p99_ns : 0);
 	printf(".\n");
 }
 

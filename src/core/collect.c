@@ -55,8 +55,8 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 	res->elapsed_ns = end > start ? end - start : 0;
 }
 
-/* --rate: every client's round trips from the intended send time
- * (ping-pong), and the sends' lateness (ping-pong, stream), merged. */
+/* --rate: every paced side's round trips from the intended send time (a
+ * round-trip pattern's), and its sends' lateness, merged. */
 static void collect_paced(const struct run_ctl_view *v, struct result *res)
 {
 	struct hist *h = NULL;
@@ -64,7 +64,7 @@ static void collect_paced(const struct run_ctl_view *v, struct result *res)
 	for (unsigned i = 0; i < v->nsides; i++) {
 		const struct side_stats *st = &v->sides[i];
 
-		if (!st->has_paced)
+		if (!st->has_paced || !st->paced)
 			continue;
 		if (!h) {
 			h = malloc(2 * sizeof(*h));
@@ -73,8 +73,8 @@ static void collect_paced(const struct run_ctl_view *v, struct result *res)
 			hist_init(&h[0]);
 			hist_init(&h[1]);
 		}
-		hist_merge(&h[0], &st->paced_intended);
-		hist_merge(&h[1], &st->paced_late);
+		hist_merge(&h[0], &st->paced->intended);
+		hist_merge(&h[1], &st->paced->late);
 	}
 	if (h && h[0].count) {
 		res->paced_samples = h[0].count;
@@ -160,88 +160,15 @@ static void collect_interference(const struct run_ctl_view *v, struct result *re
 	intf_compute(&w, getloadavg(load, 1) == 1 ? load[0] : NAN, &res->intf);
 }
 
-/* -p cycle: the driver's cycles and timer, each stage's wait and busy. The
- * completion times are the result's histogram (the driver's); messages
- * are cycles, so msgs/s is cycles per second. */
-static void collect_cycle(const struct run_ctl_view *v, struct result *res)
-{
-	struct cycle_result *cr = &res->cyc;
-	const struct side_stats *drv = &v->sides[0];
-	const struct cell *c = &res->cell;
-	const struct hist *tl = &drv->cyc.b;
-
-	memset(cr, 0, sizeof(*cr));
-	cr->on = true;
-	snprintf(cr->shape, sizeof(cr->shape), "%s", cycle_shape_name(c));
-	cr->period_ns = c->period_ns;
-	cr->deadline_ns = cycle_deadline_ns(c);
-	cr->cycles = drv->cyc.cycles;
-	cr->xruns = drv->cyc.xruns;
-	cr->late_starts = drv->cyc.late_starts;
-	cr->xruns_per_million = cr->cycles ? 1e6 * (double)cr->xruns / (double)cr->cycles : 0;
-	if (drv->hist.count) {
-		cr->cycle_p50_ns = hist_quantile(&drv->hist, 0.50);
-		cr->cycle_p99_ns = hist_quantile(&drv->hist, 0.99);
-		cr->cycle_p99_9_ns = hist_quantile(&drv->hist, 0.999);
-		cr->cycle_max_ns = drv->hist.max;
-	}
-	cr->timer_samples = tl->count;
-	if (tl->count) {
-		cr->timer_late_p50_ns = hist_quantile(tl, 0.50);
-		cr->timer_late_p99_ns = hist_quantile(tl, 0.99);
-		cr->timer_late_max_ns = tl->max;
-	}
-	for (unsigned i = 1; i < v->nsides && cr->nstages < CYCLE_MAX_STAGES; i++) {
-		const struct side_stats *st = &v->sides[i];
-		struct cycle_stage *sg = &cr->stages[cr->nstages++];
-
-		if (st->hist.count) {
-			sg->wait_p50_ns = hist_quantile(&st->hist, 0.50);
-			sg->wait_p99_ns = hist_quantile(&st->hist, 0.99);
-			sg->wait_max_ns = st->hist.max;
-		}
-		if (st->cyc.b.count) {
-			sg->busy_p50_ns = hist_quantile(&st->cyc.b, 0.50);
-			sg->busy_p99_ns = hist_quantile(&st->cyc.b, 0.99);
-		}
-		if (c->period_ns) {
-			sg->wait_share_pct = 100.0 * (double)sg->wait_p50_ns / (double)c->period_ns;
-			sg->busy_share_pct = 100.0 * (double)sg->busy_p50_ns / (double)c->period_ns;
-		}
-	}
-	cr->series = drv->cyc.series;
-	res->msgs = cr->cycles;
-	res->bytes = drv->bytes;
-}
-
-void runner_collect_traced_cycle(struct result *res)
-{
-	struct cycle_result *cr = &res->cyc;
-
-	if (!cr->on || !res->trace.on)
-		return;
-	for (unsigned i = 0; i < res->trace.nsides && i < TRACE_MAX_SIDES; i++) {
-		const struct trace_side *t = &res->trace.sides[i];
-		struct cycle_stage *sg;
-
-		if (t->server || t->id >= cr->nstages || !t->lat_count)
-			continue;
-		sg = &cr->stages[t->id];
-		sg->traced = true;
-		sg->woken_p50_ns = t->lat_p50_ns;
-		sg->woken_p99_ns = t->lat_p99_ns;
-		sg->woken_max_ns = t->lat_max_ns;
-	}
-}
-
 void runner_collect(const struct run_ctl_view *v, struct result *res)
 {
 	uint64_t cpu_ns;
 
 	hist_init(&res->hist);
 	collect_sides(v, res, &cpu_ns);
-	if (res->cell.pat && res->cell.pat->periodic && v->nsides)
-		collect_cycle(v, res);
+	/* a pattern's own figures (which may count its messages its way) */
+	if (res->cell.pat && res->cell.pat->collect && v->nsides)
+		res->cell.pat->collect(v->sides, v->nsides, res);
 	collect_latency(res);
 	collect_paced(v, res);
 	collect_system(v, res);

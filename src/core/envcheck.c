@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/pattern.h"
 #include "ipclab/topology.h"
 #include "ipclab/util.h"
 #include "envcheck_int.h"
@@ -373,6 +374,16 @@ static void check_rt(struct envc *e)
 			 rt, period);
 }
 
+/* The pattern that sets its own timer slack (its option timer_slack). */
+static const char *slack_pattern(void)
+{
+	for (size_t i = 0; i < n_patterns; i++)
+		for (const struct opt_desc *o = patterns[i]->options; o && o->name; o++)
+			if (!strcmp(o->name, "timer_slack"))
+				return patterns[i]->name;
+	return "?";
+}
+
 static void check_timer_slack(struct envc *e)
 {
 	bool ok;
@@ -383,8 +394,8 @@ static void check_timer_slack(struct envc *e)
 	else if (slack > 1000)
 		envc_put(e, "timer_slack", CHECK_WARN,
 			 "echo 1 > /proc/$$/timerslack_ns in the shell that starts ipclab (its children inherit it), or --sched fifo:N (realtime tasks have none)",
-			 "timer slack %lld ns, inherited by the endpoints: their sleeps and timeouts may end up to %lld us late (-p cycle sets its own, -O timer_slack_ns)",
-			 slack, slack / 1000);
+			 "timer slack %lld ns, inherited by the endpoints: their sleeps and timeouts may end up to %lld us late (-p %s sets its own, -O timer_slack_ns)",
+			 slack, slack / 1000, slack_pattern());
 	else
 		envc_put(e, "timer_slack", CHECK_OK, "", "timer slack %lld ns", slack);
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ipclab/engine.h"
 #include "ipclab/placement.h"
@@ -72,9 +71,9 @@ static int cell_check(struct cell *c, bool named, char *err, size_t errlen)
 	else if ((tp->caps & TP_THREAD_ONLY) && !c->threads)
 		snprintf(why, sizeof(why), "%s works between threads only; use --endpoints thread",
 			 tp->name);
-	else if (c->pat->periodic && (tp->caps & TP_LOSSY))
-		snprintf(why, sizeof(why), "%s may drop or reorder messages; -p %s passes one buffer through every stage each period and needs a reliable transport",
-			 tp->name, c->pat->name);
+	else if (c->pat->reliable_why && (tp->caps & TP_LOSSY))
+		snprintf(why, sizeof(why), "%s may drop or reorder messages; -p %s %s and needs a reliable transport",
+			 tp->name, c->pat->name, c->pat->reliable_why);
 	else if (c->clients > 1 && !(tp->caps & TP_MULTI_CLIENT) && !c->pat->channels)
 		snprintf(why, sizeof(why), "%s serves one client; --clients %u needs a multi-client transport",
 			 tp->name, c->clients);
@@ -88,55 +87,60 @@ static int cell_check(struct cell *c, bool named, char *err, size_t errlen)
 	return 0;
 }
 
-/* The knobs a pattern needs or refuses: --period belongs to a periodic
- * pattern, which needs one long enough for its hops. -EINVAL with why. */
-static int cell_knobs_check(const struct cell *c, char *err, size_t errlen)
+/* The first periodic pattern of the registry: the one --period is for. */
+static const struct pattern *periodic_pattern(void)
+{
+	for (size_t i = 0; i < n_patterns; i++)
+		if (patterns[i]->periodic)
+			return patterns[i];
+	return NULL;
+}
+
+static const char *periodic_name(void)
+{
+	return periodic_pattern() ? periodic_pattern()->name : "?";
+}
+
+/* --period checked once, before any cell, as the user's other values are. */
+static int period_check(const char *text, char *err, size_t errlen)
+{
+	const struct pattern *p = periodic_pattern();
+	uint64_t ns;
+
+	if (!text[0] || !p || !p->period_parse)
+		return 0;
+	return p->period_parse(text, &ns, err, errlen) ? -EINVAL : 0;
+}
+
+/* The pattern's own knobs: --period belongs to a periodic pattern; a
+ * pattern with a plan hook checks its cell and derives what it needs
+ * (expect_ns: what its schedule adds to the cell's time). -EINVAL with why. */
+static int cell_pattern_plan(struct cell *c, const struct plan_spec *s, double *expect_ns,
+			     char *err, size_t errlen)
 {
 	const struct pattern *pat = c->pat;
-	struct timespec res;
-	uint64_t hops = (uint64_t)c->clients + 1, res_ns;
+	struct pat_plan pp = { .period = s->period_text, .warmup_set = s->warmup_set };
+	int ret;
 
-	if (!pat->periodic) {
-		if (c->period_ns) {
-			snprintf(err, errlen, "--period applies to a periodic pattern (-p cycle), not -p %s; drop --period or use -p cycle",
-				 pat->name);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!c->period_ns) {
-		snprintf(err, errlen, "-p %s needs --period: a time (1.333ms) or FRAMES@RATE (64@48000)",
-			 pat->name);
+	if (!pat->periodic && s->period_text[0]) {
+		snprintf(err, errlen, "--period applies to a periodic pattern (-p %s), not -p %s; drop --period or use -p %s",
+			 periodic_name(), pat->name, periodic_name());
 		return -EINVAL;
 	}
-	if (c->rate > 0) {
-		snprintf(err, errlen, "-p %s is paced by --period; drop --rate", pat->name);
-		return -EINVAL;
-	}
-	res_ns = clock_getres(CLOCK_MONOTONIC, &res) == 0 ?
-		 (uint64_t)res.tv_sec * NSEC_PER_SEC + (uint64_t)res.tv_nsec : 1;
-	if (c->period_ns <= 2 * res_ns) {
-		snprintf(err, errlen, "--period %s is not longer than twice the timer's resolution here (%llu ns); use a longer period",
-			 c->period_text, (unsigned long long)res_ns);
-		return -EINVAL;
-	}
-	if (c->period_ns < hops * CYCLE_MIN_HOP_NS) {
-		snprintf(err, errlen, "--period %s is too short for %u stages: %llu hops need at least %llu us (%llu us each); use a longer period or fewer --clients",
-			 c->period_text, c->clients, (unsigned long long)hops,
-			 (unsigned long long)(hops * CYCLE_MIN_HOP_NS / 1000),
-			 (unsigned long long)(CYCLE_MIN_HOP_NS / 1000));
-		return -EINVAL;
-	}
+	if (pat->plan && (ret = pat->plan(c, &pp, err, errlen)))
+		return ret;
+	*expect_ns = pp.expect_ns;
 	return 0;
 }
 
 /*
  * --max-time when not given: 60 s plus four times what the cell should take
  * at worst-case speeds (100 us and 50 ns a byte per message, think time
- * twice, a paced client's schedule, or -d). Generous on purpose: it ends a
- * run that crawls, which the no-progress --timeout cannot see.
+ * twice, a paced client's schedule, the pattern's (pat_expect), or -d).
+ * Generous on purpose: it ends a run that crawls, which the no-progress
+ * --timeout cannot see.
  */
-static uint64_t derive_max_time(const struct cell *c)
+static uint64_t derive_max_time(const struct cell *c, double pat_expect)
 {
 	double msgs = (double)(c->count + c->warmup) * (c->clients ? c->clients : 1);
 	double per_msg = 100e3 + 50.0 * (double)c->size + 2.0 * (double)c->think_ns +
@@ -147,8 +151,7 @@ static uint64_t derive_max_time(const struct cell *c)
 
 	if (c->rate > 0 && !c->duration_ns)
 		expect += msgs / c->rate * 1e9;
-	if (c->period_ns && !c->duration_ns)	/* one graph pass a period */
-		expect += (double)(c->count + c->warmup) * (double)c->period_ns;
+	expect += pat_expect;
 	limit = 60e9 + 4 * expect;
 	return limit >= 1.8e19 ? UINT64_MAX : (uint64_t)limit;
 }
@@ -158,8 +161,12 @@ struct pick {
 	unsigned pat, size, tp, ep, pin, sched, clients, think, rate;
 };
 
-static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pick *k)
+static int cell_fill(struct cell *c, const struct plan_spec *s, const struct pick *k, char *err,
+		     size_t errlen)
 {
+	double pat_expect = 0;
+	int ret;
+
 	*c = (struct cell){ .tp = s->tp[k->tp], .tp_opts = s->tp_opts[k->tp],
 			    .pat = s->pat[k->pat], .pat_opts = s->pat_opts[k->pat],
 			    .size = s->size[k->size], .count = s->count,
@@ -176,8 +183,6 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 					    (s->think_per_ns ? s->think_per_ns(s->think_arg) :
 							       think_calibrate()));
 	c->rate = s->rate[k->rate];
-	c->period_ns = s->period_ns;
-	snprintf(c->period_text, sizeof(c->period_text), "%s", s->period_text);
 	c->pm_qos_us = s->pm_qos_us;
 	snprintf(c->section, sizeof(c->section), "%s", s->section ? s->section : "");
 	c->keep_awake = s->keep_awake;
@@ -191,21 +196,10 @@ static void cell_fill(struct cell *c, const struct plan_spec *s, const struct pi
 	/* a paced run warms up with one message unless told otherwise */
 	if (c->rate > 0 && !s->warmup_set)
 		c->warmup = 1;
-	/* a periodic one warms up for 100 ms of periods (at least one) */
-	if (c->pat->periodic && c->period_ns && !s->warmup_set) {
-		uint64_t w = 100 * NSEC_PER_MSEC / c->period_ns;
-
-		c->warmup = w < 1 ? 1 : w < c->warmup ? w : c->warmup;
-	}
-	/* it moves a message once a period: the no-progress watchdog waits
-	 * two periods and the deadline, and a second, at least */
-	if (c->pat->periodic && c->period_ns && c->timeout_ns) {
-		uint64_t need = 2 * (c->period_ns + cycle_deadline_ns(c)) + NSEC_PER_SEC;
-
-		if (c->timeout_ns < need)
-			c->timeout_ns = need;
-	}
-	c->max_time_ns = s->max_time_set ? s->max_time_ns : derive_max_time(c);
+	if ((ret = cell_pattern_plan(c, s, &pat_expect, err, errlen)))
+		return ret;
+	c->max_time_ns = s->max_time_set ? s->max_time_ns : derive_max_time(c, pat_expect);
+	return 0;
 }
 
 /* One cell: filled, checked against its transport and its placement. */
@@ -219,8 +213,7 @@ static int cell_add(struct plan *pl, const struct plan_spec *s, const struct pic
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	cell_fill(c, s, k);
-	if ((ret = cell_knobs_check(c, err, errlen)))
+	if ((ret = cell_fill(c, s, k, err, errlen)))
 		return ret;
 	ret = cell_check(c, s->tp_named[k->tp] && !s->lenient, err, errlen);
 	if (ret)
@@ -249,6 +242,8 @@ int plan_build(const struct plan_spec *s, struct plan *pl, char *err, size_t err
 			 n + pl->n, PLAN_MAX_CELLS);
 		return -EINVAL;
 	}
+	if ((ret = period_check(s->period_text, err, errlen)))
+		return ret;
 	/* the order of the loops is the order of the results: pattern first */
 	for (k.pat = 0; k.pat < s->npat; k.pat++)
 	for (k.size = 0; k.size < s->nsize; k.size++)

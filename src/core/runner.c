@@ -241,12 +241,39 @@ static int trace_setup(struct run_state *rs, const struct cell *c)
 
 	profile_cell_name(c, name, sizeof(name));
 	tt.name = name;
-	tt.mark_name = c->pat && c->pat->periodic ? "cycle (driver: completion, stage: busy)" :
+	tt.mark_name = c->pat && c->pat->mark_name ? c->pat->mark_name :
 		       c->pat && c->pat->lat_kind == LAT_RTT ? "round trip" :
 							       "one-way (sampled)";
 	if ((ret = trace_open(&tt, &rs->trace, err, sizeof(err))))
 		return errf(rs->fail, sizeof(rs->fail), -ret, "%s", err);
 	rs->ctl->trace = rs->trace;
+	return 0;
+}
+
+/* The shared record: the run's control, every side's record and after
+ * them, for each side, the pattern's own record (side_stats.pat) and a
+ * paced cell's views (side_stats.paced), mapped before any side starts,
+ * so that every process sees them at one address. */
+static int map_shared(struct run_state *rs, const struct cell *c)
+{
+	size_t own = c->pat ? (c->pat->side_size + 63) / 64 * 64 : 0;
+	size_t paced = c->rate > 0 ? (sizeof(struct side_paced) + 63) / 64 * 64 : 0;
+	char *base;
+
+	rs->ctl_size = sizeof(struct run_ctl) + rs->nsides * (sizeof(struct side_stats) + own + paced);
+	rs->ctl = mmap(NULL, rs->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rs->ctl == MAP_FAILED) {
+		rs->ctl = NULL;
+		return errf(rs->fail, sizeof(rs->fail), ENOMEM, "cannot map shared state: %s",
+			    strerror(errno));
+	}
+	base = (char *)&rs->ctl->sides[rs->nsides];
+	for (unsigned i = 0; i < rs->nsides; i++) {
+		char *mine = base + i * (own + paced);
+
+		rs->ctl->sides[i].pat = own ? mine : NULL;
+		rs->ctl->sides[i].paced = paced ? (struct side_paced *)(mine + own) : NULL;
+	}
 	return 0;
 }
 
@@ -263,13 +290,8 @@ static int setup(struct run_state *rs, const struct cell *c, struct result *res)
 	rs->nlocal = 0;
 	for (unsigned i = 0; i < rs->nsides; i++)
 		rs->nlocal += cell_side_local(c, i);
-	rs->ctl_size = sizeof(struct run_ctl) + rs->nsides * sizeof(struct side_stats);
-	rs->ctl = mmap(NULL, rs->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (rs->ctl == MAP_FAILED) {
-		rs->ctl = NULL;
-		return errf(rs->fail, sizeof(rs->fail), ENOMEM, "cannot map shared state: %s",
-			    strerror(errno));
-	}
+	if ((ret = map_shared(rs, c)))
+		return ret;
 	rs->ctl->nsides = rs->nlocal;
 	rs->ctl->helpers.n = keep_awake_tasks(rs->ctl->helpers.pid, rs->ctl->helpers.cpu,
 					      INTF_MAX_HELPERS);
@@ -376,7 +398,8 @@ static int run_once(const struct cell *c, struct result *res)
 		runner_collect(&v, res);
 		if (rs->trace)
 			trace_fill(rs->trace, res);
-		runner_collect_traced_cycle(res);
+		if (c->pat && c->pat->collect_trace)
+			c->pat->collect_trace(res);
 		for (unsigned i = 0; rs->profile && i < rs->nsides; i++)
 			profile_window(rs->profile, i, rs->ctl->sides[i].win_start_ns,
 				       rs->ctl->sides[i].win_end_ns);

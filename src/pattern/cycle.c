@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* cycle: an audio server's period (ipclab/cycle.h). The driver (the
- * server side) wakes on an absolute periodic timer, as an audio interrupt
- * would, and starts the graph: in a chain it passes a buffer of S bytes to
+/* cycle: an audio server's period (ipclab/cycle.h). The driver (the server
+ * side) wakes on an absolute periodic timer, as an audio interrupt would,
+ * and starts the graph: in a chain it passes a buffer of S bytes to
  * stage 1, which processes it (--think) and passes it to stage 2 ... the
  * last hands it back to the driver; in a fan it wakes every stage at once
  * and waits for all of them. A cycle that completes after its deadline is
@@ -12,7 +12,13 @@
  * passed is counted as a late start (and an xrun), not run and never
  * silently dropped: the next one due is started instead, as an audio
  * server skips to the next period after an xrun. Warm-up cycles are always
- * run, so that every stage knows which message opens the window. */
+ * run, so that every stage knows which message opens the window.
+ *
+ * The pattern owns its knobs and its results: its plan hook (here) parses
+ * --period and derives the warm-up and the watchdog from it; each side
+ * counts into a record of its own (struct cycle_side, side_stats.pat),
+ * folded into the result by cycle_collect.c; its fields and sections of
+ * the result record are src/report/cycle_out.c's (cycle_report). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <math.h>
@@ -23,15 +29,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "common.h"
-
-enum { SHAPE_CHAIN, SHAPE_FAN };
-
-struct cycle_opts {
-	int shape;
-	uint64_t deadline_ns;	/* 0 = the period */
-	uint64_t timer_slack_ns;
-};
+#include "cycle_int.h"
 
 static const struct opt_desc cycle_options[] = {
 	{ .name = "shape", .type = OPT_CHOICE, .offset = offsetof(struct cycle_opts, shape),
@@ -47,7 +45,7 @@ static const struct opt_desc cycle_options[] = {
 	{ 0 },
 };
 
-/* ---- the period and the series ------------------------------------------ */
+/* ---- the period, at plan time ------------------------------------------- */
 
 int cycle_period_parse(const char *s, uint64_t *ns, char *err, size_t errlen)
 {
@@ -89,41 +87,79 @@ int cycle_period_parse(const char *s, uint64_t *ns, char *err, size_t errlen)
 	return 0;
 }
 
-void cycle_series_init(struct cycle_series *s)
+const struct cycle_cell *cycle_cell_of(const struct cell *c)
 {
-	memset(s, 0, sizeof(*s));
-	s->per = 1;
+	return c && c->pat == &pat_cycle ? cycle_cell(c) : NULL;
 }
 
-void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun)
+const struct cycle_result *cycle_result_of(const struct result *r)
 {
-	if (s->n == 0 || s->in_last == s->per) {
-		if (s->n == CYCLE_SERIES_MAX) {
-			/* fold neighbours: half the points, each twice as many cycles */
-			for (uint32_t i = 0; i < CYCLE_SERIES_MAX / 2; i++) {
-				uint64_t a = s->max_ns[2 * i], b = s->max_ns[2 * i + 1];
+	return r && r->cell.pat == &pat_cycle ? (const struct cycle_result *)r->pat_result : NULL;
+}
 
-				/* UINT64_MAX: no cycle of that point ran */
-				s->max_ns[i] = a == UINT64_MAX ? b : b == UINT64_MAX ? a : a > b ? a : b;
-				s->xruns[i] = s->xruns[2 * i] + s->xruns[2 * i + 1];
-			}
-			s->n = CYCLE_SERIES_MAX / 2;
-			s->per *= 2;
-			s->in_last = s->per;	/* the last merged point is full */
-		}
-		if (s->n == 0 || s->in_last == s->per) {
-			s->max_ns[s->n] = UINT64_MAX;
-			s->xruns[s->n] = 0;
-			s->n++;
-			s->in_last = 0;
-		}
+/* The knobs: a period, long enough for the timer and for every hop, and
+ * no --rate (the period paces it). -EINVAL with why. */
+static int check_knobs(const struct cell *c, const struct cycle_cell *cc, char *err, size_t errlen)
+{
+	const char *name = c->pat->name;
+	struct timespec res;
+	uint64_t hops = (uint64_t)c->clients + 1, res_ns;
+
+	if (c->rate > 0) {
+		snprintf(err, errlen, "-p %s is paced by --period; drop --rate", name);
+		return -EINVAL;
 	}
-	/* a late start (UINT64_MAX) counts as an xrun but has no completion */
-	if (completion_ns != UINT64_MAX &&
-	    (s->max_ns[s->n - 1] == UINT64_MAX || completion_ns > s->max_ns[s->n - 1]))
-		s->max_ns[s->n - 1] = completion_ns;
-	s->xruns[s->n - 1] += xrun;
-	s->in_last++;
+	res_ns = clock_getres(CLOCK_MONOTONIC, &res) == 0 ?
+		 (uint64_t)res.tv_sec * NSEC_PER_SEC + (uint64_t)res.tv_nsec : 1;
+	if (cc->period_ns <= 2 * res_ns) {
+		snprintf(err, errlen, "--period %s is not longer than twice the timer's resolution here (%llu ns); use a longer period",
+			 cc->period_text, (unsigned long long)res_ns);
+		return -EINVAL;
+	}
+	if (cc->period_ns < hops * CYCLE_MIN_HOP_NS) {
+		snprintf(err, errlen, "--period %s is too short for %u stages: %llu hops need at least %llu us (%llu us each); use a longer period or fewer --clients",
+			 cc->period_text, c->clients, (unsigned long long)hops,
+			 (unsigned long long)(hops * CYCLE_MIN_HOP_NS / 1000),
+			 (unsigned long long)(CYCLE_MIN_HOP_NS / 1000));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cycle_plan(struct cell *c, struct pat_plan *pp, char *err, size_t errlen)
+{
+	struct cycle_cell *cc = (struct cycle_cell *)c->pat_cell;
+	const struct cycle_opts *o = c->pat_opts;
+	int ret;
+
+	if (!pp->period || !pp->period[0]) {
+		snprintf(err, errlen, "-p %s needs --period: a time (1.333ms) or FRAMES@RATE (64@48000)",
+			 c->pat->name);
+		return -EINVAL;
+	}
+	if (cycle_period_parse(pp->period, &cc->period_ns, err, errlen))
+		return -EINVAL;
+	snprintf(cc->period_text, sizeof(cc->period_text), "%s", pp->period);
+	cc->deadline_ns = o->deadline_ns ? o->deadline_ns : cc->period_ns;
+	if ((ret = check_knobs(c, cc, err, errlen)))
+		return ret;
+	/* it warms up for 100 ms of periods (at least one) */
+	if (!pp->warmup_set) {
+		uint64_t w = 100 * NSEC_PER_MSEC / cc->period_ns;
+
+		c->warmup = w < 1 ? 1 : w < c->warmup ? w : c->warmup;
+	}
+	/* it moves a message once a period: the no-progress watchdog waits
+	 * two periods and the deadline, and a second, at least */
+	if (c->timeout_ns) {
+		uint64_t need = 2 * (cc->period_ns + cc->deadline_ns) + NSEC_PER_SEC;
+
+		if (c->timeout_ns < need)
+			c->timeout_ns = need;
+	}
+	if (!c->duration_ns)	/* one graph pass a period */
+		pp->expect_ns = (double)(c->count + c->warmup) * (double)cc->period_ns;
+	return 0;
 }
 
 /* ---- channels and endpoints -------------------------------------------- */
@@ -135,7 +171,7 @@ static unsigned stages(const struct cell *c)
 
 static bool is_chain(const struct cell *c)
 {
-	return ((const struct cycle_opts *)c->pat_opts)->shape == SHAPE_CHAIN;
+	return cycle_is_chain(c);
 }
 
 /* chain: hop h goes from stage h-1 (the driver for h = 0) to stage h (the
@@ -246,33 +282,21 @@ static int run_graph(struct participant *p, uint32_t m, uint32_t flags)
 	return 0;
 }
 
-const char *cycle_shape_name(const struct cell *c)
-{
-	return is_chain(c) ? "chain" : "fan";
-}
-
-uint64_t cycle_deadline_ns(const struct cell *c)
-{
-	const struct cycle_opts *o = c->pat_opts;
-
-	return o->deadline_ns ? o->deadline_ns : c->period_ns;
-}
-
 /* The driver: the absolute schedule, late starts, the timer's lateness,
  * one pass of the graph and its completion per cycle (one loop; the
  * branches are the cases of the schedule the header comment names). */
 static int cycle_driver(struct participant *p)
 {
 	const struct cell *c = p->cell;
-	const uint64_t period = c->period_ns, deadline = cycle_deadline_ns(c);
-	struct cycle_side *cs = &p->st->cyc;
+	const uint64_t period = cycle_cell(c)->period_ns, deadline = cycle_cell(c)->deadline_ns;
+	struct cycle_side *cs = p->st->pat;
 	uint64_t measured = c->duration_ns ? (c->duration_ns + period / 2) / period : c->count;
 	uint64_t total = c->warmup + (measured ? measured : 1);
 	uint64_t t0, k;
 	uint32_t m = 0;		/* buffers sent through the graph so far */
 	int ret;
 
-	if (!period)
+	if (!period || !cs)
 		return pat_fail(p, EINVAL, "no period (the cell was planned without --period)");
 	p->st->has_hist = true;
 	/* an audio driver's wake is exact; a non-realtime thread's timers
@@ -346,11 +370,13 @@ static int cycle_driver(struct participant *p)
 static int cycle_stage(struct participant *p)
 {
 	const struct cell *c = p->cell;
-	struct cycle_side *cs = &p->st->cyc;
+	struct cycle_side *cs = p->st->pat;
 	const struct msg_hdr *h;
 	uint64_t got = 0;
 	int ret;
 
+	if (!cs)
+		return pat_fail(p, EINVAL, "no record of the cycle's own (the runner made none)");
 	hist_init(&cs->b);
 	for (uint32_t m = 0;; m++) {
 		uint64_t t_in, t_out, sent_at;
@@ -401,4 +427,13 @@ const struct pattern pat_cycle = {
 	.open = cycle_open,
 	.close = cycle_close,
 	.periodic = true,
+	.period_parse = cycle_period_parse,
+	.plan = cycle_plan,
+	.reliable_why = "passes one buffer through every stage each period",
+	.mark_name = "cycle (driver: completion, stage: busy)",
+	.side_size = sizeof(struct cycle_side),
+	.collect = cycle_collect,
+	.collect_trace = cycle_collect_trace,
+	.live = cycle_live,
+	.report = &cycle_report,
 };

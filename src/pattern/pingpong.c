@@ -33,9 +33,11 @@ static int pingpong_client(struct participant *p)
 	p->st->zerocopy = zc;
 	p->st->has_hist = true;
 	if (c->rate > 0) {
+		if (!p->st->paced)
+			return pat_fail(p, EINVAL, "paced, but no record of the pacing");
 		p->st->has_paced = true;
-		hist_init(&p->st->paced_intended);
-		hist_init(&p->st->paced_late);
+		hist_init(&p->st->paced->intended);
+		hist_init(&p->st->paced->late);
 	}
 	for (seq = 0; seq < total; seq++) {
 		uint32_t flags = seq + 1 == total ? MSG_F_END : 0;
@@ -65,8 +67,8 @@ static int pingpong_client(struct participant *p)
 		if (seq >= c->warmup) {
 			hist_add(&p->st->hist, t1 - t0);
 			if (intended) {
-				hist_add(&p->st->paced_intended, t1 - intended);
-				hist_add(&p->st->paced_late, t0 > intended ? t0 - intended : 0);
+				hist_add(&p->st->paced->intended, t1 - intended);
+				hist_add(&p->st->paced->late, t0 > intended ? t0 - intended : 0);
 			}
 			pat_mark(p, t0, t1);
 		}

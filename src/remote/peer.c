@@ -428,6 +428,8 @@ static int peer_sides_done(const struct cell *c, struct side_stats *sides, unsig
 	st.id = 0;
 	/* a histogram of the server's is of one-way times across two clocks */
 	st.has_hist = false;
+	st.pat = sides[0].pat;		/* this side's records stay where they are */
+	st.paced = sides[0].paced;
 	sides[0] = st;
 	return 0;
 }

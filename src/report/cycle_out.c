@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* -p cycle in the reports (cycle_out.h, docs/output.md). */
+/* -p cycle in the reports (cycle_out.h, docs/output.md): its fields of the
+ * one field table, its JSON sections and its lines under a table row, which
+ * the pattern hands the reporters (struct pat_report, cycle_report). */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "ipclab/util.h"
@@ -122,6 +125,14 @@ int cycle_series_read(const json_t *obj, struct cycle_series *s)
 	return 0;
 }
 
+static void table_line(FILE *f, const struct result *r)
+{
+	const struct cycle_result *cr = cycle_result_of(r);
+
+	if (cr && cr->on)
+		cycle_table_line(f, cr);
+}
+
 /* "  cycle: 7500 cycles, 3 xruns (400/M), 1 late start; timer late p99
  * 40us; stage 1 wait 12us busy 100us (7.5 %) ..." */
 void cycle_table_line(FILE *f, const struct cycle_result *cr)
@@ -153,3 +164,107 @@ void cycle_table_line(FILE *f, const struct cycle_result *cr)
 		fputc('\n', f);
 	}
 }
+
+/* ---- the pattern's part of the result record ------------------------------------ */
+
+static int json_metrics(json_t *metrics, const struct result *r)
+{
+	const struct cycle_result *cr = cycle_result_of(r);
+
+	return cr && cr->on ? json_object_set_new(metrics, "stages", cycle_stages_json(cr)) : 0;
+}
+
+static int json_result(json_t *res, const struct result *r)
+{
+	const struct cycle_result *cr = cycle_result_of(r);
+
+	if (!cr || !cr->on)
+		return 0;
+	return json_object_set_new(res, "cycle_series", cycle_series_json(&cr->series));
+}
+
+/* Its fields: NAN (or "") for another pattern's result, left out of JSON. */
+static const char *get_period(const struct result *r)
+{
+	const struct cycle_cell *cc = cycle_cell_of(&r->cell);
+
+	return cc ? cc->period_text : "";
+}
+
+static double get_period_ns(const struct result *r)
+{
+	const struct cycle_cell *cc = cycle_cell_of(&r->cell);
+
+	return cc && cc->period_ns ? (double)cc->period_ns : NAN;
+}
+
+#define GET_CYC(name, expr) \
+	static double get_##name(const struct result *r) \
+	{ \
+		const struct cycle_result *cr = cycle_result_of(r); \
+		return cr && cr->on ? (double)(expr) : NAN; \
+	}
+#define GET_CYC_LAT(name, expr, h) \
+	static double get_##name(const struct result *r) \
+	{ \
+		const struct cycle_result *cr = cycle_result_of(r); \
+		return cr && cr->on && (h) ? (double)(expr) : NAN; \
+	}
+GET_CYC(deadline, cr->deadline_ns)
+GET_CYC(cycles, cr->cycles)
+GET_CYC(xruns, cr->xruns)
+GET_CYC(late_starts, cr->late_starts)
+GET_CYC(xruns_ppm, cr->xruns_per_million)
+GET_CYC_LAT(cycle_p50, cr->cycle_p50_ns, r->lat_samples)
+GET_CYC_LAT(cycle_p99, cr->cycle_p99_ns, r->lat_samples)
+GET_CYC_LAT(cycle_p99_9, cr->cycle_p99_9_ns, r->lat_samples)
+GET_CYC_LAT(cycle_max, cr->cycle_max_ns, r->lat_samples)
+GET_CYC_LAT(timer_p50, cr->timer_late_p50_ns, cr->timer_samples)
+GET_CYC_LAT(timer_p99, cr->timer_late_p99_ns, cr->timer_samples)
+GET_CYC_LAT(timer_max, cr->timer_late_max_ns, cr->timer_samples)
+
+static const struct field config_fields[] = {
+	{ .key = "period", .label = "period", .kind = F_STR, .get_str = get_period, .config = true,
+	  .optional = true, .doc = "-p cycle: --period as given (a time, or FRAMES@RATE such as 64@48000)" },
+	{ .key = "period_ns", .label = "period", .kind = F_U64, .unit = U_NS, .get_num = get_period_ns,
+	  .config = true, .optional = true, .doc = "-p cycle: the driver's period" },
+};
+
+#define CYC_N(k, l, kd, u, g, d) \
+	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .optional = true, .doc = d }
+static const struct field metric_fields[] = {
+	CYC_N("deadline_ns", "deadline", F_U64, U_NS, deadline,
+	      "-p cycle: a cycle completing later than this after its intended start is an xrun"),
+	CYC_N("cycles", "cycles", F_U64, U_COUNT, cycles,
+	      "-p cycle: periods in the window (late starts included)"),
+	CYC_N("xruns", "xruns", F_U64, U_COUNT, xruns,
+	      "-p cycle: cycles that missed their deadline (late starts included)"),
+	CYC_N("late_starts", "late", F_U64, U_COUNT, late_starts,
+	      "-p cycle: cycles whose deadline passed before the driver could start them (not run)"),
+	CYC_N("xruns_per_million", "xruns/M", F_DBL, U_NONE, xruns_ppm,
+	      "-p cycle: xruns per million cycles"),
+	CYC_N("cycle_p50_ns", "cycle p50", F_U64, U_NS, cycle_p50,
+	      "-p cycle: median completion time, intended start to the graph's end"),
+	CYC_N("cycle_p99_ns", "cycle p99", F_U64, U_NS, cycle_p99, "-p cycle: 99th percentile completion time"),
+	CYC_N("cycle_p99_9_ns", "cycle p99.9", F_U64, U_NS, cycle_p99_9,
+	      "-p cycle: 99.9th percentile completion time"),
+	CYC_N("cycle_max_ns", "cycle max", F_U64, U_NS, cycle_max, "-p cycle: longest completion time"),
+	CYC_N("timer_late_p50_ns", "timer p50", F_U64, U_NS, timer_p50,
+	      "-p cycle: the driver's timer lateness (intended wake to actual wake, cyclictest's figure), median"),
+	CYC_N("timer_late_p99_ns", "timer p99", F_U64, U_NS, timer_p99,
+	      "-p cycle: the driver's timer lateness, 99th percentile"),
+	CYC_N("timer_late_max_ns", "timer max", F_U64, U_NS, timer_max,
+	      "-p cycle: the driver's timer lateness, largest"),
+};
+
+const struct pat_report cycle_report = {
+	.config = config_fields,
+	.nconfig = ARRAY_SIZE(config_fields),
+	.metrics = metric_fields,
+	.nmetrics = ARRAY_SIZE(metric_fields),
+	.json_metrics = json_metrics,
+	.json_result = json_result,
+	.table_line = table_line,
+	.html = html_cycles,
+	.plot = fig_cycle,
+};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* -p cycle in the reports (src/report/cycle_out.c): the stages[] of a
  * result's metrics, its completion-time series, and the line the text
- * table prints under a cycle row. */
+ * table prints under a cycle row; the pattern hands them to the reporters
+ * as cycle_report (ipclab/report.h: struct pat_report). */
 #ifndef IPCLAB_REPORT_CYCLE_OUT_H
 #define IPCLAB_REPORT_CYCLE_OUT_H
 
@@ -9,6 +10,18 @@
 #include <stdio.h>
 
 #include "ipclab/cycle.h"
+#include "ipclab/report.h"
+
+extern const struct pat_report cycle_report;
+
+/* From a result file: ipclab report's cycle section (html_cycle.c) and
+ * ipclab plot's figures, completion over the run and the stages' wait and
+ * busy (plot_cycle.c; 0 when the file has no cycle result). */
+struct html;
+struct html_view;
+struct plot_ctx;
+void html_cycles(struct html *h, const struct html_view *v);
+int fig_cycle(struct plot_ctx *ctx);
 
 json_t *cycle_stages_json(const struct cycle_result *cr);
 json_t *cycle_series_json(const struct cycle_series *s);

@@ -66,25 +66,6 @@ GET_NUM(bimodal, r->bimodal)
 GET_NUM(ci95_pct, result_headline_ci_pct(r))
 GET_NUM(converged, r->repeat_auto ? r->converged : NAN)
 
-/* -p cycle only (NAN elsewhere: left out of JSON) */
-GET_STR(period, r->cell.period_text)
-GET_NUM(period_ns, r->cell.period_ns ? (double)r->cell.period_ns : NAN)
-#define GET_CYC(name, expr) GET_NUM(name, r->cyc.on ? (double)(expr) : NAN)
-#define GET_CYC_LAT(name, expr, h) \
-	GET_NUM(name, r->cyc.on && (h) ? (double)(expr) : NAN)
-GET_CYC(deadline, r->cyc.deadline_ns)
-GET_CYC(cycles, r->cyc.cycles)
-GET_CYC(xruns, r->cyc.xruns)
-GET_CYC(late_starts, r->cyc.late_starts)
-GET_CYC(xruns_ppm, r->cyc.xruns_per_million)
-GET_CYC_LAT(cycle_p50, r->cyc.cycle_p50_ns, r->lat_samples)
-GET_CYC_LAT(cycle_p99, r->cyc.cycle_p99_ns, r->lat_samples)
-GET_CYC_LAT(cycle_p99_9, r->cyc.cycle_p99_9_ns, r->lat_samples)
-GET_CYC_LAT(cycle_max, r->cyc.cycle_max_ns, r->lat_samples)
-GET_CYC_LAT(timer_p50, r->cyc.timer_late_p50_ns, r->cyc.timer_samples)
-GET_CYC_LAT(timer_p99, r->cyc.timer_late_p99_ns, r->cyc.timer_samples)
-GET_CYC_LAT(timer_max, r->cyc.timer_late_max_ns, r->cyc.timer_samples)
-
 /* --rate ping-pong's other views of the round trip: only where paced */
 #define GET_PACED(name, n, expr) GET_NUM(name, r->n ? (double)(expr) : NAN)
 GET_PACED(lat_int_p50, paced_samples, r->lat_intended_p50_ns)
@@ -121,12 +102,12 @@ GET_LAT(lat_max, r->lat_max_ns)
 #define PACED_N(k, l, g, d) \
 	{ .key = k, .label = l, .kind = F_U64, .unit = U_NS, .get_num = get_##g, .optional = true, \
 	  .doc = d }
-#define CYC_N(k, l, kd, u, g, d) \
-	{ .key = k, .label = l, .kind = kd, .unit = u, .get_num = get_##g, .optional = true, .doc = d }
 
 /* Order: JSON and CSV order; the fields marked for the table, in this order,
- * are the human table's columns. */
-const struct field result_fields[] = {
+ * are the human table's columns. The engine's configuration (head), each
+ * pattern's (pat_report.config), the engine's metrics (tail), each
+ * pattern's (pat_report.metrics): see fields_build. */
+static const struct field head_fields[] = {
 	CFG_S("transport", "transport", transport, true, "transport name, as given to -t"),
 	CFG_S("pattern", "pattern", pattern, true, "pattern name, as given to -p"),
 	CFG_N("size_bytes", "size", F_U64, U_BYTES, size, true,
@@ -162,10 +143,9 @@ const struct field result_fields[] = {
 	      "/dev/cpu_dma_latency held at this many microseconds during the run (--pm-qos); null = untouched"),
 	CFG_N("keep_awake", "keep-awake", F_BOOL, U_NONE, keep_awake, false,
 	      "a SCHED_IDLE busy loop kept each endpoint CPU out of idle states (--keep-awake)"),
-	{ .key = "period", .label = "period", .kind = F_STR, .get_str = get_period, .config = true,
-	  .optional = true, .doc = "-p cycle: --period as given (a time, or FRAMES@RATE such as 64@48000)" },
-	{ .key = "period_ns", .label = "period", .kind = F_U64, .unit = U_NS, .get_num = get_period_ns,
-	  .config = true, .optional = true, .doc = "-p cycle: the driver's period" },
+};
+
+static const struct field tail_fields[] = {
 	CFG_N("repeat_n", "repeat", F_U64, U_COUNT, repeat, false,
 	      "repetitions folded into this result: each metric is their median (--repeat)"),
 
@@ -231,30 +211,33 @@ const struct field result_fields[] = {
 	{ .key = "converged", .label = "converged", .kind = F_BOOL, .get_num = get_converged,
 	  .optional = true,
 	  .doc = "--repeat auto: the headline's interval came within the target before the cap or budget" },
-	CYC_N("deadline_ns", "deadline", F_U64, U_NS, deadline,
-	      "-p cycle: a cycle completing later than this after its intended start is an xrun"),
-	CYC_N("cycles", "cycles", F_U64, U_COUNT, cycles,
-	      "-p cycle: periods in the window (late starts included)"),
-	CYC_N("xruns", "xruns", F_U64, U_COUNT, xruns,
-	      "-p cycle: cycles that missed their deadline (late starts included)"),
-	CYC_N("late_starts", "late", F_U64, U_COUNT, late_starts,
-	      "-p cycle: cycles whose deadline passed before the driver could start them (not run)"),
-	CYC_N("xruns_per_million", "xruns/M", F_DBL, U_NONE, xruns_ppm,
-	      "-p cycle: xruns per million cycles"),
-	CYC_N("cycle_p50_ns", "cycle p50", F_U64, U_NS, cycle_p50,
-	      "-p cycle: median completion time, intended start to the graph's end"),
-	CYC_N("cycle_p99_ns", "cycle p99", F_U64, U_NS, cycle_p99, "-p cycle: 99th percentile completion time"),
-	CYC_N("cycle_p99_9_ns", "cycle p99.9", F_U64, U_NS, cycle_p99_9,
-	      "-p cycle: 99.9th percentile completion time"),
-	CYC_N("cycle_max_ns", "cycle max", F_U64, U_NS, cycle_max, "-p cycle: longest completion time"),
-	CYC_N("timer_late_p50_ns", "timer p50", F_U64, U_NS, timer_p50,
-	      "-p cycle: the driver's timer lateness (intended wake to actual wake, cyclictest's figure), median"),
-	CYC_N("timer_late_p99_ns", "timer p99", F_U64, U_NS, timer_p99,
-	      "-p cycle: the driver's timer lateness, 99th percentile"),
-	CYC_N("timer_late_max_ns", "timer max", F_U64, U_NS, timer_max,
-	      "-p cycle: the driver's timer lateness, largest"),
 };
-const size_t n_result_fields = ARRAY_SIZE(result_fields);
+
+#define FIELDS_MAX 160
+static struct field all_fields[FIELDS_MAX];
+const struct field *const result_fields = all_fields;
+size_t n_result_fields;
+
+static void fields_add(const struct field *f, size_t n)
+{
+	for (size_t i = 0; i < n && n_result_fields < FIELDS_MAX; i++)
+		all_fields[n_result_fields++] = f[i];
+}
+
+/* THE table, made once before main from the engine's fields and every
+ * registered pattern's own (a pattern's are optional: absent from JSON
+ * where they do not apply). */
+__attribute__((constructor)) static void fields_build(void)
+{
+	fields_add(head_fields, ARRAY_SIZE(head_fields));
+	for (size_t i = 0; i < n_patterns; i++)
+		if (patterns[i]->report)
+			fields_add(patterns[i]->report->config, patterns[i]->report->nconfig);
+	fields_add(tail_fields, ARRAY_SIZE(tail_fields));
+	for (size_t i = 0; i < n_patterns; i++)
+		if (patterns[i]->report)
+			fields_add(patterns[i]->report->metrics, patterns[i]->report->nmetrics);
+}
 
 const struct field *field_find(const char *key)
 {

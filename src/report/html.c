@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "html.h"
 
@@ -113,7 +114,9 @@ static int view_body(struct html *h, struct html_view *v)
 		return errf(h->err, h->errlen, -ret, "out of memory drawing the figures");
 	html_traces(h, v);
 	html_profiles(h, v);
-	html_cycles(h, v);
+	for (size_t i = 0; i < n_patterns; i++)	/* each pattern's own section */
+		if (patterns[i]->report && patterns[i]->report->html)
+			patterns[i]->report->html(h, v);
 	return 0;
 }
 

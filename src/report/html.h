@@ -2,7 +2,8 @@
 /* ipclab report: one self-contained HTML page from result files (html.c),
  * its escaping (html_esc.c), its SVG charts (html_svg.c), figures
  * (html_fig.c), tables (html_table.c), traces and profiles (html_trace.c,
- * html_flame.c), cycles and matrices (html_cycle.c). Everything a result
+ * html_flame.c), matrices (html_cycle.c), and each pattern's own section
+ * (its struct pat_report's html hook). Everything a result
  * file holds is hostile input: every string is written through html_esc,
  * the data block through html_json_script. */
 #ifndef IPCLAB_REPORT_HTML_H
@@ -82,7 +83,6 @@ int html_figures(struct html *h, const struct html_view *v);
 void html_traces(struct html *h, const struct html_view *v);
 void html_profiles(struct html *h, const struct html_view *v);
 int html_flame(struct html *h, const struct html_view *v, const struct rcell *c, unsigned side);
-void html_cycles(struct html *h, const struct html_view *v);
 void html_matrix(struct html *h, const struct rfile *rf);
 
 /* The embedded style sheet and script (html_assets.c). */

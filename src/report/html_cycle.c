@@ -14,6 +14,7 @@
 #include "ipclab/util.h"
 #include "matrix.h"
 #include "html_svg.h"
+#include "cycle_out.h"
 
 #define MX_MAX 64
 #define MX_GROUPS 32

@@ -19,7 +19,6 @@
 #include "fields.h"
 #include "matrix.h"
 #include "profile_out.h"
-#include "cycle_out.h"
 #include "trace_out.h"
 #include "intf_out.h"
 
@@ -262,9 +261,11 @@ static json_t *repeat_json(const struct result *r)
 	return o;
 }
 
-/* metrics, sides and histogram exist only for a result that ran. */
+/* metrics, sides and histogram exist only for a result that ran; the
+ * pattern's own sections where its report hooks put them. */
 static int put_measured(json_t *res, const struct result *r)
 {
+	const struct pat_report *pr = r->cell.pat ? r->cell.pat->report : NULL;
 	json_t *metrics = json_object();
 	int rc = 0;
 
@@ -272,8 +273,8 @@ static int put_measured(json_t *res, const struct result *r)
 		return -1;
 	rc |= put_fields(metrics, r, false);
 	rc |= json_object_set_new(metrics, "cpu_busy_pct", cpu_busy_json(r));
-	if (r->cyc.on)
-		rc |= json_object_set_new(metrics, "stages", cycle_stages_json(&r->cyc));
+	if (pr && pr->json_metrics)
+		rc |= pr->json_metrics(metrics, r);
 	rc |= json_object_set_new(res, "metrics", metrics);
 	rc |= json_object_set_new(res, "sides", sides_json(r));
 	if (r->hist.count)
@@ -283,8 +284,8 @@ static int put_measured(json_t *res, const struct result *r)
 	rc |= json_object_set_new(res, "interference", interference_json(&r->intf));
 	if (r->trace.on)
 		rc |= json_object_set_new(res, "trace", trace_json(&r->trace));
-	if (r->cyc.on)
-		rc |= json_object_set_new(res, "cycle_series", cycle_series_json(&r->cyc.series));
+	if (pr && pr->json_result)
+		rc |= pr->json_result(res, r);
 	if (r->profile.on) {
 		rc |= json_object_set_new(res, "profile", profile_json(&r->profile));
 		rc |= json_object_set_new(res, "profile_run", profile_run_json(&r->profile));

@@ -71,9 +71,6 @@ int fig_latency(struct plot_ctx *ctx);
 int fig_throughput(struct plot_ctx *ctx);
 int fig_cpu(struct plot_ctx *ctx);
 int fig_heatmap(struct plot_ctx *ctx, const struct plot_pivot *pv);
-/* -p cycle: completion over the run and the stages' wait and busy
- * (plot_cycle.c); 0 when the file has no cycle result. */
-int fig_cycle(struct plot_ctx *ctx);
 /* --pin matrix's CPU x CPU heatmap (plot_matrix.c); 0 when the file has none. */
 int fig_matrix(struct plot_ctx *ctx);
 /* -EINVAL when no result has the pivot's parameters or metric. */

@@ -10,6 +10,7 @@
 
 #include "ipclab/util.h"
 #include "plot.h"
+#include "cycle_out.h"
 
 #define CYC_MAX_CELLS 32
 

@@ -14,7 +14,6 @@
 #include "ipclab/util.h"
 #include "fields.h"
 #include "matrix.h"
-#include "cycle_out.h"
 #include "profile_out.h"
 #include "repeat_out.h"
 #include "trace_out.h"
@@ -395,8 +394,9 @@ static void print_text(FILE *f, const struct layout *lay)
 			cells[c] = lay->cells[i][c];
 		if (row_ok(w)) {
 			text_line(f, lay, cells, lay->ncols, NULL);
-			if (w->r->cyc.on)
-				cycle_table_line(f, &w->r->cyc);
+			if (w->r->cell.pat && w->r->cell.pat->report &&
+			    w->r->cell.pat->report->table_line)
+				w->r->cell.pat->report->table_line(f, w->r);
 			if (w->r->trace.on)
 				trace_table_line(f, &w->r->trace);
 			if (w->r->profile.on)

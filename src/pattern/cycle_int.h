@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the cycle pattern's files: cycle.c (the driver and the
+ * stages, its period at plan time), cycle_collect.c (its figures into a
+ * result) and src/report/cycle_out.c (its part of the
+ * result record). */
+#ifndef IPCLAB_PATTERN_CYCLE_INT_H
+#define IPCLAB_PATTERN_CYCLE_INT_H
+
+#include "ipclab/cycle.h"
+#include "ipclab/report.h"
+#include "common.h"
+
+enum { SHAPE_CHAIN, SHAPE_FAN };
+
+struct cycle_opts {
+	int shape;
+	uint64_t deadline_ns;	/* 0 = the period */
+	uint64_t timer_slack_ns;
+};
+
+extern const struct pattern pat_cycle;
+extern const struct pat_report cycle_report;
+
+static inline const struct cycle_cell *cycle_cell(const struct cell *c)
+{
+	return (const struct cycle_cell *)c->pat_cell;
+}
+
+static inline bool cycle_is_chain(const struct cell *c)
+{
+	return ((const struct cycle_opts *)c->pat_opts)->shape == SHAPE_CHAIN;
+}
+
+int cycle_plan(struct cell *c, struct pat_plan *pp, char *err, size_t errlen);
+void cycle_collect(const struct side_stats *sides, unsigned n, struct result *res);
+void cycle_collect_trace(struct result *res);
+void cycle_live(const struct side_stats *sides, unsigned n, char *buf, size_t len);
+
+_Static_assert(sizeof(struct cycle_cell) <= PAT_CELL_MAX, "a cycle cell fits its pat_cell");
+_Static_assert(sizeof(struct cycle_result) <= PAT_RESULT_MAX, "a cycle result fits its pat_result");
+
+#endif
