@@ -63,6 +63,58 @@ struct trace_cpath {
 	       unattributed_ns, total_ns, measured_ns;
 };
 
+/* The cause split (trace_cause): the cell's headline figure, its time per
+ * message / exchange / cycle, split into named shares that add up to it
+ * (100 % +- 5; what the trace cannot place is `unattributed`), and one
+ * sentence naming the largest and what would change it. The kinds are
+ * stable: --explain picks its knob from the largest. */
+enum trace_cause_kind {
+	TC_USER,		/* "user work": running in user space */
+	TC_KERNEL,		/* "kernel work": running in the kernel (syscalls) */
+	TC_WAKEUP,		/* "wakeup latency": woken to running, the CPU handed
+				 * over by the peer or by nothing else (the scheduler's
+				 * own path, a cross-CPU wakeup's queueing) */
+	TC_WAKEUP_IDLE,		/* "wakeup from idle": woken onto an idle CPU: its IPI
+				 * and its exit from idle */
+	TC_CPU_WAIT,		/* "waiting for a CPU": woken, its CPU held by another task */
+	TC_PREEMPTED,		/* "preempted": runnable, its CPU taken while it ran */
+	TC_PEER,		/* "waiting for the peer": asleep on the other side
+				 * (stream: a full or an empty buffer; fan-in: the server
+				 * serving others; cycle: the stages before) */
+	TC_TIMER,		/* "timer lateness": a timer's wakeup came late */
+	TC_UNATTRIBUTED,	/* "unattributed": the figure's time the trace did not place */
+	TC_NKINDS
+};
+
+struct trace_share {
+	enum trace_cause_kind kind;
+	const char *name;		/* trace_cause_name(kind) */
+	double ns, pct;			/* of the figure */
+};
+
+struct trace_cause {
+	bool on;			/* split (a traced cell with a figure to split) */
+	const char *of;			/* the figure: "rtt_mean_ns" (ping-pong, fan-in: per
+					 * exchange), "ns_per_msg" (stream: the bottleneck's
+					 * window per message), "cycle_ns" (cycle: its mean) */
+	double total_ns;		/* that figure, per message / exchange / cycle */
+	char whose[32];			/* "round trip", "receiver", "sender", "clients",
+					 * "cycle" */
+	unsigned nshares;		/* the shares, largest first, zero ones left out */
+	struct trace_share shares[TC_NKINDS];
+	enum trace_cause_kind largest;	/* = shares[0].kind */
+	double largest_pct;
+	double cross_cpu_frac;		/* of the wakeups on the split's sides, those sent
+					 * from another CPU (a knob: --pin same) */
+	char sentence[320];		/* the largest share, and what would change it */
+};
+
+/* The share names, "user work", ... ("?" past TC_NKINDS). */
+const char *trace_cause_name(enum trace_cause_kind k);
+struct trace_result;
+/* The cell's cause split, NULL when it has none (not traced, no figure). */
+const struct trace_cause *trace_cause(const struct trace_result *tr);
+
 struct trace_result {
 	bool on;			/* the cell was traced */
 	bool complete;			/* no event was lost */
@@ -77,6 +129,7 @@ struct trace_result {
 					 * sys_ns is getrusage's share, syscalls unknown */
 	bool has_cpath;
 	struct trace_cpath cpath;
+	struct trace_cause cause;	/* trace_cause() */
 	double perturbation;		/* traced / untraced headline, the median of the
 					 * pairs' ratios; 0 = not measured */
 	const char *perturbation_of;	/* "lat_p50_ns" or "msgs_per_s" */
