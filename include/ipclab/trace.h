@@ -47,6 +47,11 @@ struct trace_side {
 	/* the partition of the side's window: user + sys + runnable +
 	 * preempted + sleep = wall */
 	uint64_t wall_ns, user_ns, sys_ns, runnable_ns, preempted_ns, sleep_ns;
+	/* runnable_ns by how each wakeup ended (parts of it): switched in on a
+	 * CPU that was idle (the IPI and idle exit), that ran another task
+	 * (waiting for a CPU), or another endpoint; and after a timer's expiry */
+	uint64_t woken_idle_ns, woken_other_ns, woken_side_ns, woken_timer_ns;
+	uint64_t timer_wakeups;
 	uint64_t vol_cs, invol_cs;
 	uint64_t wakeups, wakeups_same_cpu, wakes_sent;
 	uint64_t migrations, syscalls;
@@ -56,11 +61,17 @@ struct trace_side {
 	struct trace_syscall top[TRACE_TOP_SYSCALLS];	/* by CPU time */
 };
 
-/* The ping-pong round trip, per exchange, split along its critical path. */
+/* The ping-pong round trip, per exchange, split along its critical path.
+ * Paced (--rate), the client's sleep until its timer (the pacing gap) and
+ * its wait to run after the timer's expiry (the timer's lateness) are left
+ * out of total, as they are of the measured round trip, and given beside. */
 struct trace_cpath {
 	double client_user_ns, client_kernel_ns, server_wakeup_ns,
 	       server_user_ns, server_kernel_ns, client_wakeup_ns,
 	       unattributed_ns, total_ns, measured_ns;
+	double wakeup_idle_ns, wakeup_cpu_wait_ns;	/* parts of the two wakeups */
+	double preempted_ns;				/* part of unattributed */
+	double pacing_gap_ns, timer_late_ns;		/* left out of total */
 };
 
 /* The cause split (trace_cause): the cell's headline figure, its time per

@@ -25,13 +25,20 @@ static json_t *side_json(const struct trace_side *s, bool syscalls)
 			      "vol_ctx_switches", (json_int_t)s->vol_cs,
 			      "invol_ctx_switches", (json_int_t)s->invol_cs,
 			      "migrations", (json_int_t)s->migrations);
+	json_t *wk = json_pack("{s:I, s:I, s:I, s:I, s:I}", "from_idle_ns", (json_int_t)s->woken_idle_ns,
+			       "cpu_wait_ns", (json_int_t)s->woken_other_ns,
+			       "from_peer_ns", (json_int_t)s->woken_side_ns,
+			       "after_timer_ns", (json_int_t)s->woken_timer_ns,
+			       "timer_wakeups", (json_int_t)s->timer_wakeups);
 	json_t *top = json_array();
 
-	if (!o || !top) {
+	if (!o || !top || !wk) {
 		json_decref(o);
 		json_decref(top);
+		json_decref(wk);
 		return NULL;
 	}
+	json_object_set_new(o, "runnable_split", wk);
 	json_object_set_new(o, "syscalls", syscalls ? json_integer((json_int_t)s->syscalls) : json_null());
 	json_object_set_new(o, "wakeup_lat_ns",
 			    s->lat_count ? json_pack("{s:I, s:I, s:I, s:I, s:I}",
@@ -51,12 +58,14 @@ static json_t *side_json(const struct trace_side *s, bool syscalls)
 
 static json_t *cpath_json(const struct trace_cpath *c)
 {
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
 			 "client_user", c->client_user_ns, "client_kernel", c->client_kernel_ns,
 			 "server_wakeup", c->server_wakeup_ns, "server_user", c->server_user_ns,
 			 "server_kernel", c->server_kernel_ns, "client_wakeup", c->client_wakeup_ns,
 			 "unattributed", c->unattributed_ns, "total", c->total_ns,
-			 "measured", c->measured_ns);
+			 "measured", c->measured_ns, "wakeup_from_idle", c->wakeup_idle_ns,
+			 "wakeup_cpu_wait", c->wakeup_cpu_wait_ns, "preempted", c->preempted_ns,
+			 "pacing_gap", c->pacing_gap_ns, "timer_late", c->timer_late_ns);
 }
 
 json_t *trace_json(const struct trace_result *tr)

@@ -112,6 +112,35 @@ static __always_inline __u32 hist_bucket(__u64 v)
 	       (__u32)((v >> (e - TR_HIST_SUB_BITS)) & (TR_HIST_SUB - 1));
 }
 
+/* Path time d of side k (0 server, 1 client) in slot: into the round trip,
+ * or held while the client sleeps, or left out as the timer's lateness. */
+static __always_inline void cp_add(int k, __u64 slot, __u64 d)
+{
+	__u64 m = G.cp_mode, *row;
+
+	if (k < 0 || k > 1 || slot >= TR_NSLOTS)
+		return;
+	if (m == TR_CP_TIMER || m == TR_CP_GAP) {
+		if (m == TR_CP_TIMER)
+			G.cp_late += d;
+		else
+			G.cp_gap += d;
+		return;
+	}
+	/* rows picked by a branch, not an index: the verifier keeps the bound */
+	if (m == TR_CP_TENT)
+		row = k ? G.cp_tent[1] : G.cp_tent[0];
+	else
+		row = k ? G.cp_acc[1] : G.cp_acc[0];
+	row[slot] += d;
+	if (slot == TR_WOKEN) {
+		if (k)
+			sides[1].cp_wpend += d;
+		else
+			sides[0].cp_wpend += d;
+	}
+}
+
 /* End side i's current interval at now and add it to its slot. A phase
  * not yet known is what the event that ends it implies, from the window's
  * start when this is the side's first event (a spinner marks its window
@@ -134,11 +163,148 @@ static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 impl
 			if (slot == TR_SYS)
 				s->sys_cpu += d;
 			if (G.cp_on && G.cp_owner == (__u64)i + 1 && i < 2)
-				G.cp_acc[i == 1][slot] += clip(s->t_last, now, &wins[1]);
+				cp_add(i, slot, clip(s->t_last, now, &wins[1]));
 		}
 	}
 	s->phase = ph;
 	s->t_last = now;
+}
+
+/* The critical path's owner's interval ended at now (its phase kept), so
+ * that what follows is charged in the path's new mode. */
+static __always_inline void cp_split(__u64 now)
+{
+	__u64 o = G.cp_owner;
+
+	if (!G.cp_on || o < 1 || o > 2 || sides[o - 1].phase == TR_PH_UNKNOWN)
+		return;
+	close_iv((int)o - 1, now, sides[o - 1].phase, sides[o - 1].in_sys);
+}
+
+/* The held time between exchanges: kept (the client's own work before
+ * its next send), or left out (it was waiting for its pacing timer). */
+static __always_inline void cp_settle(int keep)
+{
+	for (int k = 0; k < 2; k++)
+		for (int s = 0; s < TR_CP_SLOTS; s++) {
+			if (keep)
+				G.cp_acc[k][s] += G.cp_tent[k][s];
+			else if (s < TR_NSLOTS)
+				G.cp_gap += G.cp_tent[k][s];
+			G.cp_tent[k][s] = 0;
+		}
+}
+
+static __always_inline __u64 take(__u64 *from, __u64 d)
+{
+	if (d > *from)
+		d = *from;
+	*from -= d;
+	return d;
+}
+
+/* Before the time between two paced exchanges is left out: the client's
+ * own timing of the round trip just done (its mark) starts before its send
+ * is seen (the write's entry) and ends after it runs with the reply (the
+ * read's return); those two runs go back into the path, as kernel time. */
+static __always_inline void cp_mark_fix(void)
+{
+	__u64 seq = *(volatile __u64 *)&G.mk_seq, t0 = G.mk_t0, t1 = G.mk_t1, d;
+
+	if (seq == G.mk_used || !t0 || t0 > G.cp_send_t || G.cp_send_t > G.cp_reply_t ||
+	    G.cp_reply_t > t1)
+		return;
+	G.mk_used = seq;
+	if (G.cp_send_paced) {
+		d = take(&G.cp_gap, G.cp_send_t - t0);
+		G.cp_acc[1][TR_SYS] += d;
+	}
+	d = t1 - G.cp_reply_t;
+	d = take(&G.cp_tent[1][TR_SYS], d) + take(&G.cp_tent[1][TR_USER], d);
+	G.cp_acc[1][TR_SYS] += d;
+}
+
+/* The client, asleep, is woken: by a timer between exchanges (its pacing:
+ * what was held is left out, what follows until it runs is the timer's
+ * lateness), or by anything else (what it slept on was an exchange, sent
+ * through something the trace does not see: kept). */
+static __always_inline void cp_client_woken(__u64 now, int timer)
+{
+	__u64 m = G.cp_mode;
+
+	if (!G.cp_on || (m != TR_CP_TENT && m != TR_CP_GAP))
+		return;
+	cp_split(now);
+	if (m == TR_CP_TENT && timer)
+		cp_mark_fix();
+	if (m == TR_CP_TENT)
+		cp_settle(!timer);
+	G.cp_mode = timer ? TR_CP_TIMER : TR_CP_IN;
+}
+
+/* The client sends (wakes the server): a round trip starts. */
+static __always_inline void cp_client_sends(__u64 now)
+{
+	__u64 m = G.cp_mode;
+
+	if (!G.cp_on || (m != TR_CP_TENT && m != TR_CP_GAP))
+		return;
+	cp_split(now);
+	if (m == TR_CP_TENT)
+		cp_settle(1);
+	G.cp_mode = TR_CP_IN;
+	G.cp_send_t = now;
+	G.cp_send_paced = m == TR_CP_GAP;
+}
+
+/* The path moved to the client (it has the reply): if it is running (it
+ * found the reply without sleeping for it), the round trip ends here. */
+static __always_inline void cp_to_client(__u64 now)
+{
+	if (!G.cp_on || G.cp_mode != TR_CP_IN || sides[1].phase != TR_PH_RUN)
+		return;
+	cp_split(now);
+	G.cp_mode = TR_CP_TENT;
+	G.cp_reply_t = now;
+}
+
+/* The client switched in: with the reply (the path is with it: the round
+ * trip ends, whether the reply woke it or found it preempted), or after
+ * its timer (on to its send: pacing, left out). */
+static __always_inline void cp_client_runs(__u64 now)
+{
+	__u64 m = G.cp_mode;
+
+	if (!G.cp_on)
+		return;
+	if (m == TR_CP_TIMER) {
+		G.cp_mode = TR_CP_GAP;
+	} else if (m == TR_CP_IN && G.cp_owner == 2) {
+		G.cp_mode = TR_CP_TENT;
+		G.cp_reply_t = now;
+	}
+}
+
+/* Side j's wakeup latency (woken at wake_t, running at now) ended on a CPU
+ * that had been idle, running another task, or another endpoint. */
+static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_side)
+{
+	struct tr_side *s = &sides[j];
+	__u32 k = prev_pid == 0 ? TR_WK_IDLE : prev_side >= 0 ? TR_WK_SIDE : TR_WK_OTHER;
+	__u64 d = clip(s->wake_t, now, &wins[j]);
+
+	if (k < TR_NWK) {
+		s->wk[k] += d;
+		if (j < 2 && G.cp_on) {
+			if (G.cp_mode == TR_CP_TENT)
+				G.cp_tent[j][TR_NSLOTS + k] += s->cp_wpend;
+			else if (G.cp_mode == TR_CP_IN)
+				G.cp_acc[j][TR_NSLOTS + k] += s->cp_wpend;
+		}
+	}
+	if (s->timer_woken)
+		s->wk_timer += d;
+	s->cp_wpend = 0;
 }
 
 /* A context switch: the side leaving and the side arriving each change
@@ -171,16 +337,25 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 
 			close_iv(o, now, TR_PH_PREEMPTED, 0);
 			G.cp_owner = (__u64)o + 1;
+			if (o == 1)
+				cp_to_client(now);
 		}
 		sides[i].phase = !vol ? TR_PH_PREEMPTED : sides[i].wake_pending ? TR_PH_WOKEN : TR_PH_SLEEP;
 		sides[i].wake_t = now;
 		sides[i].wake_pending = 0;
+		sides[i].timer_woken = 0;
+		if (i == 1 && G.cp_on && sides[i].phase == TR_PH_SLEEP && G.cp_mode == TR_CP_GAP) {
+			cp_split(now);
+			G.cp_mode = TR_CP_TENT;	/* asleep again before its send */
+		}
 	}
 	if (j >= 0) {
 		struct tr_side *s = &sides[j];
 		__u64 ph = s->phase;
 		int w = in_win(now, &wins[j]);
 
+		if (j == 1)	/* the path up to here, in its mode before the client runs */
+			cp_split(now);
 		if (ph == TR_PH_WOKEN && w && s->wake_t && now >= s->wake_t) {
 			__u64 lat = now - s->wake_t;
 			__u32 k = (__u32)j * TR_HIST_BUCKETS + hist_bucket(lat);
@@ -196,9 +371,12 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 				s->lat_max = lat;
 			if (s->waker_cpu == cpu)
 				s->wakeups_same_cpu++;
+			woken_end(j, now, prev->pid, i);
 		} else if (ph == TR_PH_SLEEP && w) {
 			s->missed_wakeups++;
 		}
+		if (j == 1)
+			cp_client_runs(now);
 		close_iv(j, now, TR_PH_PREEMPTED, 0);
 		s->phase = TR_PH_RUN;
 		if (w && cpu < TR_MAX_CPUS)
@@ -215,17 +393,32 @@ int BPF_PROG(on_waking, struct task_struct *p)
 
 	if (i >= 0 && in_win(now, &wins[i]))
 		sides[i].wakes_sent++;
+	__u32 cpu = bpf_get_smp_processor_id();
+	int timer = cpu < TR_MAX_CPUS && G.in_timer[cpu & (TR_MAX_CPUS - 1)];
+
 	if (j < 0)
 		return 0;
+	/* the kernel wakes only a task that sleeps: one thought woken (it was
+	 * woken on its CPU, found what it waited for without switching out,
+	 * and went on to sleep again) was asleep */
+	if (sides[j].phase == TR_PH_WOKEN)
+		sides[j].phase = TR_PH_SLEEP;
+	if (j == 1 && sides[j].phase == TR_PH_SLEEP)
+		cp_client_woken(now, timer);
+	if (i == 1 && j == 0)
+		cp_client_sends(now);
 	if (i >= 0 && i != j)
 		close_iv(i, now, TR_PH_RUN, 1);	/* split: the critical path leaves i here */
-	sides[j].waker_cpu = bpf_get_smp_processor_id();
+	sides[j].waker_cpu = cpu;
 	if (in_win(now, &wins[j]))
 		sides[j].wakeups++;
 	/* j's interval ends here, before the critical path moves to it */
 	close_iv(j, now, TR_PH_SLEEP, 0);
-	if (G.cp_on && i >= 0 && i != j && j < 2)
+	if (G.cp_on && i >= 0 && i != j && j < 2) {
 		G.cp_owner = (__u64)j + 1;
+		if (j == 1)
+			cp_to_client(now);
+	}
 	if (sides[j].phase == TR_PH_RUN) {
 		/* still on its CPU, on its way to sleep (or back from it): the
 		 * switch out, if it comes, ends in runnable, not asleep */
@@ -235,7 +428,32 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (sides[j].phase == TR_PH_SLEEP) {
 		sides[j].phase = TR_PH_WOKEN;
 		sides[j].wake_t = now;
+		sides[j].timer_woken = timer;
+		if (timer && in_win(now, &wins[j]))
+			sides[j].timer_wakeups++;
 	}
+	return 0;
+}
+
+/* A timer's expiry runs between these two: a wakeup inside it is the
+ * timer's (a paced client's, a periodic driver's). */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_timer_in, void *timer, void *now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu < TR_MAX_CPUS)
+		G.in_timer[cpu & (TR_MAX_CPUS - 1)] = 1;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_timer_out, void *timer)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu < TR_MAX_CPUS)
+		G.in_timer[cpu & (TR_MAX_CPUS - 1)] = 0;
 	return 0;
 }
 
