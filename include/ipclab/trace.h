@@ -47,9 +47,10 @@ struct trace_side {
 	/* the partition of the side's window: user + sys + runnable +
 	 * preempted + sleep = wall */
 	uint64_t wall_ns, user_ns, sys_ns, runnable_ns, preempted_ns, sleep_ns;
-	/* runnable_ns by how each wakeup ended (parts of it): switched in on a
-	 * CPU that was idle (the IPI and idle exit), that ran another task
-	 * (waiting for a CPU), or another endpoint; and after a timer's expiry */
+	/* runnable_ns by how each wakeup ended (parts of it): woken by a timer's
+	 * expiry (its lateness), or else switched in on a CPU that was idle (the
+	 * IPI and idle exit), that ran another task (waiting for a CPU), or
+	 * another endpoint */
 	uint64_t woken_idle_ns, woken_other_ns, woken_side_ns, woken_timer_ns;
 	uint64_t timer_wakeups;
 	uint64_t vol_cs, invol_cs;
@@ -115,8 +116,13 @@ struct trace_cause {
 	struct trace_share shares[TC_NKINDS];
 	enum trace_cause_kind largest;	/* = shares[0].kind */
 	double largest_pct;
-	double cross_cpu_frac;		/* of the wakeups on the split's sides, those sent
-					 * from another CPU (a knob: --pin same) */
+	double scale;			/* the parts onto the figure: 1, or below where they
+					 * ran at once and exceeded it */
+	double cross_cpu_frac;		/* of the endpoints' wakeups, those sent from
+					 * another CPU (a knob: --pin same) */
+	unsigned bottleneck;		/* stream: the side that sets the pace */
+	bool bottleneck_sends;		/* ... is the sender */
+	double other_wait_pct;		/* ... the other side asleep, % of its window */
 	char sentence[320];		/* the largest share, and what would change it */
 };
 
@@ -125,6 +131,9 @@ const char *trace_cause_name(enum trace_cause_kind k);
 struct trace_result;
 /* The cell's cause split, NULL when it has none (not traced, no figure). */
 const struct trace_cause *trace_cause(const struct trace_result *tr);
+/* For the runner, after the trace is collected: r->trace.cause. */
+struct result;
+void trace_cause_fill(struct result *r);
 
 struct trace_result {
 	bool on;			/* the cell was traced */

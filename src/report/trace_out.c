@@ -2,6 +2,7 @@
 /* --trace in the reports: the `trace` object of a result (docs/output.md)
  * and the one line under its row in the text table. */
 #include <math.h>
+#include <string.h>
 
 #include "ipclab/util.h"
 #include "trace_out.h"
@@ -68,6 +69,31 @@ static json_t *cpath_json(const struct trace_cpath *c)
 			 "pacing_gap", c->pacing_gap_ns, "timer_late", c->timer_late_ns);
 }
 
+/* {of, total_ns, whose, shares: [{name, ns, pct}], largest, scale, ...,
+ * sentence}, or null */
+static json_t *cause_json(const struct trace_cause *c)
+{
+	json_t *o, *sh = json_array();
+
+	if (!c || !sh) {
+		json_decref(sh);
+		return json_null();
+	}
+	for (unsigned k = 0; k < c->nshares; k++)
+		json_array_append_new(sh, json_pack("{s:s, s:f, s:f}", "name", c->shares[k].name,
+						    "ns", c->shares[k].ns, "pct", c->shares[k].pct));
+	o = json_pack("{s:s, s:f, s:s, s:o, s:s, s:f, s:f, s:f, s:s}", "of", c->of,
+		      "total_ns", c->total_ns, "whose", c->whose, "shares", sh,
+		      "largest", trace_cause_name(c->largest), "largest_pct", c->largest_pct,
+		      "scale", c->scale, "cross_cpu_frac", c->cross_cpu_frac,
+		      "sentence", c->sentence);
+	if (o && !strcmp(c->of, "ns_per_msg")) {
+		json_object_set_new(o, "bottleneck", json_string(c->bottleneck_sends ? "sender" : "receiver"));
+		json_object_set_new(o, "other_wait_pct", json_real(c->other_wait_pct));
+	}
+	return o ? o : json_null();
+}
+
 json_t *trace_json(const struct trace_result *tr)
 {
 	json_t *o = json_object(), *sides = json_array();
@@ -89,6 +115,7 @@ json_t *trace_json(const struct trace_result *tr)
 	json_object_set_new(o, "per_msg", pm);
 	json_object_set_new(o, "sys_from", json_string(tr->syscalls_traced ? "syscalls" : "getrusage"));
 	json_object_set_new(o, "critical_path_ns", tr->has_cpath ? cpath_json(&tr->cpath) : json_null());
+	json_object_set_new(o, "cause", cause_json(trace_cause(tr)));
 	json_object_set_new(o, "lost_events", json_integer((json_int_t)tr->lost_events));
 	json_object_set_new(o, "complete", json_boolean(tr->complete));
 	json_object_set_new(o, "perturbation", jnum_or_null(tr->perturbation > 0, tr->perturbation));
@@ -140,6 +167,20 @@ static void lat_text(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.3gms", (double)ns / 1e6);
 }
 
+/* "    cause: wakeup latency 41%, kernel work 30%, ...: <sentence>" */
+static void cause_line(FILE *f, const struct trace_cause *c)
+{
+	if (!c)
+		return;
+	fprintf(f, "    cause (%s):", c->whose);
+	for (unsigned k = 0; k < c->nshares && k < 4; k++)
+		fprintf(f, "%s %s %.0f%%", k ? "," : "", c->shares[k].name, c->shares[k].pct);
+	if (c->nshares > 4)
+		fprintf(f, ", %u more", c->nshares - 4);
+	fprintf(f, ". %c%s\n", c->sentence[0] >= 'a' && c->sentence[0] <= 'z' ? c->sentence[0] - 32 : c->sentence[0],
+		c->sentence[0] ? c->sentence + 1 : "");
+}
+
 void trace_table_line(FILE *f, const struct trace_result *tr)
 {
 	uint64_t p50 = 0;
@@ -171,4 +212,5 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 			(double)tr->events.span_ns / 1e6, (unsigned long long)tr->events.recorded,
 			tr->events.truncated ? " (TRUNCATED: records lost)" : "");
 	fputc('\n', f);
+	cause_line(f, trace_cause(tr));
 }

@@ -28,7 +28,8 @@ void trace_side_wakeups(const struct tr_side *s, struct trace_side *ts)
 	ts->woken_other_ns = min_u64(s->wk[TR_WK_OTHER], left);
 	left -= ts->woken_other_ns;
 	ts->woken_side_ns = min_u64(s->wk[TR_WK_SIDE], left);
-	ts->woken_timer_ns = min_u64(s->wk_timer, ts->runnable_ns);
+	left -= ts->woken_side_ns;
+	ts->woken_timer_ns = min_u64(s->wk_timer, left);
 	ts->timer_wakeups = s->timer_wakeups;
 }
 

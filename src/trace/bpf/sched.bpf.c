@@ -293,8 +293,11 @@ static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_s
 	__u32 k = prev_pid == 0 ? TR_WK_IDLE : prev_side >= 0 ? TR_WK_SIDE : TR_WK_OTHER;
 	__u64 d = clip(s->wake_t, now, &wins[j]);
 
-	if (k < TR_NWK) {
+	if (s->timer_woken)
+		s->wk_timer += d;	/* its own part, not one of the three */
+	else if (k < TR_NWK)
 		s->wk[k] += d;
+	if (k < TR_NWK) {
 		if (j < 2 && G.cp_on) {
 			if (G.cp_mode == TR_CP_TENT)
 				G.cp_tent[j][TR_NSLOTS + k] += s->cp_wpend;
@@ -302,8 +305,6 @@ static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_s
 				G.cp_acc[j][TR_NSLOTS + k] += s->cp_wpend;
 		}
 	}
-	if (s->timer_woken)
-		s->wk_timer += d;
 	s->cp_wpend = 0;
 }
 
