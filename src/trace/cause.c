@@ -246,8 +246,13 @@ static void sentence(struct trace_cause *c, const struct result *r)
 			      c->whose, c->bottleneck_sends ? "receiver" : "sender", c->other_wait_pct,
 			      c->bottleneck_sends ? "an empty buffer" : "a full buffer");
 	if (n > 0 && (size_t)n < sizeof(c->sentence))
-		snprintf(c->sentence + n, sizeof(c->sentence) - (size_t)n, ": %s change it most",
-			 knob(c, r));
+		n += snprintf(c->sentence + n, sizeof(c->sentence) - (size_t)n, ": %s change it most",
+			      knob(c, r));
+	/* paced: the timer's lateness is no part of the round trip, but said */
+	if (r->trace.has_cpath && r->trace.cpath.timer_late_ns > 0 && n > 0 &&
+	    (size_t)n < sizeof(c->sentence))
+		snprintf(c->sentence + n, sizeof(c->sentence) - (size_t)n,
+			 "; beside it, the client's timer woke it %.3g us late", r->trace.cpath.timer_late_ns / 1e3);
 }
 
 void trace_cause_fill(struct result *r)
