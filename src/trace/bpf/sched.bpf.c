@@ -301,7 +301,8 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	 * and went on to sleep again) was asleep */
 	if (sides[j].phase == TR_PH_WOKEN)
 		sides[j].phase = TR_PH_SLEEP;
-	if (j == 1 && sides[j].phase == TR_PH_SLEEP)
+	/* (preempted on its way to sleep, its timer may expire before it runs) */
+	if (j == 1 && (sides[j].phase == TR_PH_SLEEP || (timer && sides[j].phase == TR_PH_PREEMPTED)))
 		cp_client_woken(now, timer);
 	if (i == 1 && j == 0)
 		cp_client_sends(now);
