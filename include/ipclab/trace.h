@@ -124,6 +124,14 @@ struct trace_cause {
 	bool bottleneck_sends;		/* ... is the sender */
 	double other_wait_pct;		/* ... the other side asleep, % of its window */
 	char sentence[320];		/* the largest share, and what would change it */
+	/* fan-in: each client's round trip, from its own window per exchange */
+	unsigned nclients;
+	struct trace_client_path {
+		unsigned id;
+		double total_ns;	/* its window per exchange */
+		double work_ns, wakeup_ns, preempted_ns;	/* its own: running, woken, preempted */
+		double peer_ns;		/* asleep: waiting for the server */
+	} clients[TRACE_MAX_SIDES - 1];
 };
 
 /* The share names, "user work", ... ("?" past TC_NKINDS). */

@@ -87,6 +87,19 @@ static json_t *cause_json(const struct trace_cause *c)
 		      "largest", trace_cause_name(c->largest), "largest_pct", c->largest_pct,
 		      "scale", c->scale, "cross_cpu_frac", c->cross_cpu_frac,
 		      "sentence", c->sentence);
+	if (o && c->nclients) {	/* fan-in */
+		json_t *a = json_array();
+
+		for (unsigned k = 0; a && k < c->nclients; k++) {
+			const struct trace_client_path *p = &c->clients[k];
+
+			json_array_append_new(a, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "id", (int)p->id,
+							   "total_ns", p->total_ns, "work_ns", p->work_ns,
+							   "wakeup_ns", p->wakeup_ns, "preempted_ns", p->preempted_ns,
+							   "server_wait_ns", p->peer_ns));
+		}
+		json_object_set_new(o, "clients", a ? a : json_null());
+	}
 	if (o && !strcmp(c->of, "ns_per_msg")) {
 		json_object_set_new(o, "bottleneck", json_string(c->bottleneck_sends ? "sender" : "receiver"));
 		json_object_set_new(o, "other_wait_pct", json_real(c->other_wait_pct));

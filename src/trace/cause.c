@@ -138,8 +138,17 @@ static void cause_fanin(const struct result *r, struct trace_cause *c)
 		n += r->sides[i].msgs;
 	if (!n)
 		return;
-	for (unsigned i = 1; i < r->trace.nsides && i < r->nsides; i++)
-		side_parts(&r->trace.sides[i], (double)n, &q, true);
+	for (unsigned i = 1; i < r->trace.nsides && i < r->nsides; i++) {
+		const struct trace_side *s = &r->trace.sides[i];
+		double m = (double)(r->sides[i].msgs ? r->sides[i].msgs : 1);
+
+		side_parts(s, (double)n, &q, true);
+		c->clients[c->nclients++] = (struct trace_client_path){
+			.id = s->id, .total_ns = (double)s->wall_ns / m,
+			.work_ns = (double)(s->user_ns + s->sys_ns) / m,
+			.wakeup_ns = (double)s->runnable_ns / m, .preempted_ns = (double)s->preempted_ns / m,
+			.peer_ns = (double)s->sleep_ns / m };
+	}
 	c->of = "rtt_mean_ns";
 	snprintf(c->whose, sizeof(c->whose), "clients' round trip");
 	fold(c, &q, r->lat_mean_ns);

@@ -5,7 +5,8 @@
 # 10 %), the pacing gap left out and given beside; every cell's cause
 # (ping-pong paced and flood, stream, fan-in, cycle) has named shares that
 # add up to its figure (100 % +- 5), largest first, with a sentence naming
-# the largest; on ping-pong and stream the parts found match the figure
+# the largest, and fan-in each client's round trip in parts; on ping-pong
+# and stream the parts found match the figure
 # before any folding (scale within 10 %), the stream names its bottleneck;
 # the table prints the cause line. Runs that disagree are tried three
 # times (a shared machine); needs --trace (root, BPF): skipped otherwise.
@@ -48,6 +49,12 @@ check() {
 	             "figure %s vs mean %s" % (c["total_ns"], r["metrics"]["lat_mean_ns"]))
 	    if kind == "stream":
 	        need(c["of"] == "ns_per_msg" and c["bottleneck"] in ("sender", "receiver"), "stream %s" % c)
+	    if kind == "loose":	# fan-in: each client's round trip from its window
+	        cl = c.get("clients") or []
+	        need(len(cl) == 3, "fan-in: %d clients" % len(cl))
+	        for x in cl:
+	            parts = x["work_ns"] + x["wakeup_ns"] + x["preempted_ns"] + x["server_wait_ns"]
+	            need(abs(parts - x["total_ns"]) <= 0.05 * x["total_ns"], "client %s: %s" % (x["id"], x))
 	    if kind == "cycle":
 	        need(c["of"] == "cycle_ns" and any(s["name"] == "timer lateness" for s in sh),
 	             "cycle without its timer's lateness: %s" % [s["name"] for s in sh])
