@@ -20,7 +20,8 @@ $(B)/src/trace/embed.o: CFLAGS += -DTRACE_BPF_OBJ='"$(TRACE_BPF_OBJ)"'
 $(B)/src/trace/embed.o: $(TRACE_BPF_OBJ)
 $(B)/src/trace/trace.o: $(B)/src/trace/sysnames.h
 
-$(TRACE_BPF_OBJ): src/trace/bpf/sched.bpf.c src/trace/bpf/preempt.bpf.h src/trace/trace_shared.h
+$(TRACE_BPF_OBJ): src/trace/bpf/sched.bpf.c src/trace/bpf/preempt.bpf.h src/trace/bpf/cpath.bpf.h \
+		  src/trace/trace_shared.h
 	@mkdir -p $(@D)
 	$(TRACE_CLANG) $(TRACE_BPF_CFLAGS) -c -o $@ $<
 

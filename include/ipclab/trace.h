@@ -57,6 +57,12 @@ struct trace_side {
 	/* the partition of the side's window: user + sys + runnable +
 	 * preempted + sleep = wall */
 	uint64_t wall_ns, user_ns, sys_ns, runnable_ns, preempted_ns, sleep_ns;
+	/* runnable_ns by how each wakeup ended (parts of it): woken by a timer's
+	 * expiry (its lateness), or else switched in on a CPU that was idle (the
+	 * IPI and idle exit), that ran another task (waiting for a CPU), or
+	 * another endpoint */
+	uint64_t woken_idle_ns, woken_other_ns, woken_side_ns, woken_timer_ns;
+	uint64_t timer_wakeups;
 	uint64_t vol_cs, invol_cs;
 	uint64_t wakeups, wakeups_same_cpu, wakes_sent;
 	uint64_t migrations, syscalls;
@@ -73,11 +79,17 @@ struct trace_side {
 	struct trace_taker takers[TRACE_TOP_TAKERS];
 };
 
-/* The ping-pong round trip, per exchange, split along its critical path. */
+/* The ping-pong round trip, per exchange, split along its critical path.
+ * Paced (--rate), the client's sleep until its timer (the pacing gap) and
+ * its wait to run after the timer's expiry (the timer's lateness) are left
+ * out of total, as they are of the measured round trip, and given beside. */
 struct trace_cpath {
 	double client_user_ns, client_kernel_ns, server_wakeup_ns,
 	       server_user_ns, server_kernel_ns, client_wakeup_ns,
 	       unattributed_ns, total_ns, measured_ns;
+	double wakeup_idle_ns, wakeup_cpu_wait_ns;	/* parts of the two wakeups */
+	double preempted_ns;				/* part of unattributed */
+	double pacing_gap_ns, timer_late_ns;		/* left out of total */
 };
 
 /* --explain (src/trace/explain.c): the traced cell's largest cause, tested
@@ -87,7 +99,8 @@ struct trace_explain {
 	bool on;			/* the cell was explained */
 	const char *cause;		/* "cross-CPU wakeups", ...; "none" */
 	const char *knob;		/* "--pin same", ...; NULL = none */
-	double share_pct;		/* the cause's time, % of the sides' windows */
+	double share_pct;		/* the cause's share of the figure (the cause split's;
+					 * without one, % of the sides' windows) */
 	bool applied;			/* the knob ran; else note says why not */
 	const char *of;			/* the figure compared: "lat_p50_ns", "msgs_per_s" or,
 					 * for timer lateness, "send_late_p50_ns" */
@@ -98,6 +111,73 @@ struct trace_explain {
 	char note[160];
 };
 #define TRACE_EXPLAIN_PAIRS 3
+/* The cause split (trace_cause): the cell's headline figure, its time per
+ * message / exchange / cycle, split into named shares that add up to it
+ * (100 % +- 5; what the trace cannot place is `unattributed`), and one
+ * sentence naming the largest and what would change it. The kinds are
+ * stable: --explain picks its knob from the largest. */
+enum trace_cause_kind {
+	TC_USER,		/* "user work": running in user space */
+	TC_KERNEL,		/* "kernel work": running in the kernel (syscalls) */
+	TC_WAKEUP,		/* "wakeup latency": woken to running, the CPU handed
+				 * over by the peer or by nothing else (the scheduler's
+				 * own path, a cross-CPU wakeup's queueing) */
+	TC_WAKEUP_IDLE,		/* "wakeup from idle": woken onto an idle CPU: its IPI
+				 * and its exit from idle */
+	TC_CPU_WAIT,		/* "waiting for a CPU": woken, its CPU held by another task */
+	TC_PREEMPTED,		/* "preempted": runnable, its CPU taken while it ran */
+	TC_PEER,		/* "waiting for the peer": asleep on the other side
+				 * (stream: a full or an empty buffer; fan-in: the server
+				 * serving others; cycle: the stages before) */
+	TC_TIMER,		/* "timer lateness": a timer's wakeup came late */
+	TC_UNATTRIBUTED,	/* "unattributed": the figure's time the trace did not place */
+	TC_NKINDS
+};
+
+struct trace_share {
+	enum trace_cause_kind kind;
+	const char *name;		/* trace_cause_name(kind) */
+	double ns, pct;			/* of the figure */
+};
+
+struct trace_cause {
+	bool on;			/* split (a traced cell with a figure to split) */
+	const char *of;			/* the figure: "rtt_mean_ns" (ping-pong, fan-in: per
+					 * exchange), "ns_per_msg" (stream: the bottleneck's
+					 * window per message), "cycle_ns" (cycle: its mean) */
+	double total_ns;		/* that figure, per message / exchange / cycle */
+	char whose[32];			/* "round trip", "receiver", "sender", "clients",
+					 * "cycle" */
+	unsigned nshares;		/* the shares, largest first, zero ones left out */
+	struct trace_share shares[TC_NKINDS];
+	enum trace_cause_kind largest;	/* = shares[0].kind */
+	double largest_pct;
+	double scale;			/* the parts onto the figure: 1, or below where they
+					 * ran at once and exceeded it */
+	double cross_cpu_frac;		/* of the endpoints' wakeups, those sent from
+					 * another CPU (a knob: --pin same) */
+	unsigned bottleneck;		/* stream: the side that sets the pace */
+	bool bottleneck_sends;		/* ... is the sender */
+	double other_wait_pct;		/* ... the other side asleep, % of its window */
+	char sentence[320];		/* the largest share, and what would change it */
+	/* fan-in: each client's round trip, from its own window per exchange */
+	unsigned nclients;
+	struct trace_client_path {
+		unsigned id;
+		double total_ns;	/* its window per exchange */
+		double work_ns, wakeup_ns, preempted_ns;	/* its own: running, woken, preempted */
+		double peer_ns;		/* asleep: waiting for the server */
+	} clients[TRACE_MAX_SIDES - 1];
+};
+
+/* The share names, "user work", ... ("?" past TC_NKINDS). */
+const char *trace_cause_name(enum trace_cause_kind k);
+struct trace_result;
+/* The cell's cause split, NULL when it has none (not traced, no figure). */
+const struct trace_cause *trace_cause(const struct trace_result *tr);
+/* For the runner, after the trace is collected: r->trace.cause. */
+struct result;
+void trace_cause_fill(struct result *r);
 
 struct trace_result {
 	bool on;			/* the cell was traced */
@@ -114,6 +194,7 @@ struct trace_result {
 					 * sys_ns is getrusage's share, syscalls unknown */
 	bool has_cpath;
 	struct trace_cpath cpath;
+	struct trace_cause cause;	/* trace_cause() */
 	double perturbation;		/* traced / untraced headline, the median of the
 					 * pairs' ratios; 0 = not measured */
 	const char *perturbation_of;	/* "lat_p50_ns" or "msgs_per_s" */
@@ -135,14 +216,14 @@ struct trace_result {
 
 /* What --explain would test: the cause with the most time in the trace
  * and the knob that should remove it. */
-enum trace_cause { TC_NONE, TC_OTHERS, TC_CROSS_CPU, TC_IDLE_EXIT, TC_PEER_CPU, TC_TIMER_LATE };
+enum explain_cause { EX_NONE, EX_OTHERS, EX_CROSS_CPU, EX_IDLE_EXIT, EX_PEER_CPU, EX_TIMER_LATE };
 struct trace_pick {
-	enum trace_cause cause;
+	enum explain_cause cause;
 	double ns;			/* its time over the sides' windows */
 	double pct;			/* of their sum */
 };
 struct trace_pick explain_pick(const struct trace_result *tr);
-const char *explain_cause_name(enum trace_cause c);
+const char *explain_cause_name(enum explain_cause c);
 
 /* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */
 #define TRACE_PAIRS 3

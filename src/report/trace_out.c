@@ -46,13 +46,20 @@ static json_t *side_json(const struct trace_side *s, bool syscalls, bool irqs)
 			      "vol_ctx_switches", (json_int_t)s->vol_cs,
 			      "invol_ctx_switches", (json_int_t)s->invol_cs,
 			      "migrations", (json_int_t)s->migrations);
+	json_t *wk = json_pack("{s:I, s:I, s:I, s:I, s:I}", "from_idle_ns", (json_int_t)s->woken_idle_ns,
+			       "cpu_wait_ns", (json_int_t)s->woken_other_ns,
+			       "from_peer_ns", (json_int_t)s->woken_side_ns,
+			       "after_timer_ns", (json_int_t)s->woken_timer_ns,
+			       "timer_wakeups", (json_int_t)s->timer_wakeups);
 	json_t *top = json_array();
 
-	if (!o || !top) {
+	if (!o || !top || !wk) {
 		json_decref(o);
 		json_decref(top);
+		json_decref(wk);
 		return NULL;
 	}
+	json_object_set_new(o, "runnable_split", wk);
 	json_object_set_new(o, "syscalls", syscalls ? json_integer((json_int_t)s->syscalls) : json_null());
 	json_object_set_new(o, "wakeup_lat_ns",
 			    s->lat_count ? json_pack("{s:I, s:I, s:I, s:I, s:I}",
@@ -73,12 +80,52 @@ static json_t *side_json(const struct trace_side *s, bool syscalls, bool irqs)
 
 static json_t *cpath_json(const struct trace_cpath *c)
 {
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
 			 "client_user", c->client_user_ns, "client_kernel", c->client_kernel_ns,
 			 "server_wakeup", c->server_wakeup_ns, "server_user", c->server_user_ns,
 			 "server_kernel", c->server_kernel_ns, "client_wakeup", c->client_wakeup_ns,
 			 "unattributed", c->unattributed_ns, "total", c->total_ns,
-			 "measured", c->measured_ns);
+			 "measured", c->measured_ns, "wakeup_from_idle", c->wakeup_idle_ns,
+			 "wakeup_cpu_wait", c->wakeup_cpu_wait_ns, "preempted", c->preempted_ns,
+			 "pacing_gap", c->pacing_gap_ns, "timer_late", c->timer_late_ns);
+}
+
+/* {of, total_ns, whose, shares: [{name, ns, pct}], largest, scale, ...,
+ * sentence}, or null */
+static json_t *cause_json(const struct trace_cause *c)
+{
+	json_t *o, *sh = json_array();
+
+	if (!c || !sh) {
+		json_decref(sh);
+		return json_null();
+	}
+	for (unsigned k = 0; k < c->nshares; k++)
+		json_array_append_new(sh, json_pack("{s:s, s:f, s:f}", "name", c->shares[k].name,
+						    "ns", c->shares[k].ns, "pct", c->shares[k].pct));
+	o = json_pack("{s:s, s:f, s:s, s:o, s:s, s:f, s:f, s:f, s:s}", "of", c->of,
+		      "total_ns", c->total_ns, "whose", c->whose, "shares", sh,
+		      "largest", trace_cause_name(c->largest), "largest_pct", c->largest_pct,
+		      "scale", c->scale, "cross_cpu_frac", c->cross_cpu_frac,
+		      "sentence", c->sentence);
+	if (o && c->nclients) {	/* fan-in */
+		json_t *a = json_array();
+
+		for (unsigned k = 0; a && k < c->nclients; k++) {
+			const struct trace_client_path *p = &c->clients[k];
+
+			json_array_append_new(a, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "id", (int)p->id,
+							   "total_ns", p->total_ns, "work_ns", p->work_ns,
+							   "wakeup_ns", p->wakeup_ns, "preempted_ns", p->preempted_ns,
+							   "server_wait_ns", p->peer_ns));
+		}
+		json_object_set_new(o, "clients", a ? a : json_null());
+	}
+	if (o && !strcmp(c->of, "ns_per_msg")) {
+		json_object_set_new(o, "bottleneck", json_string(c->bottleneck_sends ? "sender" : "receiver"));
+		json_object_set_new(o, "other_wait_pct", json_real(c->other_wait_pct));
+	}
+	return o ? o : json_null();
 }
 
 /* --explain: the cause, the knob and what it measured. */
@@ -124,6 +171,7 @@ json_t *trace_json(const struct trace_result *tr)
 	json_object_set_new(o, "per_msg", pm);
 	json_object_set_new(o, "sys_from", json_string(tr->syscalls_traced ? "syscalls" : "getrusage"));
 	json_object_set_new(o, "critical_path_ns", tr->has_cpath ? cpath_json(&tr->cpath) : json_null());
+	json_object_set_new(o, "cause", cause_json(trace_cause(tr)));
 	json_object_set_new(o, "lost_events", json_integer((json_int_t)tr->lost_events));
 	json_object_set_new(o, "complete", json_boolean(tr->complete));
 	json_object_set_new(o, "perturbation", jnum_or_null(tr->perturbation > 0, tr->perturbation));
@@ -212,17 +260,19 @@ static void machine_line(FILE *f, const struct trace_result *tr)
 		fputc('\n', f);
 }
 
-/* "    explain: cross-CPU wakeups (41.2% of the windows) -> --pin same:
+/* "    explain: cross-CPU wakeups (41.2% of the figure) -> --pin same:
  * lat_p50_ns 132us -> 80.1us, 0.61x (0.55-0.70 over 3 pairs): confirmed" */
-static void explain_line(FILE *f, const struct trace_explain *e)
+static void explain_line(FILE *f, const struct trace_result *tr)
 {
+	const struct trace_explain *e = &tr->explain;
 	char a[24], b[24];
 
 	if (!e->on)
 		return;
 	fprintf(f, "    explain: %s", e->cause ? e->cause : "none");
 	if (e->knob)
-		fprintf(f, " (%.1f%% of the windows) -> %s", e->share_pct, e->knob);
+		fprintf(f, " (%.1f%% of the %s) -> %s", e->share_pct,
+			trace_cause(tr) ? "figure" : "windows", e->knob);
 	if (!e->applied || !e->pairs) {
 		fprintf(f, "%s%s\n", e->knob && !e->applied ? " not applied: " : ": ", e->note);
 		return;
@@ -236,6 +286,20 @@ static void explain_line(FILE *f, const struct trace_explain *e)
 	}
 	fprintf(f, ": %s %s -> %s, %.2fx (%.2f-%.2f over %u pairs): %s\n", e->of, a, b, e->ratio,
 		e->ratio_lo, e->ratio_hi, e->pairs, e->confirmed ? "confirmed" : "not confirmed");
+}
+
+/* "    cause: wakeup latency 41%, kernel work 30%, ...: <sentence>" */
+static void cause_line(FILE *f, const struct trace_cause *c)
+{
+	if (!c)
+		return;
+	fprintf(f, "    cause (%s):", c->whose);
+	for (unsigned k = 0; k < c->nshares && k < 4; k++)
+		fprintf(f, "%s %s %.0f%%", k ? "," : "", c->shares[k].name, c->shares[k].pct);
+	if (c->nshares > 4)
+		fprintf(f, ", %u more", c->nshares - 4);
+	fprintf(f, ". %c%s\n", c->sentence[0] >= 'a' && c->sentence[0] <= 'z' ? c->sentence[0] - 32 : c->sentence[0],
+		c->sentence[0] ? c->sentence + 1 : "");
 }
 
 void trace_table_line(FILE *f, const struct trace_result *tr)
@@ -269,6 +333,7 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 			(double)tr->events.span_ns / 1e6, (unsigned long long)tr->events.recorded,
 			tr->events.truncated ? " (TRUNCATED: records lost)" : "");
 	fputc('\n', f);
+	cause_line(f, trace_cause(tr));
 	machine_line(f, tr);
-	explain_line(f, &tr->explain);
+	explain_line(f, tr);
 }

@@ -18,6 +18,7 @@ void trace_fill(struct trace *t, struct result *res)
 	for (unsigned i = 0; i < res->nsides && i < TRACE_MAX_SIDES; i++)
 		ru[i] = (struct trace_rusage){ res->sides[i].user_ns, res->sides[i].sys_ns };
 	trace_collect(t, res->msgs, rtt ? res->lat_mean_ns : 0, ru, &res->trace);
+	trace_cause_fill(res);
 }
 
 static int cmp_dbl(const void *a, const void *b)

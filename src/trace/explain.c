@@ -22,14 +22,14 @@
 #define EXPLAIN_MIN_PCT 1.0	/* a cause under this share of the windows is none */
 #define EXPLAIN_MIN_GAIN 0.05	/* confirmed: the median moved 5 % or more */
 
-const char *explain_cause_name(enum trace_cause c)
+const char *explain_cause_name(enum explain_cause c)
 {
 	switch (c) {
-	case TC_OTHERS: return "preempted by other tasks";
-	case TC_CROSS_CPU: return "cross-CPU wakeups";
-	case TC_IDLE_EXIT: return "idle exits";
-	case TC_PEER_CPU: return "sharing a CPU with its peer";
-	case TC_TIMER_LATE: return "timer lateness";
+	case EX_OTHERS: return "preempted by other tasks";
+	case EX_CROSS_CPU: return "cross-CPU wakeups";
+	case EX_IDLE_EXIT: return "idle exits";
+	case EX_PEER_CPU: return "sharing a CPU with its peer";
+	case EX_TIMER_LATE: return "timer lateness";
 	default: return "none";
 	}
 }
@@ -39,41 +39,87 @@ static double sub0(double a, double b)
 	return a > b ? a - b : 0;
 }
 
+/* The cause split's share (trace_cause) that a knob can remove: the
+ * sides' own work and their waiting for each other are the figure itself. */
+static enum explain_cause knob_of(const struct trace_share *sh, const struct trace_cause *c,
+				  const struct trace_result *tr)
+{
+	uint64_t taken = 0, lost = 0;
+
+	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
+		taken += tr->sides[i].taken_ns;
+		lost += tr->sides[i].preempted_ns + tr->sides[i].runnable_ns;
+	}
+	switch (sh->kind) {
+	case TC_PREEMPTED:
+	case TC_CPU_WAIT:	/* by other tasks, or by its peer on one CPU */
+		return 2 * taken >= lost ? EX_OTHERS : EX_PEER_CPU;
+	case TC_WAKEUP:
+		return c->cross_cpu_frac >= 0.5 ? EX_CROSS_CPU : EX_PEER_CPU;
+	case TC_WAKEUP_IDLE: return EX_IDLE_EXIT;
+	case TC_TIMER: return EX_TIMER_LATE;
+	default: return EX_NONE;
+	}
+}
+
+/* From the cause split: its largest share a knob can act on, as a share of
+ * the figure; EX_NONE when no share of EXPLAIN_MIN_PCT or more can. */
+static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p)
+{
+	const struct trace_cause *c = trace_cause(tr);
+
+	if (!c)
+		return false;
+	*p = (struct trace_pick){ EX_NONE, 0, 0 };
+	for (unsigned k = 0; k < c->nshares && k < TC_NKINDS; k++) {
+		enum explain_cause e = knob_of(&c->shares[k], c, tr);
+
+		if (e != EX_NONE && c->shares[k].pct >= EXPLAIN_MIN_PCT) {
+			*p = (struct trace_pick){ e, c->shares[k].ns, c->shares[k].pct };
+			break;
+		}
+	}
+	return true;
+}
+
 /* The sides' time by cause: others on their CPUs while they waited; the
  * rest of their wakeup latency, cross-CPU (idle exits where most wakeups
  * found the CPU idle) or same-CPU (waiting for the peer that woke them to
  * leave the CPU); and preemption that was not by others (by a peer). */
 struct trace_pick explain_pick(const struct trace_result *tr)
 {
-	double ns[TC_PEER_CPU + 1] = { 0 }, wall = 0, wk = 0, same = 0, cross, idle;
-	struct trace_pick p = { TC_NONE, 0, 0 };
+	double ns[EX_PEER_CPU + 1] = { 0 }, wall = 0, wk = 0, same = 0, cross, idle;
+	struct trace_pick p = { EX_NONE, 0, 0 };
+
+	if (pick_from_cause(tr, &p))
+		return p;
 
 	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
 		const struct trace_side *s = &tr->sides[i];
 		double woken = sub0((double)s->runnable_ns, (double)s->taken_woken_ns);
 
 		wall += (double)s->wall_ns;
-		ns[TC_OTHERS] += (double)s->taken_ns;
-		ns[TC_PEER_CPU] += sub0((double)s->preempted_ns,
+		ns[EX_OTHERS] += (double)s->taken_ns;
+		ns[EX_PEER_CPU] += sub0((double)s->preempted_ns,
 					(double)(s->taken_ns - s->taken_woken_ns));
-		ns[TC_CROSS_CPU] += woken;
+		ns[EX_CROSS_CPU] += woken;
 		wk += (double)s->wakeups;
 		same += (double)s->wakeups_same_cpu;
 	}
 	cross = wk > 0 ? (wk - same) / wk : 0;
 	idle = tr->per_msg.wakeups > 0 ? tr->per_msg.idle_exits / tr->per_msg.wakeups : 0;
-	ns[TC_PEER_CPU] += ns[TC_CROSS_CPU] * (1 - cross);
-	ns[TC_CROSS_CPU] *= cross;
+	ns[EX_PEER_CPU] += ns[EX_CROSS_CPU] * (1 - cross);
+	ns[EX_CROSS_CPU] *= cross;
 	if (idle >= 0.5) {	/* most wakeups found their CPU idle: its exit is the latency */
-		ns[TC_IDLE_EXIT] = ns[TC_CROSS_CPU];
-		ns[TC_CROSS_CPU] = 0;
+		ns[EX_IDLE_EXIT] = ns[EX_CROSS_CPU];
+		ns[EX_CROSS_CPU] = 0;
 	}
-	for (int c = TC_OTHERS; c <= TC_PEER_CPU; c++)
+	for (int c = EX_OTHERS; c <= EX_PEER_CPU; c++)
 		if (ns[c] > p.ns)
-			p = (struct trace_pick){ (enum trace_cause)c, ns[c], 0 };
+			p = (struct trace_pick){ (enum explain_cause)c, ns[c], 0 };
 	p.pct = wall > 0 ? 100 * p.ns / wall : 0;
 	if (p.pct < EXPLAIN_MIN_PCT)
-		p.cause = TC_NONE;
+		p.cause = EX_NONE;
 	return p;
 }
 
@@ -103,14 +149,14 @@ static bool one_cpu(const struct pin_spec *p)
 
 /* The knob into a (the cell as it was, untraced); 0, or -1 with why not in
  * e->note. */
-static int knob_apply(enum trace_cause cause, const struct cell *c, struct cell *a,
+static int knob_apply(enum explain_cause cause, const struct cell *c, struct cell *a,
 		      struct trace_explain *e)
 {
 	char err[ERRLEN];
 
 	switch (cause) {
-	case TC_OTHERS:
-	case TC_TIMER_LATE:	/* a realtime task's timers have no slack, and it preempts at once */
+	case EX_OTHERS:
+	case EX_TIMER_LATE:	/* a realtime task's timers have no slack, and it preempts at once */
 		e->knob = "--sched " EXPLAIN_FIFO;
 		if (c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR)
 			return snprintf(e->note, sizeof(e->note), "the endpoints are realtime already (--sched %s)",
@@ -121,18 +167,18 @@ static int knob_apply(enum trace_cause cause, const struct cell *c, struct cell 
 			return snprintf(e->note, sizeof(e->note), "%s spins while it waits: under SCHED_FIFO on one CPU its peer would never run",
 					c->tp->name), -1;
 		return sched_parse(EXPLAIN_FIFO, &a->sched, err, sizeof(err)) ? -1 : 0;
-	case TC_CROSS_CPU:
+	case EX_CROSS_CPU:
 		e->knob = "--pin same";
 		if (one_cpu(&c->pin))
 			return snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already"), -1;
 		return pin_parse("same", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
-	case TC_IDLE_EXIT:
+	case EX_IDLE_EXIT:
 		e->knob = "--keep-awake";
 		if (c->keep_awake)
 			return snprintf(e->note, sizeof(e->note), "--keep-awake is on already"), -1;
 		a->keep_awake = true;
 		return 0;
-	case TC_PEER_CPU:
+	case EX_PEER_CPU:
 		e->knob = "--pin split";
 		if (!one_cpu(&c->pin) && c->pin.mode != PIN_NONE)
 			return snprintf(e->note, sizeof(e->note), "the endpoints have CPUs of their own already"), -1;
@@ -263,7 +309,7 @@ static void timer_late(const struct cell *c, const struct result *res, struct tr
 	}
 	late = late < sleep ? late : sleep;
 	if (late > p->ns && wall > 0 && 100 * late / wall >= EXPLAIN_MIN_PCT)
-		*p = (struct trace_pick){ TC_TIMER_LATE, late, 100 * late / wall };
+		*p = (struct trace_pick){ EX_TIMER_LATE, late, 100 * late / wall };
 }
 
 int trace_explain(const struct cell *c, struct result *res,
@@ -282,7 +328,7 @@ int trace_explain(const struct cell *c, struct result *res,
 	}
 	p = explain_pick(&res->trace);
 	timer_late(c, res, &p);
-	e->of = p.cause == TC_TIMER_LATE ? "send_late_p50_ns" :
+	e->of = p.cause == EX_TIMER_LATE ? "send_late_p50_ns" :
 		res->lat_kind == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";
 	e->cause = explain_cause_name(p.cause);
 	e->share_pct = p.pct;

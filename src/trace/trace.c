@@ -66,6 +66,7 @@ bool trace_marks_on(const struct trace *t)
 #include "ipclab/metrics.h"
 #include "events_int.h"
 #include "preempt.h"
+#include "path_int.h"
 #include "trace_shared.h"
 
 _Static_assert(TR_HIST_BUCKETS == HIST_BUCKETS && TR_HIST_SUB == HIST_SUB,
@@ -79,7 +80,7 @@ static const char *const sys_names[] = {
 /* The object file, linked in by src/trace/embed.c. */
 extern const char trace_bpf_obj[], trace_bpf_obj_end[];
 
-#define TRACE_MAX_LINKS 20
+#define TRACE_MAX_LINKS 32
 #define EVBUF_BYTES (8u << 20)	/* --trace=events: the ring buffer between two drains */
 #define EV_KEEP (2u << 20)	/* records kept: the window's last ones */
 
@@ -92,6 +93,7 @@ struct trace {
 	size_t hist_len;
 	int tids_fd, sys_fd;
 	bool ipis, syscalls, irqs;
+	bool rtt_marks;			/* the client's round trips bound the critical path */
 	uint64_t misses0;		/* programs' recursion misses at open */
 	/* --trace=events */
 	struct trace_events *events;
@@ -195,6 +197,10 @@ static int trace_load(struct trace *t, const struct trace_target *tt, char *err,
 		return errf(err, len, -ret, "--trace: cannot open its BPF object: %s", strerror(-ret));
 	}
 	t->ipis = kernel_has(vm, "ipi_send_cpu") && kernel_has(vm, "ipi_send_cpumask");
+	if (!kernel_has(vm, "hrtimer_expire_entry") || !kernel_has(vm, "hrtimer_expire_exit")) {
+		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_timer_in"), false);
+		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_timer_out"), false);
+	}
 	if (!t->ipis) {
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_ipi_cpu"), false);
 		bpf_program__set_autoload(bpf_object__find_program_by_name(t->obj, "on_ipi_mask"), false);
@@ -310,6 +316,7 @@ int trace_open(const struct trace_target *tt, struct trace **out, char *err, siz
 	}
 	t->g->cp_on = tt->nsides == 2;
 	t->g->nsides = tt->nsides;
+	t->rtt_marks = t->g->cp_on && tt->mark_name && !strcmp(tt->mark_name, "round trip");
 	t->misses0 = prog_misses(t->obj);
 	*out = t;
 	return 0;
@@ -327,7 +334,7 @@ int trace_add_tid(struct trace *t, unsigned side, int tid)
 
 bool trace_marks_on(const struct trace *t)
 {
-	return t && t->marks;
+	return t && (t->marks || t->rtt_marks);
 }
 
 void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1)
@@ -335,6 +342,12 @@ void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1)
 	struct tev_marks *m;
 	uint64_t k;
 
+	if (t && t->rtt_marks && side == 1) {
+		/* the critical path's bounds for a paced round trip */
+		t->g->mk_t0 = t0;
+		t->g->mk_t1 = t1;
+		__atomic_store_n(&t->g->mk_seq, t->g->mk_seq + 1, __ATOMIC_RELEASE);
+	}
 	if (!t || !t->marks || side >= t->nsides)
 		return;
 	m = &t->marks[side];
@@ -448,47 +461,10 @@ static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uin
 		.wakeups_same_cpu = s->wakeups_same_cpu, .wakes_sent = s->wakes_sent,
 		.migrations = s->migrations, .syscalls = s->syscalls, .cpus = s->cpus_seen,
 	};
+	trace_side_wakeups(s, ts);
 	collect_latency(t, i, s, ts);
 	collect_syscalls(t, i, ts);
 	*lost += s->missed_wakeups;
-}
-
-/* Running time split in getrusage's proportion of user to system time. */
-static void split_run(uint64_t run, const struct trace_rusage *ru, uint64_t *user, uint64_t *sys)
-{
-	uint64_t tot = ru ? ru->user_ns + ru->sys_ns : 0;
-
-	*sys = tot ? (uint64_t)((double)run * (double)ru->sys_ns / (double)tot) : 0;
-	*user = run - *sys;
-}
-
-static void collect_cpath(struct trace *t, uint64_t n, double measured,
-			  const struct trace_rusage *ru, struct trace_result *r)
-{
-	uint64_t a[2][TR_NSLOTS];	/* [0] server, [1] client */
-	struct trace_cpath *c = &r->cpath;
-	double dn = (double)n;
-
-	for (unsigned k = 0; k < 2; k++)
-		for (unsigned s = 0; s < TR_NSLOTS; s++)
-			a[k][s] = t->g->cp_acc[k][s];
-	for (unsigned k = 0; k < 2 && !t->syscalls; k++)
-		split_run(a[k][TR_USER] + a[k][TR_SYS], ru ? &ru[k] : NULL, &a[k][TR_USER], &a[k][TR_SYS]);
-
-	c->client_user_ns = (double)a[1][TR_USER] / dn;
-	c->client_kernel_ns = (double)a[1][TR_SYS] / dn;
-	c->client_wakeup_ns = (double)a[1][TR_WOKEN] / dn;
-	c->server_user_ns = (double)a[0][TR_USER] / dn;
-	c->server_kernel_ns = (double)a[0][TR_SYS] / dn;
-	c->server_wakeup_ns = (double)a[0][TR_WOKEN] / dn;
-	/* on the path but neither running nor woken: preempted, or asleep */
-	c->unattributed_ns = (double)(a[0][TR_PREEMPTED] + a[0][TR_SLEEP] + a[1][TR_PREEMPTED] +
-				      a[1][TR_SLEEP]) / dn;
-	c->total_ns = c->client_user_ns + c->client_kernel_ns + c->client_wakeup_ns +
-		      c->server_user_ns + c->server_kernel_ns + c->server_wakeup_ns +
-		      c->unattributed_ns;
-	c->measured_ns = measured;
-	r->has_cpath = true;
 }
 
 /* --trace=events: the recorder stopped, the cell's timeline written. */
@@ -533,7 +509,7 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 
 		collect_side(t, i, ts, &lost);
 		if (!t->syscalls)
-			split_run(ts->user_ns + ts->sys_ns, ru ? &ru[i] : NULL, &ts->user_ns, &ts->sys_ns);
+			trace_split_run(ts->user_ns + ts->sys_ns, ru ? &ru[i] : NULL, &ts->user_ns, &ts->sys_ns);
 		cs += ts->vol_cs + ts->invol_cs;
 		wk += ts->wakeups;
 		mig += ts->migrations;
@@ -559,7 +535,7 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		r->per_msg.idle_exits = (double)idle / n;
 	}
 	if (t->g->cp_on && msgs && rtt_mean_ns > 0)
-		collect_cpath(t, msgs, rtt_mean_ns, ru, r);
+		trace_path_collect(t->g, t->syscalls, msgs, rtt_mean_ns, ru, r);
 	lost += t->g->lost_syscalls + (prog_misses(t->obj) - t->misses0);
 	r->lost_events = lost;
 	r->complete = !lost;

@@ -15,6 +15,20 @@
 /* Where a side's time goes; a side is always in exactly one. */
 enum tr_slot { TR_USER, TR_SYS, TR_WOKEN, TR_PREEMPTED, TR_SLEEP, TR_NSLOTS };
 
+/* How a wakeup's latency ended: the CPU it was switched in on had been
+ * idle, ran another task, or ran another endpoint (the peer handing over). */
+enum tr_wk { TR_WK_IDLE, TR_WK_OTHER, TR_WK_SIDE, TR_NWK };
+/* The critical path's slots: the side's own, then its woken time by how it
+ * ended (a part of TR_WOKEN, not beside it). */
+#define TR_CP_SLOTS (TR_NSLOTS + TR_NWK)
+/* The critical path's mode, from the client's state. A round trip is in
+ * flight from the client's send (it wakes the server) until it runs with
+ * the reply; what follows is held until its next send, kept then (the
+ * client's own work between exchanges), or left out if it sleeps until a
+ * timer instead (the pacing gap, with its run after the timer up to the
+ * send) and the time woken by the timer before it ran (its lateness). */
+enum tr_cp_mode { TR_CP_IN, TR_CP_TENT, TR_CP_TIMER, TR_CP_GAP };
+
 /* What a side is doing now (TR_PH_RUN splits into user and sys by in_sys). */
 enum tr_phase { TR_PH_UNKNOWN, TR_PH_RUN, TR_PH_WOKEN, TR_PH_PREEMPTED, TR_PH_SLEEP };
 
@@ -43,6 +57,11 @@ struct tr_side {
 	__u64 taken_ns, taken_woken_ns;	/* others ran while it waited (woken: after a wakeup) */
 	__u64 taken_unnamed_ns;	/* of taken_ns, by tasks the takers table had no room for */
 	__u64 irq_ns, softirq_ns;	/* in interrupt handlers, softirqs, while it ran */
+	__u64 timer_woken;	/* its current wakeup came from a timer's expiry */
+	__u64 wk[TR_NWK];	/* woken ns, by how the wakeup ended */
+	__u64 wk_timer;		/* woken ns after a timer's expiry */
+	__u64 timer_wakeups;	/* wakeups from a timer's expiry */
+	__u64 cp_wpend;		/* woken ns on the critical path, its end not yet seen */
 };
 
 /* Every global of the BPF object, in its .bss: one struct, so that both
@@ -52,7 +71,18 @@ struct tr_globals {
 	struct tr_side sides[TR_MAX_SIDES];
 	__u64 cp_on;			/* one client: follow the critical path */
 	__u64 cp_owner;			/* 1 + the side the round trip waits on; 0 none yet */
-	__u64 cp_acc[2][TR_NSLOTS];	/* [server, client][slot], in the client's window */
+	__u64 cp_acc[2][TR_CP_SLOTS];	/* [server, client][slot], in the client's window */
+	__u64 cp_mode;			/* enum tr_cp_mode */
+	__u64 cp_tent[2][TR_CP_SLOTS];	/* ... between exchanges, held until the next send */
+	__u64 cp_gap;			/* left out: the client's pacing (asleep until a timer,
+					 * then on to its send) */
+	__u64 cp_late;			/* left out: the client woken by a timer, not yet running */
+	__u64 in_timer[TR_MAX_CPUS];	/* the CPU runs a timer's expiry now */
+	__u64 cp_send_t, cp_reply_t;	/* the client's last send, and its run with the reply */
+	__u64 cp_send_paced;		/* ... that send came after its pacing timer */
+	__u64 mk_t0, mk_t1, mk_seq;	/* the client's last round trip as it timed it (a
+					 * ping-pong's, stored by user space), and a count */
+	__u64 mk_used;			/* mk_seq when last read */
 	__u64 ipis[TR_MAX_CPUS];	/* IPIs sent to each CPU, in the server's window */
 	__u64 idle_exits[TR_MAX_CPUS];	/* each CPU left its idle task, same window */
 	__u64 lost_syscalls;		/* (side, syscall) pairs the table had no room for */

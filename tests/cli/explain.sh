@@ -39,7 +39,7 @@ PY
 
 "$IPCLAB" run -t pipe -p pingpong -n 500 --pin split --explain >"$tmp/table.txt" 2>"$tmp/err" ||
 	fail "--explain table run: $(cat "$tmp/err")"
-grep -Eq '^    explain: .* \([0-9.]+% of the windows\) -> --.*: lat_p50_ns .* -> .*, [0-9.]+x \([0-9.]+-[0-9.]+ over 3 pairs\): (confirmed|not confirmed)$' "$tmp/table.txt" ||
+grep -Eq '^    explain: .* \([0-9.]+% of the (figure|windows)\) -> --.*: lat_p50_ns .* -> .*, [0-9.]+x \([0-9.]+-[0-9.]+ over 3 pairs\): (confirmed|not confirmed)$' "$tmp/table.txt" ||
 	fail "no explain line in the table: $(cat "$tmp/table.txt")"
 
 # bad combinations: one line naming --explain and the other option, exit 2

@@ -36,7 +36,7 @@ static void test_others(void **state)
 	tr.sides[1].taken_ns = 300000000;
 	tr.sides[0].runnable_ns = 20000000;	/* and 20 ms of cross-CPU wakeups */
 	p = explain_pick(&tr);
-	assert_int_equal(p.cause, TC_OTHERS);
+	assert_int_equal(p.cause, EX_OTHERS);
 	assert_true(p.pct > 14.9 && p.pct < 15.1);	/* of both windows */
 	assert_string_equal(explain_cause_name(p.cause), "preempted by other tasks");
 }
@@ -49,14 +49,14 @@ static void test_cross_and_idle(void **state)
 	tr.sides[0].runnable_ns = tr.sides[1].runnable_ns = 100000000;
 	/* woken from the other CPU, which was busy: cross-CPU wakeups */
 	tr.per_msg.idle_exits = 0.2;
-	assert_int_equal(explain_pick(&tr).cause, TC_CROSS_CPU);
+	assert_int_equal(explain_pick(&tr).cause, EX_CROSS_CPU);
 	/* ... onto a CPU that was idle nearly every time: its idle exit */
 	tr.per_msg.idle_exits = 1.9;
-	assert_int_equal(explain_pick(&tr).cause, TC_IDLE_EXIT);
+	assert_int_equal(explain_pick(&tr).cause, EX_IDLE_EXIT);
 	/* others' part of the wakeup latency is theirs, not the wakeup's */
 	tr.sides[0].taken_ns = tr.sides[0].taken_woken_ns = 100000000;
 	tr.sides[1].taken_ns = tr.sides[1].taken_woken_ns = 100000000;
-	assert_int_equal(explain_pick(&tr).cause, TC_OTHERS);
+	assert_int_equal(explain_pick(&tr).cause, EX_OTHERS);
 }
 
 static void test_peer(void **state)
@@ -69,11 +69,11 @@ static void test_peer(void **state)
 		tr.sides[i].runnable_ns = 100000000;
 		tr.sides[i].wakeups_same_cpu = 1000;
 	}
-	assert_int_equal(explain_pick(&tr).cause, TC_PEER_CPU);
+	assert_int_equal(explain_pick(&tr).cause, EX_PEER_CPU);
 	/* preempted, by nobody else: by the peer */
 	two_sides(&tr);
 	tr.sides[0].preempted_ns = 50000000;
-	assert_int_equal(explain_pick(&tr).cause, TC_PEER_CPU);
+	assert_int_equal(explain_pick(&tr).cause, EX_PEER_CPU);
 }
 
 static void test_none(void **state)
@@ -82,10 +82,10 @@ static void test_none(void **state)
 
 	two_sides(&tr);
 	tr.sides[0].runnable_ns = 5000000;	/* 0.25 % of the windows */
-	assert_int_equal(explain_pick(&tr).cause, TC_NONE);
-	assert_string_equal(explain_cause_name(TC_NONE), "none");
+	assert_int_equal(explain_pick(&tr).cause, EX_NONE);
+	assert_string_equal(explain_cause_name(EX_NONE), "none");
 	memset(&tr, 0, sizeof(tr));
-	assert_int_equal(explain_pick(&tr).cause, TC_NONE);
+	assert_int_equal(explain_pick(&tr).cause, EX_NONE);
 }
 
 static void test_comm_clean(void **state)

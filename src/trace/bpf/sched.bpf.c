@@ -128,14 +128,50 @@ static __always_inline __u32 hist_bucket(__u64 v)
 	       (__u32)((v >> (e - TR_HIST_SUB_BITS)) & (TR_HIST_SUB - 1));
 }
 
+/* Path time d of side k (0 server, 1 client) in slot: into the round trip,
+ * or held while the client sleeps, or left out as the timer's lateness. */
+static __always_inline void cp_add(int k, __u64 slot, __u64 d)
+{
+	__u64 m = G.cp_mode, *row;
+
+	if (k < 0 || k > 1 || slot >= TR_NSLOTS)
+		return;
+	if (m == TR_CP_TIMER || m == TR_CP_GAP) {
+		if (m == TR_CP_TIMER)
+			G.cp_late += d;
+		else
+			G.cp_gap += d;
+		return;
+	}
+	/* rows picked by a branch, not an index: the verifier keeps the bound */
+	if (m == TR_CP_TENT)
+		row = k ? G.cp_tent[1] : G.cp_tent[0];
+	else
+		row = k ? G.cp_acc[1] : G.cp_acc[0];
+	row[slot] += d;
+	if (slot == TR_WOKEN) {
+		if (k)
+			sides[1].cp_wpend += d;
+		else
+			sides[0].cp_wpend += d;
+	}
+}
+
 /* End side i's current interval at now and add it to its slot. A phase
  * not yet known is what the event that ends it implies, from the window's
  * start when this is the side's first event (a spinner marks its window
  * and runs on until it is first preempted). */
-static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 implied_sys)
+/* A function of its own (verified once, not at each of its callers: the
+ * object loads in half the time) */
+__noinline int close_iv(__u64 i, __u64 now, __u64 implied, __u64 implied_sys)
 {
-	struct tr_side *s = &sides[i];
-	__u64 ph = s->phase, slot, d;
+	struct tr_side *s;
+	__u64 ph, slot, d;
+
+	if (i >= TR_MAX_SIDES)
+		return 0;
+	s = &sides[i];
+	ph = s->phase;
 
 	if (ph == TR_PH_UNKNOWN) {
 		ph = implied;
@@ -149,12 +185,38 @@ static __always_inline void close_iv(int i, __u64 now, __u64 implied, __u64 impl
 			s->acc[slot] += d;
 			if (slot == TR_SYS)
 				s->sys_cpu += d;
-			if (G.cp_on && G.cp_owner == (__u64)i + 1 && i < 2)
-				G.cp_acc[i == 1][slot] += clip(s->t_last, now, &wins[1]);
+			if (G.cp_on && G.cp_owner == i + 1 && i < 2)
+				cp_add((int)i, slot, clip(s->t_last, now, &wins[1]));
 		}
 	}
 	s->phase = ph;
 	s->t_last = now;
+	return 0;
+}
+
+#include "cpath.bpf.h"
+
+/* Side j's wakeup latency (woken at wake_t, running at now) ended on a CPU
+ * that had been idle, running another task, or another endpoint. */
+static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_side)
+{
+	struct tr_side *s = &sides[j];
+	__u32 k = prev_pid == 0 ? TR_WK_IDLE : prev_side >= 0 ? TR_WK_SIDE : TR_WK_OTHER;
+	__u64 d = clip(s->wake_t, now, &wins[j]);
+
+	if (s->timer_woken)
+		s->wk_timer += d;	/* its own part, not one of the three */
+	else if (k < TR_NWK)
+		s->wk[k] += d;
+	if (k < TR_NWK) {
+		if (j < 2 && G.cp_on) {
+			if (G.cp_mode == TR_CP_TENT)
+				G.cp_tent[j][TR_NSLOTS + k] += s->cp_wpend;
+			else if (G.cp_mode == TR_CP_IN)
+				G.cp_acc[j][TR_NSLOTS + k] += s->cp_wpend;
+		}
+	}
+	s->cp_wpend = 0;
 }
 
 #include "preempt.bpf.h"	/* who took the CPU a side waited for; interrupts */
@@ -198,18 +260,29 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 
 			close_iv(o, now, TR_PH_PREEMPTED, 0);
 			G.cp_owner = (__u64)o + 1;
+			if (o == 1)
+				cp_to_client(now);
 		}
 		sides[i].phase = !vol ? TR_PH_PREEMPTED : sides[i].wake_pending ? TR_PH_WOKEN : TR_PH_SLEEP;
 		sides[i].wake_t = now;
 		sides[i].wake_pending = 0;
 		if (sides[i].phase != TR_PH_SLEEP)
 			wait_on(i, cpu, now);	/* still runnable, on this CPU */
+		sides[i].timer_woken = 0;
+		if (i == 1 && G.cp_on && sides[i].phase == TR_PH_SLEEP &&
+		    (G.cp_mode == TR_CP_GAP || G.cp_mode == TR_CP_IN)) {
+			/* what it sleeps on is known when it is woken: held */
+			cp_split(now);
+			G.cp_mode = TR_CP_TENT;
+		}
 	}
 	if (j >= 0) {
 		struct tr_side *s = &sides[j];
 		__u64 ph = s->phase;
 		int w = in_win(now, &wins[j]);
 
+		if (j == 1)	/* the path up to here, in its mode before the client runs */
+			cp_split(now);
 		if (ph == TR_PH_WOKEN && w && s->wake_t && now >= s->wake_t) {
 			__u64 lat = now - s->wake_t;
 			__u32 k = (__u32)j * TR_HIST_BUCKETS + hist_bucket(lat);
@@ -225,9 +298,12 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 				s->lat_max = lat;
 			if (s->waker_cpu == cpu)
 				s->wakeups_same_cpu++;
+			woken_end(j, now, prev->pid, i);
 		} else if (ph == TR_PH_SLEEP && w) {
 			s->missed_wakeups++;
 		}
+		if (j == 1)
+			cp_client_runs(now);
 		close_iv(j, now, TR_PH_PREEMPTED, 0);
 		s->phase = TR_PH_RUN;
 		wait_off(j);
@@ -245,17 +321,33 @@ int BPF_PROG(on_waking, struct task_struct *p)
 
 	if (i >= 0 && in_win(now, &wins[i]))
 		sides[i].wakes_sent++;
+	__u32 cpu = bpf_get_smp_processor_id();
+	int timer = cpu < TR_MAX_CPUS && G.in_timer[cpu & (TR_MAX_CPUS - 1)];
+
 	if (j < 0)
 		return 0;
+	/* the kernel wakes only a task that sleeps: one thought woken (it was
+	 * woken on its CPU, found what it waited for without switching out,
+	 * and went on to sleep again) was asleep */
+	if (sides[j].phase == TR_PH_WOKEN)
+		sides[j].phase = TR_PH_SLEEP;
+	/* (preempted on its way to sleep, its timer may expire before it runs) */
+	if (j == 1 && (sides[j].phase == TR_PH_SLEEP || (timer && sides[j].phase == TR_PH_PREEMPTED)))
+		cp_client_woken(now, timer);
+	if (i == 1 && j == 0)
+		cp_client_sends(now);
 	if (i >= 0 && i != j)
 		close_iv(i, now, TR_PH_RUN, 1);	/* split: the critical path leaves i here */
-	sides[j].waker_cpu = bpf_get_smp_processor_id();
+	sides[j].waker_cpu = cpu;
 	if (in_win(now, &wins[j]))
 		sides[j].wakeups++;
 	/* j's interval ends here, before the critical path moves to it */
 	close_iv(j, now, TR_PH_SLEEP, 0);
-	if (G.cp_on && i >= 0 && i != j && j < 2)
+	if (G.cp_on && i >= 0 && i != j && j < 2) {
 		G.cp_owner = (__u64)j + 1;
+		if (j == 1)
+			cp_to_client(now);
+	}
 	if (sides[j].phase == TR_PH_RUN) {
 		/* still on its CPU, on its way to sleep (or back from it): the
 		 * switch out, if it comes, ends in runnable, not asleep */
@@ -265,7 +357,32 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (sides[j].phase == TR_PH_SLEEP) {
 		sides[j].phase = TR_PH_WOKEN;
 		sides[j].wake_t = now;
+		sides[j].timer_woken = timer;
+		if (timer && in_win(now, &wins[j]))
+			sides[j].timer_wakeups++;
 	}
+	return 0;
+}
+
+/* A timer's expiry runs between these two: a wakeup inside it is the
+ * timer's (a paced client's, a periodic driver's). */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_timer_in, void *timer, void *now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu < TR_MAX_CPUS)
+		G.in_timer[cpu & (TR_MAX_CPUS - 1)] = 1;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_timer_out, void *timer)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu < TR_MAX_CPUS)
+		G.in_timer[cpu & (TR_MAX_CPUS - 1)] = 0;
 	return 0;
 }
 
