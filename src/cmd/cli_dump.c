@@ -9,11 +9,18 @@
 #include "cli_opt.h"
 #include "cmd.h"
 #include "run.h"
+#include "ipclab/reporter.h"
 #include "ipclab/util.h"
 
+static const size_t run_args_size = sizeof(struct run_args);
+
 const struct cli_command cli_commands[] = {
-	{ "run", "_ipclab_run", "RUN OPTIONS", run_options, sizeof(struct run_args), FMT_RUN },
-	{ NULL, NULL, NULL, NULL, 0, 0 },
+	{ "run", "_ipclab_run", "RUN OPTIONS", run_options, &run_args_size, FMT_RUN, false },
+	{ "compare", "_ipclab_compare", "COMPARE OPTIONS", compare_options, &compare_args_size,
+	  FMT_COMPARE, true },
+	{ "env", "_ipclab_env", "ENV OPTIONS", env_options, &env_args_size, FMT_ENV, false },
+	{ "list", "_ipclab_list", "LIST OPTIONS", list_options, &list_args_size, FMT_LIST, false },
+	{ NULL, NULL, NULL, NULL, 0, 0, false },
 };
 
 static int check_row(const struct cli_opt *t, const struct cli_opt *o, char *err, size_t errlen)
@@ -26,6 +33,10 @@ static int check_row(const struct cli_opt *t, const struct cli_opt *o, char *err
 	}
 	if (o->kind == CLI_CALL && !o->call)
 		return errf(err, errlen, EINVAL, "--%s: no parser", o->name);
+	if (o->call == cli_opt_format && (o->id & FMT_RUN))
+		for (const struct format_name *f = format_names; f->name; f++)
+			if ((f->cmds & FMT_RUN) && !reporter_find(f->name))
+				return errf(err, errlen, EINVAL, "format %s: no reporter", f->name);
 	if (o->kind == CLI_NUMBER && !o->bad)
 		return errf(err, errlen, EINVAL, "--%s: no error text", o->name);
 	if ((o->kind == CLI_FLAG) != (o->has_arg == no_argument) && o->kind != CLI_CALL)
@@ -38,7 +49,7 @@ static int check_row(const struct cli_opt *t, const struct cli_opt *o, char *err
 int cli_check(char *err, size_t errlen)
 {
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
-		void *scratch = calloc(1, c->size);
+		void *scratch = calloc(1, *c->size);
 		int ret = scratch ? 0 : -ENOMEM;
 
 		for (const struct cli_opt *o = c->opts; !ret && o->name; o++)
@@ -181,6 +192,10 @@ void cli_dump_completion(FILE *f)
 		fprintf(f, "%s()\n{\n\tlocal exe=$1 cur=$2 prev=$3\n\tcase $prev in\n", c->fn);
 		dump_arms(f, c);
 		fputs("\tesac\n", f);
+		if (c->json_operands)
+			fputs("\tif [[ $cur != -* ]]; then\n"
+			      "\t\tCOMPREPLY=($(compgen -f -X '!*.json' -- \"$cur\") $(compgen -d -- \"$cur\"))\n"
+			      "\t\treturn\n\tfi\n", f);
 		dump_words(f, c);
 		fputs("}\n", f);
 	}

@@ -117,6 +117,24 @@ static int apply(const struct cli_opt *o, char *arg, void *args, struct cli_ctx 
 	return 0;
 }
 
+int cli_opt_format(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	const char *name = format_pick((unsigned)o->id, arg, ctx->cmd);
+
+	if (!name)
+		return 2;
+	memcpy((char *)args + o->offset, &name, sizeof(name));
+	return 0;
+}
+
+int cli_opt_output(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	if (output_check(arg, ctx->cmd))
+		return 2;
+	memcpy((char *)args + o->offset, &arg, sizeof(arg));
+	return 0;
+}
+
 /* getopt_long's tables of t; false if t has too many rows. */
 static bool make_getopt(const struct cli_opt *t, struct option *lo, char *shorts)
 {
@@ -151,6 +169,7 @@ int cli_parse(const struct cli_opt *t, int argc, char **argv, void *args, const 
 
 	if (!make_getopt(t, lo, shorts))
 		return say_bad(cmd, "internal: more than %d options in one table", CLI_MAX);
+	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		const struct cli_opt *o = row_of(t, opt);
@@ -192,6 +211,19 @@ static void put_help(FILE *f, const char *h, unsigned formats, int col)
 			fputc(*h, f);
 		}
 	}
+}
+
+void cli_help_text(const struct cli_opt *o, unsigned formats, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	put_help(f, o->help ? o->help : "", formats, 0);
+	fclose(f);
+	for (char *p = buf; (p = strchr(p, '\n'));)
+		*p = ' ';
 }
 
 #define HELP_COL 25

@@ -64,10 +64,20 @@ struct cli_command {
 	const char *fn;			/* its completion function: "_ipclab_run" */
 	const char *man;		/* its section of docs/ipclab.1: "RUN OPTIONS" */
 	const struct cli_opt *opts;
-	size_t size;			/* of the arguments the table fills */
+	const size_t *size;		/* of the arguments the table fills */
 	unsigned formats;		/* FMT_* bit of the command: what @formats means */
+	bool json_operands;		/* the completion offers result files besides options */
 };
 extern const struct cli_command cli_commands[];
+/* The tables of compare.c and env.c, and the size of what each fills. */
+extern const struct cli_opt compare_options[], env_options[], list_options[];
+extern const size_t compare_args_size, env_args_size, list_args_size;
+
+/* Parsers rows share. -f: the format (id: the command's FMT_* bits) by
+ * its name into the const char * at offset; -o and the like: a file to
+ * write, checked now (output_check), into the const char * at offset. */
+int cli_opt_format(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx);
+int cli_opt_output(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx);
 
 /* The defaults (def) of the table's rows into args: a CLI_CALL row's
  * through its parser. 0, or -EINVAL when one does not parse (a bug:
@@ -81,6 +91,8 @@ int cli_parse(const struct cli_opt *t, int argc, char **argv, void *args, const 
 	      bool operands);
 /* The option lines of --help. */
 void cli_help(FILE *f, const struct cli_opt *t, unsigned formats);
+/* One row's help as one line ({patterns}, {formats} replaced) into buf. */
+void cli_help_text(const struct cli_opt *o, unsigned formats, char *buf, size_t len);
 /* "-n 7: expected ..." for a row: its name as the user sees it. */
 const char *cli_shown(const struct cli_opt *o);
 
@@ -98,7 +110,7 @@ void cli_dump_completion(FILE *f);
  * and which commands take it. "table" is the human one; "text" its alias. */
 enum {
 	FMT_RUN = 1u << 0, FMT_SUITE = 1u << 1, FMT_COMPARE = 1u << 2, FMT_ENV = 1u << 3,
-	FMT_HISTORY = 1u << 4, FMT_DB = 1u << 5,
+	FMT_HISTORY = 1u << 4, FMT_DB = 1u << 5, FMT_LIST = 1u << 6,
 };
 struct format_name {
 	const char *name, *alias;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "db_filter.h"
 
@@ -67,9 +68,8 @@ static int db_args(int argc, char **argv, struct db_cmd *a)
 		a->output = opt == 'o' ? optarg : a->output;
 		a->dir = opt == 'D' ? optarg : a->dir;
 		a->quiet |= opt == 'q';
-		if (opt == 'f' && strcmp(optarg, "table") && strcmp(optarg, "json"))
-			return cmd_usage_error("db", "-f %s: expected table or json", optarg);
-		a->format = opt == 'f' ? optarg : a->format;
+		if (opt == 'f' && !(a->format = format_pick(FMT_DB, optarg, "db")))
+			return 2;
 	}
 	return 0;
 }

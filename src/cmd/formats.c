@@ -7,7 +7,7 @@
 #include "cli_opt.h"
 #include "cmd.h"
 
-#define FMT_ALL (FMT_RUN | FMT_SUITE | FMT_COMPARE | FMT_ENV | FMT_HISTORY | FMT_DB)
+#define FMT_ALL (FMT_RUN | FMT_SUITE | FMT_COMPARE | FMT_ENV | FMT_HISTORY | FMT_DB | FMT_LIST)
 
 const struct format_name format_names[] = {
 	{ "table", "text", FMT_ALL, "aligned columns for a terminal" },

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "history.h"
 
@@ -67,10 +68,8 @@ static int history_option(struct history *h, int opt, char *arg)
 	case HO_FIGURE: h->figure = arg; return output_check(arg, "history");
 	case 'o': h->output = arg; return output_check(arg, "history");
 	case 'f':
-		if (strcmp(arg, "table") && strcmp(arg, "json") && strcmp(arg, "svg") && strcmp(arg, "html"))
-			return cmd_usage_error("history", "-f %s: expected table, json, svg or html", arg);
-		h->format = arg;
-		return 0;
+		h->format = format_pick(FMT_HISTORY, arg, "history");
+		return h->format ? 0 : 2;
 	case HO_THRESHOLD: return number(arg, "--threshold", 0, 1e6, &h->threshold_pct);
 	case HO_ALPHA: return number(arg, "--alpha", 1e-6, 0.5, &h->cp.alpha);
 	case HO_MINCHANGE: return number(arg, "--min-change", 0, 1e6, &h->cp.min_change_pct);

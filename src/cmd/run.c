@@ -171,16 +171,6 @@ static int opt_plot(const struct cli_opt *o, char *arg, void *args, struct cli_c
 	return 0;
 }
 
-/* -o FILE, --html FILE: checked now, written after the run. */
-static int opt_file(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
-{
-	(void)ctx;
-	if (output_check(arg, NULL))
-		return 2;
-	memcpy((char *)args + o->offset, &arg, sizeof(arg));
-	return 0;
-}
-
 static int opt_token(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
 	struct run_args *a = args;
@@ -219,19 +209,6 @@ static int opt_matrix_metric(const struct cli_opt *o, char *arg, void *args, str
 		return usage_error("--matrix-metric %s: not a numeric metric; use a key of docs/output.md, e.g. lat_p50_ns, p99 or msgs_per_s",
 				   arg);
 	((struct run_args *)args)->matrix_metric = f[2];
-	return 0;
-}
-
-static int opt_fmt(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
-{
-	const char *name = format_pick(FMT_RUN, arg, NULL);
-
-	(void)o, (void)ctx;
-	if (!name)
-		return 2;
-	if (!reporter_find(name))
-		return usage_error("internal: format %s has no reporter", name);
-	((struct run_args *)args)->format = name;
 	return 0;
 }
 
@@ -356,16 +333,16 @@ const struct cli_opt run_options[] = {
 	    "expected a duration, e.g. 10min (0 = no limit)", SET(max_time_set)),
 	{ .name = "format", .short_name = 'f', .has_arg = REQ, .metavar = "FMT",
 	  .help = "{formats}\n(ranked: best first per pattern and size)", .kind = CLI_CALL,
-	  .call = opt_fmt, .def = "table", .values = "@formats" },
+	  .call = cli_opt_format, .id = FMT_RUN, .offset = RA(format), .def = "table", .values = "@formats" },
 	{ .name = "output", .short_name = 'o', .has_arg = REQ, .metavar = "FILE",
 	  .help = "write the report to FILE (atomically) instead of stdout", .kind = CLI_CALL,
-	  .call = opt_file, .offset = RA(output), .values = "@file" },
+	  .call = cli_opt_output, .offset = RA(output), .values = "@file" },
 	CALL("plot", 0, REQ, "DIR", "also write DIR/results.json and its figures (gnuplot)", opt_plot,
 	     "@dir"),
 	DB_CLI_OPTIONS(RA(db)),
 	{ .name = "html", .has_arg = REQ, .metavar = "FILE",
 	  .help = "also write the report as one HTML page (ipclab report)", .kind = CLI_CALL,
-	  .call = opt_file, .offset = RA(html), .values = "@file" },
+	  .call = cli_opt_output, .offset = RA(html), .values = "@file" },
 	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument, .help = "no progress line",
 	  .kind = CLI_FLAG, .offset = RA(quiet) },
 	CALL("help", 'h', no_argument, NULL, "this text", opt_help, NULL),

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
@@ -257,9 +258,8 @@ static int suite_args(int argc, char **argv, struct suite_opts *o, const char **
 				return 2;
 			break;
 		case 'f':
-			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
-				return usage_error("suite -f %s: expected table, json or csv", optarg);
-			o->format = optarg;
+			if (!(o->format = format_pick(FMT_SUITE, optarg, "suite")))
+				return 2;
 			break;
 		default:
 			return usage_error("suite: bad option '%s'; see ipclab suite --help",
