@@ -20,6 +20,8 @@ const struct cli_command cli_commands[] = {
 	  FMT_COMPARE, true },
 	{ "env", "_ipclab_env", "ENV OPTIONS", env_options, &env_args_size, FMT_ENV, false },
 	{ "list", "_ipclab_list", "LIST OPTIONS", list_options, &list_args_size, FMT_LIST, false },
+	{ "suite seeds", "_ipclab_suite", "SUITE OPTIONS", suite_options, &suite_args_size, FMT_SUITE,
+	  false },
 	{ NULL, NULL, NULL, NULL, 0, 0, false },
 };
 

@@ -33,7 +33,7 @@ sed 's/\\-/-/g' "$docs/ipclab.1" >"$work/man.txt"	# roff writes a hyphen as \-
 # The option headers (the line after each .TP) of one .SH section.
 man_headers() {
 	awk -v sec=".SH $1" '$0 == sec { on = 1; next } /^\.SH / { on = 0 }
-		on && tp { print } { tp = on && $0 == ".TP" }' "$work/man.txt"
+		on && tp { print } { tp = on && ($0 == ".TP" || $0 == ".TQ") }' "$work/man.txt"
 }
 awk -F'\t' 'NF == 4' "$work/opts" >"$work/rows"
 for sec in $(cut -f2 "$work/rows" | sort -u | tr ' ' '_'); do
