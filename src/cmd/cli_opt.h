@@ -26,6 +26,8 @@ enum cli_kind {
 
 #define CLI_MARK_SET 1u		/* a number: set_offset's bool says it was given */
 #define CLI_HIDE_DEFAULT 2u	/* def is applied but not shown in --help */
+#define CLI_LIST 4u		/* CLI_TEXT: a comma list (run: split into a copy, at most
+				 * PLAN_MAX_LIST words) */
 
 struct cli_ctx {
 	int argc;

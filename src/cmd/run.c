@@ -233,7 +233,10 @@ static int opt_vmstat(const struct cli_opt *o, char *arg, void *args, struct cli
 #define REQ required_argument
 #define LIST(l, s, f, mv, h, d, v) \
 	{ .name = l, .short_name = s, .has_arg = REQ, .metavar = mv, .help = h, .kind = CLI_TEXT, \
-	  .offset = RA(f), .def = d, .values = v }
+	  .offset = RA(f), .def = d, .values = v, .flags = CLI_LIST }
+#define TEXT(l, f, mv, h, v) \
+	{ .name = l, .has_arg = REQ, .metavar = mv, .help = h, .kind = CLI_TEXT, .offset = RA(f), \
+	  .values = v }
 #define FLAG(l, f, h) { .name = l, .has_arg = no_argument, .help = h, .kind = CLI_FLAG, .offset = RA(f) }
 #define CALL(l, s, ha, mv, h, fn, v) \
 	{ .name = l, .short_name = s, .has_arg = ha, .metavar = mv, .help = h, .kind = CLI_CALL, \
@@ -279,16 +282,15 @@ const struct cli_opt run_options[] = {
 	LIST("rate", 0, rates, "LIST",
 	     "client sends on a schedule: 1/s, 10k/s, max; latency counts from\n"
 	     "the actual send, the sender's lateness beside it (late)", NULL, NULL),
-	LIST("period", 0, period, "P",
+	TEXT("period", period, "P",
 	     "-p cycle: the driver's period, a time (1.333ms) or FRAMES@RATE\n"
-	     "(64@48000); the deadline too unless -O deadline=", NULL, NULL),
-	LIST("peer", 0, peer, "HOST[:PORT]",
+	     "(64@48000); the deadline too unless -O deadline=", NULL),
+	TEXT("peer", peer, "HOST[:PORT]",
 	     "run the server side of each cell on HOST (ipclab serve there;\n"
 	     "tcp, udp); --pin S:C pins S there; its token: --token-file FILE\n"
-	     "(mode 0600), IPCLAB_TOKEN or --token T (every user sees argv)", NULL, NULL),
+	     "(mode 0600), IPCLAB_TOKEN or --token T (every user sees argv)", NULL),
 	CALL("token", 0, REQ, "T", "the server's token (see --peer)", opt_token, NULL),
-	LIST("token-file", 0, token_file, "FILE", "the server's token, from FILE (mode 0600)", NULL,
-	     "@file"),
+	TEXT("token-file", token_file, "FILE", "the server's token, from FILE (mode 0600)", "@file"),
 	CALL("repeat", 0, REQ, "N",
 	     "run every cell N times, interleaved; report medians, spread and\n"
 	     "(N >= 6) each median's 95 % interval; or auto[=PCT][,max=ROUNDS]:\n"
