@@ -20,6 +20,8 @@ const struct cli_command cli_commands[] = {
 	  FMT_COMPARE, true },
 	{ "env", "_ipclab_env", "ENV OPTIONS", env_options, &env_args_size, FMT_ENV, false },
 	{ "list", "_ipclab_list", "LIST OPTIONS", list_options, &list_args_size, FMT_LIST, false },
+	{ "plot", "_ipclab_plot", "PLOT OPTIONS", plot_options, &plot_args_size, 0, true },
+	{ "report", "_ipclab_report", "REPORT OPTIONS", report_options, &report_args_size, 0, true },
 	{ "suite seeds", "_ipclab_suite", "SUITE OPTIONS", suite_options, &suite_args_size, FMT_SUITE,
 	  false },
 	{ NULL, NULL, NULL, NULL, 0, 0, false },
