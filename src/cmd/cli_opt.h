@@ -73,9 +73,9 @@ struct cli_command {
 extern const struct cli_command cli_commands[];
 /* The tables of compare.c and env.c, and the size of what each fills. */
 extern const struct cli_opt compare_options[], env_options[], list_options[], suite_options[],
-	plot_options[], report_options[];
+	plot_options[], report_options[], history_options[], db_options[];
 extern const size_t compare_args_size, env_args_size, list_args_size, suite_args_size,
-	plot_args_size, report_args_size;
+	plot_args_size, report_args_size, history_args_size, db_args_size;
 
 /* Parsers rows share. -f: the format (id: the command's FMT_* bits) by
  * its name into the const char * at offset; -o and the like: a file to

@@ -22,19 +22,8 @@ struct db_args {
 	size_t nlabels;
 };
 
-/* The long options run and suite take for it (db_run.c), values
- * DB_OPT_DB.. so as not to meet theirs. */
+/* Which of those options a row is (its id), told apart by db_args_option. */
 enum { DB_OPT_DB = 0x4000, DB_OPT_LABEL, DB_OPT_FAILED };
-#define DB_LONG_OPTIONS                                                                   \
-	{ "db", optional_argument, NULL, DB_OPT_DB },                                     \
-	{ "label", required_argument, NULL, DB_OPT_LABEL },                               \
-	{ "db-failed", no_argument, NULL, DB_OPT_FAILED }
-#define DB_USAGE                                                                          \
-	"      --db[=URL]         also store every result in a database: a file (default\n"    \
-	"                         ~/.local/share/ipclab/results.db, or $IPCLAB_DB) or\n"      \
-	"                         postgresql://HOST/DB; see ipclab history\n"                 \
-	"      --label K=V[,K=V]  labels of this run in the store (kernel and machine are added)\n" \
-	"      --db-failed        store the run even when it failed\n"
 
 /* The same as rows of a command's option table (cli_opt.h), the
  * command's struct db_args at off. */
