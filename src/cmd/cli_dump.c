@@ -30,9 +30,17 @@ const struct cli_command cli_commands[] = {
 	{ NULL, NULL, NULL, NULL, 0, 0, false },
 };
 
+/* Does the row write its value at its offset (so that no other may)? */
+static bool stores(const struct cli_opt *o)
+{
+	return o->kind != CLI_CALL || o->call == cli_opt_format || o->call == cli_opt_output;
+}
+
 static int check_row(const struct cli_opt *t, const struct cli_opt *o, char *err, size_t errlen)
 {
 	for (const struct cli_opt *p = t; p < o; p++) {
+		if (stores(p) && stores(o) && p->offset == o->offset)
+			return errf(err, errlen, EINVAL, "--%s and --%s: one field", p->name, o->name);
 		if (!strcmp(p->name, o->name))
 			return errf(err, errlen, EINVAL, "--%s: two rows", o->name);
 		if (o->short_name && p->short_name == o->short_name)
