@@ -22,3 +22,15 @@ $(COMPARE_TEST): $(COMPARE_TEST_OBJS) $(IPCLAB_LIB)
 install: install-completion
 install-completion:
 	install -D -m 0644 docs/ipclab.bash-completion $(DESTDIR)$(COMPLETION_DIR)/ipclab
+
+# The option lists of the completion, made from the commands' option tables
+# (src/cmd/cli_opt.h): tests/cli/option_tables.sh fails until this is run
+# after an option is added or changed.
+COMPLETION_MARK := made by ipclab --dump-completion
+.PHONY: completion
+completion: $(IPCLAB_BIN)
+	$(IPCLAB_BIN) --dump-completion >$(B)/completion.gen
+	awk -v gen=$(B)/completion.gen '/^# BEGIN $(COMPLETION_MARK)/ { while ((getline l < gen) > 0) \
+		print l; skip = 1; next } /^# END $(COMPLETION_MARK)/ { skip = 0; next } !skip' \
+		docs/ipclab.bash-completion >$(B)/completion.new
+	mv $(B)/completion.new docs/ipclab.bash-completion

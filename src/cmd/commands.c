@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "dbcmd.h"
 #include "ipclab/cleanup.h"
@@ -37,8 +38,15 @@ int cmd_main(int argc, char **argv)
 
 	if (transports_validate(err, sizeof(err)))
 		return say_error(NULL, "internal: %s", err);
+	if (cli_check(err, sizeof(err)))
+		return say_error(NULL, "internal: option table: %s", err);
 	runner_init();
 	atexit(cleanup_all);
+	/* hidden, for the tests and `make completion` (cli_opt.h) */
+	if (argc == 2 && !strcmp(argv[1], "--dump-options"))
+		return cli_dump_options(stdout), 0;
+	if (argc == 2 && !strcmp(argv[1], "--dump-completion"))
+		return cli_dump_completion(stdout), 0;
 	if (argc > 1 && strcmp(argv[1], "list") == 0)
 		return cmd_list(argc - 1, argv + 1);
 	if (sc)

@@ -5,15 +5,17 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "db_filter.h"
 
-static int db_usage(FILE *f)
+static void db_usage(void)
 {
 	fputs("usage: ipclab db import [--db URL] [--label K=V]... FILE.json...\n"
 	      "       ipclab db export [--db URL] [filters] [-o FILE | --dir DIR]\n"
@@ -21,15 +23,17 @@ static int db_usage(FILE *f)
 	      "The results store (docs/history.md). import stores result files (ipclab run -f json),\n"
 	      "each as one run, with the labels given, the machine and the kernel release; a file\n"
 	      "already stored is not stored again. export writes stored runs back as result files:\n"
-	      "one run to -o FILE (or stdout), several into DIR/run-ID.json. ls lists the runs.\n"
-	      FILTER_USAGE
-	      "  -o, --output FILE      export: the file (atomically); ls: the listing\n"
-	      "      --dir DIR          export: every run that matches, one file each\n"
-	      "  -f, --format FMT       ls: table (default) or json\n"
-	      "  -q, --quiet            import: say nothing of what was stored\n"
-	      "  -h, --help\n"
-	      "Exit status: 0 ok, 1 the store could not be reached or written, 2 bad input.\n", f);
-	return 0;
+	      "one run to -o FILE (or stdout), several into DIR/run-ID.json. ls lists the runs.\n",
+	      stdout);
+	cli_help(stdout, db_options, FMT_DB);
+	fputs("Exit status: 0 ok, 1 the store could not be reached or written, 2 bad input.\n", stdout);
+}
+
+static int db_help(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)o, (void)arg, (void)args, (void)ctx;
+	db_usage();
+	return -1;
 }
 
 struct db_cmd {
@@ -38,40 +42,34 @@ struct db_cmd {
 	bool quiet;
 };
 
+#define DA(f) offsetof(struct db_cmd, f)
+const size_t db_args_size = sizeof(struct db_cmd);
+
+const struct cli_opt db_options[] = {
+	FILTER_CLI_OPTIONS(DA(fa)),
+	{ .name = "output", .short_name = 'o', .has_arg = required_argument, .metavar = "FILE",
+	  .help = "export: the file (atomically); ls: the listing", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = DA(output), .values = "@file" },
+	{ .name = "dir", .has_arg = required_argument, .metavar = "DIR",
+	  .help = "export: every run that matches, one file each", .kind = CLI_TEXT,
+	  .offset = DA(dir), .values = "@dir" },
+	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
+	  .help = "ls: {formats}", .kind = CLI_CALL, .call = cli_opt_format, .id = FMT_DB,
+	  .offset = DA(format), .def = "table", .values = "@formats" },
+	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument,
+	  .help = "import: say nothing of what was stored", .kind = CLI_FLAG, .offset = DA(quiet) },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = db_help },
+	{ 0 },
+};
+
+/* After the subcommand (argv[1]); optind is argv's. */
 static int db_args(int argc, char **argv, struct db_cmd *a)
 {
-	static const struct option opts[] = {
-		FILTER_LONG_OPTIONS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int opt;
+	int ret = cli_defaults(db_options, a) ? 2 : cli_parse(db_options, argc - 1, argv + 1, a, "db", true);
 
-	optind = 2;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" FILTER_SHORT "o:f:qh", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return db_usage(stdout), -1;
-		if (opt == ':' || opt == '?')
-			return cmd_usage_error("db", "%s '%s'; see ipclab db --help",
-					       opt == ':' ? "option needs a value:" : "unknown option",
-					       argv[optind - 1]);
-		if (filter_is_option(opt) && filter_option(&a->fa, opt, optarg, "db"))
-			return 2;
-		if (opt == 'o' && output_check(optarg, "db"))
-			return 2;
-		a->output = opt == 'o' ? optarg : a->output;
-		a->dir = opt == 'D' ? optarg : a->dir;
-		a->quiet |= opt == 'q';
-		if (opt == 'f' && strcmp(optarg, "table") && strcmp(optarg, "json"))
-			return cmd_usage_error("db", "-f %s: expected table or json", optarg);
-		a->format = opt == 'f' ? optarg : a->format;
-	}
-	return 0;
+	optind++;
+	return ret;
 }
 
 /* ---- import ---- */
@@ -254,7 +252,7 @@ int cmd_db(int argc, char **argv)
 	int ret;
 
 	if (!strcmp(what, "-h") || !strcmp(what, "--help"))
-		return db_usage(stdout);
+		return db_usage(), 0;
 	if (strcmp(what, "import") && strcmp(what, "export") && strcmp(what, "ls"))
 		return cmd_usage_error("db", "expected import, export or ls; see ipclab db --help");
 	ret = db_args(argc, argv, &a);

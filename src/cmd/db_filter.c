@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "db_filter.h"
 
@@ -21,11 +22,6 @@ const char *db_text_safe(char *buf, size_t len, const char *s)
 	if (len)
 		buf[i < len ? i : len - 1] = '\0';
 	return buf;
-}
-
-bool filter_is_option(int opt)
-{
-	return opt == 't' || opt == 'p' || opt == 's' || opt == 'e' || (opt >= FO_PIN && opt <= FO_DB);
 }
 
 /* The words of a comma list into vals (at most DB_MAX_LIST). */
@@ -148,6 +144,11 @@ static int run_ids(struct filter_args *fa, char *arg, const char *cmd)
 		fa->f.run_ids[fa->f.nrun_ids++] = (int64_t)v;
 	}
 	return 0;
+}
+
+int filter_cli_option(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	return filter_option((struct filter_args *)((char *)args + o->offset), o->id, arg, ctx->cmd);
 }
 
 int filter_option(struct filter_args *fa, int opt, char *arg, const char *cmd)

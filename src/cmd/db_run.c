@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "dbcmd.h"
 
@@ -34,6 +35,12 @@ int db_args_option(struct db_args *a, int opt, char *arg, int argc, char **argv)
 		return 0;
 	}
 	return 0;
+}
+
+int db_cli_option(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	return db_args_option((struct db_args *)((char *)args + o->offset), o->id, arg, ctx->argc,
+			      ctx->argv);
 }
 
 int db_cmd_open(const char *url, bool create, const char *cmd, struct db **out)

@@ -22,19 +22,26 @@ struct db_args {
 	size_t nlabels;
 };
 
-/* The long options run and suite take for it (db_run.c), values
- * DB_OPT_DB.. so as not to meet theirs. */
+/* Which of those options a row is (its id), told apart by db_args_option. */
 enum { DB_OPT_DB = 0x4000, DB_OPT_LABEL, DB_OPT_FAILED };
-#define DB_LONG_OPTIONS                                                                   \
-	{ "db", optional_argument, NULL, DB_OPT_DB },                                     \
-	{ "label", required_argument, NULL, DB_OPT_LABEL },                               \
-	{ "db-failed", no_argument, NULL, DB_OPT_FAILED }
-#define DB_USAGE                                                                          \
-	"      --db[=URL]         also store every result in a database: a file (default\n"    \
-	"                         ~/.local/share/ipclab/results.db, or $IPCLAB_DB) or\n"      \
-	"                         postgresql://HOST/DB; see ipclab history\n"                 \
-	"      --label K=V[,K=V]  labels of this run in the store (kernel and machine are added)\n" \
-	"      --db-failed        store the run even when it failed\n"
+
+/* The same as rows of a command's option table (cli_opt.h), the
+ * command's struct db_args at off. */
+struct cli_opt;
+struct cli_ctx;
+int db_cli_option(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx);
+#define DB_CLI_OPTIONS(off)                                                               \
+	{ .name = "db", .has_arg = optional_argument, .metavar = "[=URL]", .kind = CLI_CALL, \
+	  .help = "also store every result in a database: a file (default\n"              \
+		  "~/.local/share/ipclab/results.db, or $IPCLAB_DB) or\n"                  \
+		  "postgresql://HOST/DB; see ipclab history",                               \
+	  .call = db_cli_option, .id = DB_OPT_DB, .offset = (off), .values = "@file" },     \
+	{ .name = "label", .has_arg = required_argument, .metavar = "K=V[,K=V]",           \
+	  .kind = CLI_CALL, .call = db_cli_option, .id = DB_OPT_LABEL, .offset = (off),     \
+	  .help = "labels of this run in the store (kernel and machine are added)" },       \
+	{ .name = "db-failed", .has_arg = no_argument, .kind = CLI_CALL,                   \
+	  .call = db_cli_option, .id = DB_OPT_FAILED, .offset = (off),                      \
+	  .help = "store the run even when it failed" }
 
 /* One of those options (argv, optind: --db URL as well as --db=URL);
  * 0, or 2 with the error said. */

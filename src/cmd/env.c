@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
-/* `ipclab env [-f text|json] [--check [--sample D] [--pin P]]`: the machine
+/* `ipclab env [-f table|json] [--check [--sample D] [--pin P]]`: the machine
  * as result files record it (src/report/envcmd.c builds both forms), or
  * what on it makes figures noisy (src/core/envcheck*.c,
  * src/report/envcheck_out.c). */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "ipclab/envcheck.h"
 #include "ipclab/placement.h"
@@ -18,23 +20,6 @@
 
 #define SAMPLE_MAX_NS (60 * NSEC_PER_SEC)
 
-static int env_usage(FILE *f)
-{
-	fputs("usage: ipclab env [-f text|json] [--check [--sample D] [--pin P]]\n"
-	      "The machine as every result file records it (\"env\"), with warnings for what\n"
-	      "distorts measurements here.\n"
-	      "  -f, --format FMT   text (default) or json (the \"env\" object of a result file)\n"
-	      "      --check        instead: what here makes figures noisy (governor, boost, SMT,\n"
-	      "                     isolation, irqbalance, idle states, hugepages, RT throttling,\n"
-	      "                     timer slack, steal, interrupts, busy tasks), one line each\n"
-	      "                     with ok/warn/bad/n/a and the command that fixes it; exit 0\n"
-	      "      --sample D     with --check: watch steal and busy tasks for D (default 2s)\n"
-	      "      --pin P        with --check: the endpoints' CPUs as run --pin takes them\n"
-	      "                     (none, same, split, S:C; default split)\n"
-	      "  -h, --help\n", f);
-	return 0;
-}
-
 struct env_args {
 	const char *format;
 	bool check;
@@ -42,6 +27,58 @@ struct env_args {
 	bool sample_set;
 	struct pin_spec pin;
 	bool pin_set;
+};
+
+#define EA(f) offsetof(struct env_args, f)
+const size_t env_args_size = sizeof(struct env_args);
+
+static int env_usage(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)o, (void)arg, (void)args, (void)ctx;
+	fputs("usage: ipclab env [-f table|json] [--check [--sample D] [--pin P]]\n"
+	      "The machine as every result file records it (\"env\"), with warnings for what\n"
+	      "distorts measurements here.\n", stdout);
+	cli_help(stdout, env_options, FMT_ENV);
+	return -1;
+}
+
+static int env_pin(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct env_args *a = args;
+	char err[ERRLEN];
+
+	(void)o, (void)ctx;
+	if (pin_parse(arg, &a->pin, err, sizeof(err)))
+		return cmd_usage_error("env", "%s", err);
+	if (a->pin.mode == PIN_NONE)
+		a->pin.server_cpu = a->pin.client_cpu = -1;
+	a->pin_set = true;
+	return 0;
+}
+
+const struct cli_opt env_options[] = {
+	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
+	  .help = "{formats} (json: the \"env\" object of a result file)", .kind = CLI_CALL,
+	  .call = cli_opt_format, .id = FMT_ENV, .offset = EA(format), .def = "table",
+	  .values = "@formats" },
+	{ .name = "check", .has_arg = no_argument, .kind = CLI_FLAG, .offset = EA(check),
+	  .help = "instead: what here makes figures noisy (governor, boost, SMT,\n"
+		  "isolation, irqbalance, idle states, hugepages, RT throttling,\n"
+		  "timer slack, steal, interrupts, busy tasks), one line each\n"
+		  "with ok/warn/bad/n/a and the command that fixes it; exit 0" },
+	{ .name = "sample", .has_arg = required_argument, .metavar = "D", .kind = CLI_NUMBER,
+	  .type = OPT_DURATION, .offset = EA(sample_ns), .min = 1, .max = SAMPLE_MAX_NS,
+	  .set_offset = EA(sample_set), .flags = CLI_MARK_SET,
+	  .bad = "expected a time from 1ms to 60s, e.g. --sample 500ms",
+	  .help = "with --check: watch steal and busy tasks for D (default 2s)",
+	  .values = "500ms 2s 10s" },
+	{ .name = "pin", .has_arg = required_argument, .metavar = "P", .kind = CLI_CALL,
+	  .call = env_pin, .values = "none same split 0:1",
+	  .help = "with --check: the endpoints' CPUs as run --pin takes them\n"
+		  "(none, same, split, S:C; default split)" },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = env_usage },
+	{ 0 },
 };
 
 /* --check: the endpoints' CPUs (split, or same on a machine of one CPU),
@@ -70,37 +107,6 @@ static int env_check(const struct env_args *a)
 	return 0;
 }
 
-static int env_option(struct env_args *a, int opt)
-{
-	char err[ERRLEN];
-
-	switch (opt) {
-	case 'f':
-		if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-			return cmd_usage_error("env", "-f %s: expected text or json", optarg);
-		a->format = optarg;
-		return 0;
-	case 'c':
-		a->check = true;
-		return 0;
-	case 's':
-		if (parse_duration(optarg, &a->sample_ns) || !a->sample_ns ||
-		    a->sample_ns > SAMPLE_MAX_NS)
-			return cmd_usage_error("env", "--sample %s: expected a time from 1ms to 60s, e.g. --sample 500ms",
-					       optarg);
-		a->sample_set = true;
-		return 0;
-	case 'p':
-		if (pin_parse(optarg, &a->pin, err, sizeof(err)))
-			return cmd_usage_error("env", "%s", err);
-		if (a->pin.mode == PIN_NONE)
-			a->pin.server_cpu = a->pin.client_cpu = -1;
-		a->pin_set = true;
-		return 0;
-	}
-	return cmd_usage_error("env", "unknown option; see ipclab env --help");
-}
-
 /* split, or same where this process may use one CPU only */
 static void default_pin(struct pin_spec *pin)
 {
@@ -112,32 +118,13 @@ static void default_pin(struct pin_spec *pin)
 
 int cmd_env(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "sample", required_argument, NULL, 's' },
-		{ "pin", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct env_args a = { .format = "text" };
+	struct env_args a = { 0 };
 	const char *format;
 	struct env_info env;
-	int opt, ret;
+	int ret = cli_defaults(env_options, &a) ? 2 : cli_parse(env_options, argc, argv, &a, "env", true);
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:h", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return env_usage(stdout);
-		if (opt == ':')
-			return cmd_usage_error("env", "option '%s' needs a value; see ipclab env --help",
-					 argv[optind - 1]);
-		if (opt == '?')
-			return cmd_usage_error("env", "unknown option '%s'; see ipclab env --help", argv[optind - 1]);
-		if ((ret = env_option(&a, opt)))
-			return ret;
-	}
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	if (optind < argc)
 		return cmd_usage_error("env", "unexpected argument '%s'; ipclab env takes options only",
 				 argv[optind]);

@@ -7,42 +7,27 @@
  * "did the figure change at this commit?". */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "history.h"
 
-static int history_usage(FILE *f)
+static int history_usage(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
+	(void)o, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab history [--db URL] [filters] [-m METRIC] [options]\n"
-	      "One metric of every stored cell across runs, and where it changed (docs/history.md).\n"
-	      FILTER_USAGE
-	      "  -m, --metric M         msgs_per_s, lat_p50_ns (p50), lat_p99_ns (p99), cpu_ns_per_msg,\n"
-	      "                         ... (docs/output.md); default each cell's headline: p50 for\n"
-	      "                         a round-trip pattern, else msgs_per_s\n"
-	      "      --by LABEL         points in the order of that label's values (kernel, commit),\n"
-	      "                         not in time order\n"
-	      "      --against V|K=V    the runs of --label K=C against those of K=V (the first\n"
-	      "                         --label's key when only V): each cell's median, ratio, test\n"
-	      "      --threshold PCT    --against: a smaller change is no change; default 5\n"
-	      "      --alpha A          significance of a change point; default 0.01\n"
-	      "      --min-segment N    fewest points on either side of a change; default 3\n"
-	      "      --min-change PCT   report only steps larger than PCT %; default 0\n"
-	      "      --fail-on-change   exit 3 when a change point (or, with --against, a change) is found\n"
-	      "  -f, --format FMT       table (default), json, svg (the figure), html (figures and tables)\n"
-	      "  -o, --output FILE      write there (atomically) instead of stdout\n"
-	      "      --figure FILE      also write the figure (SVG) there\n"
-	      "  -h, --help\n"
-	      "Exit status: 0 ok, 1 the store could not be read, 2 bad input, 3 a change found\n"
-	      "with --fail-on-change (for git bisect run: 0 good, 3 bad).\n", f);
-	return 0;
+	      "One metric of every stored cell across runs, and where it changed (docs/history.md).\n",
+	      stdout);
+	cli_help(stdout, history_options, FMT_HISTORY);
+	fputs("Exit status: 0 ok, 1 the store could not be read, 2 bad input, 3 a change found\n"
+	      "with --fail-on-change (for git bisect run: 0 good, 3 bad).\n", stdout);
+	return -1;
 }
-
-enum { HO_BY = 0x4200, HO_AGAINST, HO_THRESHOLD, HO_ALPHA, HO_MINSEG, HO_MINCHANGE, HO_FAIL,
-       HO_FIGURE };
 
 static int number(const char *arg, const char *what, double lo, double hi, double *out)
 {
@@ -55,33 +40,85 @@ static int number(const char *arg, const char *what, double lo, double hi, doubl
 	return 0;
 }
 
-static int history_option(struct history *h, int opt, char *arg)
+static int h_metric(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
-	double v;
-
-	switch (opt) {
-	case 'm': h->metric = rf_metric_alias(arg); return 0;
-	case HO_BY: h->by = arg; return 0;
-	case HO_AGAINST: h->against = arg; return 0;
-	case HO_FAIL: h->fail_on_change = true; return 0;
-	case HO_FIGURE: h->figure = arg; return output_check(arg, "history");
-	case 'o': h->output = arg; return output_check(arg, "history");
-	case 'f':
-		if (strcmp(arg, "table") && strcmp(arg, "json") && strcmp(arg, "svg") && strcmp(arg, "html"))
-			return cmd_usage_error("history", "-f %s: expected table, json, svg or html", arg);
-		h->format = arg;
-		return 0;
-	case HO_THRESHOLD: return number(arg, "--threshold", 0, 1e6, &h->threshold_pct);
-	case HO_ALPHA: return number(arg, "--alpha", 1e-6, 0.5, &h->cp.alpha);
-	case HO_MINCHANGE: return number(arg, "--min-change", 0, 1e6, &h->cp.min_change_pct);
-	case HO_MINSEG:
-		if (number(arg, "--min-segment", 2, 1000, &v))
-			return 2;
-		h->cp.min_segment = (unsigned)v;
-		return 0;
-	}
+	(void)o, (void)ctx;
+	((struct history *)args)->metric = rf_metric_alias(arg);
 	return 0;
 }
+
+static int h_threshold(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)o, (void)ctx;
+	return number(arg, "--threshold", 0, 1e6, &((struct history *)args)->threshold_pct);
+}
+
+static int h_alpha(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)o, (void)ctx;
+	return number(arg, "--alpha", 1e-6, 0.5, &((struct history *)args)->cp.alpha);
+}
+
+static int h_min_change(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)o, (void)ctx;
+	return number(arg, "--min-change", 0, 1e6, &((struct history *)args)->cp.min_change_pct);
+}
+
+static int h_min_segment(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	double v = 0;
+
+	(void)o, (void)ctx;
+	if (number(arg, "--min-segment", 2, 1000, &v))
+		return 2;
+	((struct history *)args)->cp.min_segment = (unsigned)v;
+	return 0;
+}
+
+#define HA(f) offsetof(struct history, f)
+#define H_CALL(l, s, mv, h, fn, v) { .name = l, .short_name = s, .has_arg = required_argument, \
+				      .metavar = mv, .help = h, .kind = CLI_CALL, .call = fn, .values = v }
+const size_t history_args_size = sizeof(struct history);
+
+const struct cli_opt history_options[] = {
+	FILTER_CLI_OPTIONS(HA(fa)),
+	H_CALL("metric", 'm', "M",
+	       "msgs_per_s, lat_p50_ns (p50), lat_p99_ns (p99), cpu_ns_per_msg,\n"
+	       "... (docs/output.md); default each cell's headline: p50 for\n"
+	       "a round-trip pattern, else msgs_per_s", h_metric,
+	       "msgs_per_s bytes_per_s lat_p50_ns lat_p99_ns lat_max_ns cpu_ns_per_msg cpu_pct_total p50 p99"),
+	{ .name = "by", .has_arg = required_argument, .metavar = "LABEL", .kind = CLI_TEXT,
+	  .offset = HA(by), .help = "points in the order of that label's values (kernel, commit),\n"
+				    "not in time order" },
+	{ .name = "against", .has_arg = required_argument, .metavar = "V|K=V", .kind = CLI_TEXT,
+	  .offset = HA(against),
+	  .help = "the runs of --label K=C against those of K=V (the first\n"
+		  "--label's key when only V): each cell's median, ratio, test" },
+	H_CALL("threshold", 0, "PCT", "--against: a smaller change is no change; default 5",
+	       h_threshold, NULL),
+	H_CALL("alpha", 0, "A", "significance of a change point; default 0.01", h_alpha, NULL),
+	H_CALL("min-segment", 0, "N", "fewest points on either side of a change; default 3",
+	       h_min_segment, NULL),
+	H_CALL("min-change", 0, "PCT", "report only steps larger than PCT %; default 0", h_min_change,
+	       NULL),
+	{ .name = "fail-on-change", .has_arg = no_argument, .kind = CLI_FLAG,
+	  .offset = HA(fail_on_change),
+	  .help = "exit 3 when a change point (or, with --against, a change) is found" },
+	{ .name = "figure", .has_arg = required_argument, .metavar = "FILE", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = HA(figure), .values = "@file",
+	  .help = "also write the figure (SVG) there" },
+	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
+	  .help = "{formats} (svg: the figure; html: figures and tables)", .kind = CLI_CALL,
+	  .call = cli_opt_format, .id = FMT_HISTORY, .offset = HA(format), .def = "table",
+	  .values = "@formats" },
+	{ .name = "output", .short_name = 'o', .has_arg = required_argument, .metavar = "FILE",
+	  .help = "write there (atomically) instead of stdout", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = HA(output), .values = "@file" },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = history_usage },
+	{ 0 },
+};
 
 /* --against V or K=V against the first --label: the two label filters. */
 static int against_labels(struct history *h)
@@ -106,38 +143,10 @@ static int against_labels(struct history *h)
 
 static int history_args(int argc, char **argv, struct history *h)
 {
-	static const struct option opts[] = {
-		FILTER_LONG_OPTIONS,
-		{ "metric", required_argument, NULL, 'm' },
-		{ "by", required_argument, NULL, HO_BY },
-		{ "against", required_argument, NULL, HO_AGAINST },
-		{ "threshold", required_argument, NULL, HO_THRESHOLD },
-		{ "alpha", required_argument, NULL, HO_ALPHA },
-		{ "min-segment", required_argument, NULL, HO_MINSEG },
-		{ "min-change", required_argument, NULL, HO_MINCHANGE },
-		{ "fail-on-change", no_argument, NULL, HO_FAIL },
-		{ "figure", required_argument, NULL, HO_FIGURE },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int opt, ret;
+	int ret = cli_parse(history_options, argc, argv, h, "history", true);
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":" FILTER_SHORT "m:f:o:h", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return history_usage(stdout), -1;
-		if (opt == ':' || opt == '?')
-			return cmd_usage_error("history", "%s '%s'; see ipclab history --help",
-					       opt == ':' ? "option needs a value:" : "unknown option",
-					       argv[optind - 1]);
-		ret = filter_is_option(opt) ? filter_option(&h->fa, opt, optarg, "history") :
-					      history_option(h, opt, optarg);
-		if (ret)
-			return ret;
-	}
+	if (ret)
+		return ret;
 	if (optind < argc)
 		return cmd_usage_error("history", "unexpected argument '%s'; see ipclab history --help",
 				       argv[optind]);
@@ -439,12 +448,12 @@ static bool any_change(const struct history *h)
 
 int cmd_history(int argc, char **argv)
 {
-	struct history h = { .format = "table", .threshold_pct = 5 };
+	struct history h = { .threshold_pct = 5 };
 	struct db *db = NULL;
 	int ret;
 
 	cp_opts_defaults(&h.cp);
-	ret = history_args(argc, argv, &h);
+	ret = cli_defaults(history_options, &h) ? 2 : history_args(argc, argv, &h);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	ret = db_cmd_open(h.fa.url, false, "history", &db);

@@ -3,33 +3,40 @@
  * (src/report/plot.c). */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "../report/plot.h"
 
-static int plot_usage(FILE *f)
+/* What the options fill: the figures' options and -o DIR. */
+struct plot_cli {
+	struct plot_opts o;
+	const char *dir;
+};
+
+const size_t plot_args_size = sizeof(struct plot_cli);
+
+static int plot_usage(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
+	(void)opt, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab plot RESULTS.json -o DIR [options]\n"
 	      "Figures from a result file (ipclab run -f json): PNG and SVG, each with its data\n"
-	      "(NAME.dat) and gnuplot script (NAME.gp) beside it. Needs gnuplot (" GNUPLOT_PKG ").\n"
-	      "  -o, --output DIR          directory for the figures (made 0700 if missing; an\n"
-	      "                            existing one must be yours, writable by no one else)\n"
-	      "      --pivot ROW,COL,METRIC  also a heatmap of METRIC over two parameters,\n"
-	      "                            e.g. size,think,cpu_pct_total or server_cpu,client_cpu,p50;\n"
-	      "                            repeatable (default: the run's own --pivot)\n"
-	      "      --size WxH            pixels of each figure; default 1000x600\n"
-	      "  -q, --quiet               do not list the files written\n"
-	      "  -h, --help\n"
-	      "Exit status: 0 ok, 1 plotting failed, 2 bad input or no gnuplot.\n", f);
-	return 0;
+	      "(NAME.dat) and gnuplot script (NAME.gp) beside it. Needs gnuplot (" GNUPLOT_PKG ").\n",
+	      stdout);
+	cli_help(stdout, plot_options, 0);
+	fputs("Exit status: 0 ok, 1 plotting failed, 2 bad input or no gnuplot.\n", stdout);
+	return -1;
 }
 
-static int parse_size_arg(const char *arg, struct plot_opts *o)
+static int plot_size(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
+	struct plot_opts *o = args;
 	unsigned w, h;
 	char end;
 
+	(void)opt, (void)ctx;
 	if (sscanf(arg, "%ux%u%c", &w, &h, &end) != 2 || w < 100 || h < 100 || w > 10000 ||
 	    h > 10000)
 		return cmd_usage_error("plot", "--size %s: expected WIDTHxHEIGHT in pixels, 100 to 10000, e.g. 1200x700",
@@ -39,57 +46,71 @@ static int parse_size_arg(const char *arg, struct plot_opts *o)
 	return 0;
 }
 
-static int plot_args(int argc, char **argv, struct plot_opts *o, const char **dir)
+static int plot_pivot(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pivot", required_argument, NULL, 'P' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct plot_opts *o = args;
 	char err[ERRLEN];
-	int opt;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return plot_usage(stdout), -1;
-		if (opt == ':')
-			return cmd_usage_error("plot", "option '%s' needs a value; see ipclab plot --help", argv[optind - 1]);
-		if (opt == '?')
-			return cmd_usage_error("plot", "unknown option '%s'; see ipclab plot --help", argv[optind - 1]);
-		if (opt == 'o')
-			*dir = optarg;
-		else if (opt == 'q')
-			o->list = NULL;
-		else if (opt == 'S' && parse_size_arg(optarg, o))
-			return 2;
-		else if (opt == 'P' && o->npivots >= PLOT_MAX_PIVOTS)
-			return cmd_usage_error("plot", "--pivot: at most %d", PLOT_MAX_PIVOTS);
-		else if (opt == 'P' && plot_parse_pivot(optarg, &o->pivots[o->npivots++], err, sizeof(err)))
-			return cmd_usage_error("plot", "%s", err);
-	}
+	(void)opt, (void)ctx;
+	if (o->npivots >= PLOT_MAX_PIVOTS)
+		return cmd_usage_error("plot", "--pivot: at most %d", PLOT_MAX_PIVOTS);
+	if (plot_parse_pivot(arg, &o->pivots[o->npivots++], err, sizeof(err)))
+		return cmd_usage_error("plot", "%s", err);
+	return 0;
+}
+
+static int plot_quiet(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)opt, (void)arg, (void)ctx;
+	((struct plot_opts *)args)->list = NULL;
+	return 0;
+}
+
+const struct cli_opt plot_options[] = {
+	{ .name = "output", .short_name = 'o', .has_arg = required_argument, .metavar = "DIR",
+	  .help = "directory for the figures (made 0700 if missing; an\n"
+		  "existing one must be yours, writable by no one else)", .kind = CLI_TEXT,
+	  .offset = offsetof(struct plot_cli, dir), .values = "@dir" },
+	{ .name = "pivot", .has_arg = required_argument, .metavar = "ROW,COL,METRIC",
+	  .help = "also a heatmap of METRIC over two parameters,\n"
+		  "e.g. size,think,cpu_pct_total or server_cpu,client_cpu,p50;\n"
+		  "repeatable (default: the run's own --pivot)", .kind = CLI_CALL, .call = plot_pivot,
+	  .values = "list:size think think_ns rate pin server_cpu client_cpu sched clients endpoints "
+		    "transport pattern cpu_pct_total msgs_per_s bytes_per_s lat_p50_ns lat_p99_ns "
+		    "cpu_ns_per_msg sys_ctx_switches_per_s" },
+	{ .name = "size", .has_arg = required_argument, .metavar = "WxH",
+	  .help = "pixels of each figure; default 1000x600", .kind = CLI_CALL, .call = plot_size,
+	  .values = "1000x600 1200x700 1600x900" },
+	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument,
+	  .help = "do not list the files written", .kind = CLI_CALL, .call = plot_quiet },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = plot_usage },
+	{ 0 },
+};
+
+static int plot_args(int argc, char **argv, struct plot_cli *c)
+{
+	int ret = cli_parse(plot_options, argc, argv, c, "plot", true);
+
+	if (ret)
+		return ret;
 	if (argc - optind != 1)
 		return cmd_usage_error("plot", "expected one result file (got %d): ipclab plot RESULTS.json -o DIR",
 				  argc - optind);
-	if (!*dir)
+	if (!c->dir)
 		return cmd_usage_error("plot", "no output directory: ipclab plot %s -o DIR", argv[optind]);
 	return 0;
 }
 
 int cmd_plot(int argc, char **argv)
 {
-	struct plot_opts o = { .width = 1000, .height = 600, .list = stdout };
-	const char *dir = NULL;
+	struct plot_cli c = { .o = { .width = 1000, .height = 600, .list = stdout } };
 	char err[ERRLEN];
-	int ret = plot_args(argc, argv, &o, &dir);
+	int ret = plot_args(argc, argv, &c);
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	ret = plot_file(argv[optind], dir, &o, err, sizeof(err));
+	ret = plot_file(argv[optind], c.dir, &c.o, err, sizeof(err));
 	if (ret == -ENOENT || ret == -EINVAL)
 		return cmd_usage_error("plot", "%s", err);
 	if (ret)

@@ -5,19 +5,30 @@
  * suite's own output (run --html, suite --html). */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "ipclab/reporter.h"
 #include "../report/html.h"
 
 #define RESULT_FILE_MAX (512ull << 20)
 
-static int report_usage(FILE *f)
+struct report_args {
+	const char *output, *folded, *title;
+	bool quiet;
+};
+
+#define RP(f) offsetof(struct report_args, f)
+const size_t report_args_size = sizeof(struct report_args);
+
+static int report_usage(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
+	(void)o, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab report FILE.json [MORE.json ...] [-o report.html] [options]\n"
 	      "One HTML page from result files (ipclab run -f json, ipclab suite -f json), with\n"
 	      "everything inline: it opens from a mail attachment, with the network off.\n"
@@ -25,53 +36,35 @@ static int report_usage(FILE *f)
 	      "and CPU figures, with --trace each side's time budget and critical path, with\n"
 	      "--profile the top functions and flame graphs, -p cycle the completion timeline,\n"
 	      "--pin matrix the CPU x CPU heatmap; a suite file a section per seed; two files\n"
-	      "also a compare view.\n"
-	      "  -o, --output FILE      write the page to FILE (atomically); default stdout\n"
-	      "      --folded DIR       flame graphs from the folded stacks in DIR (run --profile DIR)\n"
-	      "      --title TEXT       the page's title\n"
-	      "  -q, --quiet            no notes on stderr\n"
-	      "  -h, --help\n"
-	      "Exit status: 0 ok, 1 writing failed, 2 bad input.\n", f);
-	return 0;
+	      "also a compare view.\n", stdout);
+	cli_help(stdout, report_options, 0);
+	fputs("Exit status: 0 ok, 1 writing failed, 2 bad input.\n", stdout);
+	return -1;
 }
 
-struct report_args {
-	const char *output, *folded, *title;
-	bool quiet;
+const struct cli_opt report_options[] = {
+	{ .name = "output", .short_name = 'o', .has_arg = required_argument, .metavar = "FILE",
+	  .help = "write the page to FILE (atomically); default stdout", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = RP(output), .values = "@file" },
+	{ .name = "folded", .has_arg = required_argument, .metavar = "DIR",
+	  .help = "flame graphs from the folded stacks in DIR (run --profile DIR)",
+	  .kind = CLI_TEXT, .offset = RP(folded), .values = "@dir" },
+	{ .name = "title", .has_arg = required_argument, .metavar = "TEXT",
+	  .help = "the page's title", .kind = CLI_TEXT, .offset = RP(title) },
+	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument, .help = "no notes on stderr",
+	  .kind = CLI_FLAG, .offset = RP(quiet) },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = report_usage },
+	{ 0 },
 };
 
 static int report_args(int argc, char **argv, struct report_args *a)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' }, { "folded", required_argument, NULL, 'F' },
-		{ "title", required_argument, NULL, 'T' },  { "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },	    { 0 },
-	};
 	struct stat st;
-	int opt;
+	int ret = cli_parse(report_options, argc, argv, a, "report", true);
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
-		if (opt == 'h')
-			return report_usage(stdout), -1;
-		if (opt == ':')
-			return cmd_usage_error("report", "option '%s' needs a value; see ipclab report --help",
-					       argv[optind - 1]);
-		if (opt == '?')
-			return cmd_usage_error("report", "unknown option '%s'; see ipclab report --help",
-					       argv[optind - 1]);
-		if (opt == 'o' && output_check(optarg, "report"))
-			return 2;
-		if (opt == 'o')
-			a->output = optarg;
-		else if (opt == 'F')
-			a->folded = optarg;
-		else if (opt == 'T')
-			a->title = optarg;
-		else if (opt == 'q')
-			a->quiet = true;
-	}
+	if (ret)
+		return ret;
 	if (optind >= argc)
 		return cmd_usage_error("report", "no result file: ipclab report FILE.json [MORE.json ...] -o report.html");
 	if (argc - optind > HTML_MAX_FILES)

@@ -3,12 +3,14 @@
  * run_args, the default comparison, and the run itself (run_exec.c). */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "run.h"
 #include "ipclab/outdir.h"
@@ -17,166 +19,31 @@
 #include "ipclab/topology.h"
 #include "ipclab/trace.h"
 
-/* ---- options ------------------------------------------------------------------- */
+/* ---- options: one row each ---------------------------------------------------- */
 
-enum { OPT_VERIFY = 256, OPT_TIMEOUT, OPT_MAX_TIME, OPT_PIN, OPT_SCHED, OPT_CLIENTS, OPT_VERSION,
-       OPT_WARMUP, OPT_REPEAT, OPT_THINK, OPT_THINK_NS, OPT_RATE, OPT_PERIOD, OPT_PIVOT, OPT_PM_QOS,
-       OPT_KEEP_AWAKE, OPT_REFERENCE, OPT_DRY_RUN, OPT_VMSTAT, OPT_PLOT, OPT_TRACE,
-       OPT_PROFILE, OPT_MATRIX_METRIC, OPT_PEER, OPT_TOKEN, OPT_BUDGET, OPT_TOKEN_FILE,
-       OPT_HTML, OPT_TRACE_SPAN, OPT_EXPLAIN };
+#define RA(f) offsetof(struct run_args, f)
 
-static const struct option long_opts[] = {
-	{ "transport", required_argument, NULL, 't' },
-	{ "pattern", required_argument, NULL, 'p' },
-	{ "size", required_argument, NULL, 's' },
-	{ "count", required_argument, NULL, 'n' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "endpoints", required_argument, NULL, 'e' },
-	{ "pin", required_argument, NULL, OPT_PIN },
-	{ "sched", required_argument, NULL, OPT_SCHED },
-	{ "clients", required_argument, NULL, OPT_CLIENTS },
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "option", required_argument, NULL, 'O' },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "think", required_argument, NULL, OPT_THINK },
-	{ "think-ns", required_argument, NULL, OPT_THINK_NS },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "peer", required_argument, NULL, OPT_PEER },
-	{ "token", required_argument, NULL, OPT_TOKEN },
-	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
-	{ "period", required_argument, NULL, OPT_PERIOD },
-	{ "repeat", required_argument, NULL, OPT_REPEAT },
-	{ "budget", required_argument, NULL, OPT_BUDGET },
-	{ "pivot", required_argument, NULL, OPT_PIVOT },
-	{ "matrix-metric", required_argument, NULL, OPT_MATRIX_METRIC },
-	{ "pm-qos", required_argument, NULL, OPT_PM_QOS },
-	{ "keep-awake", no_argument, NULL, OPT_KEEP_AWAKE },
-	{ "reference", no_argument, NULL, OPT_REFERENCE },
-	{ "trace", optional_argument, NULL, OPT_TRACE },
-	{ "trace-span", required_argument, NULL, OPT_TRACE_SPAN },
-	{ "explain", no_argument, NULL, OPT_EXPLAIN },
-	{ "profile", optional_argument, NULL, OPT_PROFILE },
-	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-	{ "vmstat", no_argument, NULL, OPT_VMSTAT },
-	{ "plot", required_argument, NULL, OPT_PLOT },
-	{ "html", required_argument, NULL, OPT_HTML },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	DB_LONG_OPTIONS,
-	{ 0 },
-};
-
-/* The help text: one string per option, long because there are many. */
-void cmd_run_usage(FILE *f)
+static int opt_help(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
-	fputs("usage: ipclab [run] [options]     run experiments (no arguments: the default comparison)\n"
-	      "       ipclab list                 transports and patterns, with capabilities and options\n", f);
-	for (const struct subcommand *sc = subcommands; sc->name; sc++)
-		fprintf(f, "       ipclab %-20s %s\n", sc->name, sc->summary);
-	fputs("\n"
-	      "Lists (a,b,c) run the cartesian product of every listed value.\n"
-	      "  -t, --transport LIST   transports, 'all' or globs ('shm-*'); default all\n"
-	      "  -p, --pattern LIST     stream, pingpong; default pingpong\n"
-	      "  -s, --size LIST        message size in bytes, header (16 B) included: 64, 4k, 1M, 1k..512k\n"
-	      "                         (ranges double); default 64\n"
-	      "  -n, --count N          measured messages (200k, 1M); default 100k\n"
-	      "  -d, --duration D       measure for D (5s, 500ms) instead of a count\n"
-	      "      --warmup N         messages before the measured window; default count/20, at most 10k\n"
-	      "  -e, --endpoints LIST   process, thread; default process\n"
-	      "      --pin LIST         none, same, split, or SERVER_CPU:CLIENT_CPU; default none; or\n"
-	      "                         matrix[:CPUS]: every ordered pair of CPUs, shuffled (a CPU x CPU table);\n"
-	      "                         each cell 100 ms after 1000 warm-up messages unless -n, -d, --warmup\n"
-	      "      --sched LIST       other, fifo:PRIO, rr:PRIO, batch, idle; default other\n"
-	      "      --clients LIST     clients served by one server; default 1\n"
-	      "  -O, --option KEY=VAL   a transport's or pattern's own option (see ipclab list)\n"
-	      "      --verify           fill every payload with a checked pattern\n"
-	      "      --think LIST       busy loop of N iterations per message byte after each message, both\n"
-	      "                         sides (seed 001); ranges double: 1..2048\n"
-	      "      --think-ns LIST    calibrated busy time after each message instead: 10us, 1us..1ms\n"
-	      "      --rate LIST        client sends on a schedule: 1/s, 10k/s, max; latency counts from\n"
-	      "                         the actual send, the sender's lateness beside it (late)\n"
-	      "      --period P         -p cycle: the driver's period, a time (1.333ms) or FRAMES@RATE\n"
-	      "                         (64@48000); the deadline too unless -O deadline=\n"
-	      "      --peer HOST[:PORT] run the server side of each cell on HOST (ipclab serve there;\n"
-	      "                         tcp, udp); --pin S:C pins S there; its token: --token-file FILE\n"
-	      "                         (mode 0600), IPCLAB_TOKEN or --token T (every user sees argv)\n"
-	      "      --repeat N         run every cell N times, interleaved; report medians, spread and\n"
-	      "                         (N >= 6) each median's 95 % interval; or auto[=PCT][,max=ROUNDS]:\n"
-	      "                         add rounds until every headline's interval is within PCT % (5)\n"
-	      "                         of its median, at most ROUNDS (30)\n"
-	      "      --budget D         --repeat auto: start no round that would end past D (10min)\n"
-	      "      --pivot ROW,COL,METRIC  print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)\n"
-	      "      --matrix-metric M  the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)\n"
-	      "      --pm-qos US        hold /dev/cpu_dma_latency at US microseconds during the run\n"
-	      "      --keep-awake       a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency\n"
-	      "      --reference        after each cell, its bare loop (same calls, sizes, placement), A B\n"
-	      "                         per repetition; reports the ratio and ipclab's overhead\n"
-	      "      --trace[=syscalls] per side, from scheduler events: time budget, switches, wakeups; =syscalls\n"
-	      "                         also probes every syscall: exact kernel time, counts, top 3 (docs/trace.md);\n"
-	      "                         =events FILE.json also writes each cell's scheduler timeline (Perfetto)\n"
-	      "      --trace-span D|N   the timeline's span at the window's end: a time (50ms, the default) or\n"
-	      "                         the last N events (20k)\n"
-	      "      --explain          --trace, then the largest cause tested: the cell run again with the\n"
-	      "                         knob that should remove it, interleaved, 3 pairs (docs/trace.md)\n"
-	      "      --profile [DIR]    per side, sampled call stacks: the top 15 functions; with DIR,\n"
-	      "                         folded stacks DIR/<cell>-<side>.folded for flame graphs\n"
-	      "      --dry-run          list the cells the plan holds without running them\n"
-	      "      --vmstat           print a line a second while cells run (stderr): context switches,\n"
-	      "                         interrupts, and us/sy/id per CPU and in total (/proc/stat)\n"
-	      "      --timeout D        fail a cell when no message moves for D; default 10s\n"
-	      "      --max-time D       end a cell that runs longer than D; default derived from\n"
-	      "                         count, size, rate and think (60 s + 4x the expected time)\n"
-	      "  -f, --format FMT       table, ranked (best first per pattern and size), json, csv,\n"
-	      "                         markdown; default table\n"
-	      "  -o, --output FILE      write the report to FILE (atomically) instead of stdout\n"
-	      "      --plot DIR         also write DIR/results.json and its figures (gnuplot)\n"
-	      DB_USAGE
-	      "      --html FILE        also write the report as one HTML page (ipclab report)\n"
-	      "  -q, --quiet            no progress line\n"
-	      "  -h, --help, --version\n"
-	      "Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
+	(void)o, (void)arg, (void)args, (void)ctx;
+	cmd_run_usage(stdout);
+	return -1;
 }
 
-void args_defaults(struct run_args *a)
+static int opt_version(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
-	static char t[] = "all", p[] = "pingpong", s[] = "64", e[] = "process", pin[] = "none",
-		    sc[] = "other", c[] = "1";
-
-	memset(a, 0, sizeof(*a));
-	a->transports = t;
-	a->patterns = p;
-	a->sizes = s;
-	a->endpoints = e;
-	a->pins = pin;
-	a->scheds = sc;
-	a->clients = c;
-	a->count = 100000;
-	a->timeout_ns = 10 * NSEC_PER_SEC;
-	a->format = "table";
-	a->repeat = 1;
-	a->pm_qos_us = -1;
+	(void)o, (void)arg, (void)args, (void)ctx;
+	printf("ipclab %s (%s)\n", IPCLAB_VERSION, IPCLAB_GIT_REV);
+	return -1;
 }
 
 /* --repeat N, or auto[=PCT][,max=ROUNDS]; 0 or 2. */
-static int parse_repeat(const char *arg, struct run_args *a)
+static int parse_repeat_auto(const char *arg, struct run_args *a)
 {
 	const char *p = arg + 4;
 	char *end;
 	uint64_t v;
 
-	if (strncmp(arg, "auto", 4)) {
-		if (parse_u64(arg, &v) || v < 1 || v > 1000)
-			return usage_error("--repeat %s: expected a number of repetitions from 1 to 1000, or auto[=PCT][,max=ROUNDS]",
-					   arg);
-		a->repeat = (unsigned)v;
-		a->repeat_auto = false;
-		return 0;
-	}
 	a->repeat_auto = true;
 	a->auto_pct = 5;
 	a->repeat = 30;
@@ -201,61 +68,41 @@ static int parse_repeat(const char *arg, struct run_args *a)
 	return 0;
 }
 
-static int parse_number_arg(int opt, const char *arg, struct run_args *a)
+static int opt_repeat(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct run_args *a = args;
+	uint64_t v;
+
+	(void)o, (void)ctx;
+	if (!strncmp(arg, "auto", 4))
+		return parse_repeat_auto(arg, a);
+	if (parse_u64(arg, &v) || v < 1 || v > 1000)
+		return usage_error("--repeat %s: expected a number of repetitions from 1 to 1000, or auto[=PCT][,max=ROUNDS]",
+				   arg);
+	a->repeat = (unsigned)v;
+	a->repeat_auto = false;
+	return 0;
+}
+
+static int opt_pm_qos(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
 	uint64_t v;
 
-	switch (opt) {
-	case 'n':
-		if (parse_count(arg, &v) || v == 0 || v > UINT32_MAX / 2)
-			return usage_error("-n %s: expected a count from 1 to 2G, e.g. 200k or 1M", arg);
-		a->count = v;
-		a->count_set = true;
-		return 0;
-	case OPT_WARMUP:
-		if (parse_count(arg, &v) || v > UINT32_MAX / 2)
-			return usage_error("--warmup %s: expected a count, e.g. 1000 or 10k", arg);
-		a->warmup = v;
-		a->warmup_set = true;
-		return 0;
-	case 'd':
-		if (parse_duration(arg, &v) || v == 0)
-			return usage_error("-d %s: expected a duration above zero, e.g. 5s or 500ms", arg);
-		a->duration_ns = v;
-		return 0;
-	case OPT_PM_QOS:
-		if (parse_u64(arg, &v) || v > 100000000)
-			return usage_error("--pm-qos %s: expected microseconds, e.g. 0 (no deep idle) or 10", arg);
-		a->pm_qos_us = (int)v;
-		return 0;
-	case OPT_REPEAT:
-		return parse_repeat(arg, a);
-	case OPT_BUDGET:
-		if (parse_duration(arg, &v) || v == 0)
-			return usage_error("--budget %s: expected a duration above zero, e.g. 10min or 90s", arg);
-		a->budget_ns = v;
-		return 0;
-	case OPT_TIMEOUT:
-		if (parse_duration(arg, &v))
-			return usage_error("--timeout %s: expected a duration, e.g. 30s (0 = none)", arg);
-		a->timeout_ns = v;
-		return 0;
-	case OPT_MAX_TIME:
-		if (parse_duration(arg, &v))
-			return usage_error("--max-time %s: expected a duration, e.g. 10min (0 = no limit)", arg);
-		a->max_time_ns = v;
-		a->max_time_set = true;
-		return 0;
-	}
+	(void)o, (void)ctx;
+	if (parse_u64(arg, &v) || v > 100000000)
+		return usage_error("--pm-qos %s: expected microseconds, e.g. 0 (no deep idle) or 10", arg);
+	((struct run_args *)args)->pm_qos_us = (int)v;
 	return 0;
 }
 
 /* --trace-span: a time (50ms) or a count of events (20k, 100000). */
-static int parse_span(const char *arg, struct run_args *a)
+static int opt_span(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
+	struct run_args *a = args;
 	size_t n = strlen(arg);
 	uint64_t v;
 
+	(void)o, (void)ctx;
 	if (n && (strchr("0123456789kKM", arg[n - 1]))) {
 		if (parse_count(arg, &v) || !v || v > TRACE_EVENTS_MAX)
 			return usage_error("--trace-span %s: expected a time (50ms) or a count of events from 1 to 4M (20k)",
@@ -270,141 +117,281 @@ static int parse_span(const char *arg, struct run_args *a)
 	return 0;
 }
 
-/* One option of `ipclab run` into a: a flat switch over every option, one
- * case each (long, but each case is one line). 0, or 2 for bad input. */
-static int parse_one(int opt, char *arg, struct run_args *a)
+/* --trace, --trace=syscalls, --trace=events FILE.json (the word after it). */
+static int opt_trace(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
-	switch (opt) {
-	case 't': a->transports = arg; break;
-	case 'p': a->patterns = arg; break;
-	case 's': a->sizes = arg; break;
-	case 'e': a->endpoints = arg; break;
-	case OPT_PIN: a->pins = arg; break;
-	case OPT_SCHED: a->scheds = arg; break;
-	case OPT_CLIENTS: a->clients = arg; break;
-	case OPT_VERIFY: a->verify = true; break;
-	case OPT_THINK: a->thinks = arg; break;
-	case OPT_KEEP_AWAKE: a->keep_awake = true; break;
-	case OPT_REFERENCE: a->reference = true; break;
-	case OPT_TRACE: {
-		char err[ERRLEN];
+	struct run_args *a = args;
+	char err[ERRLEN];
 
-		if (arg && strcmp(arg, "syscalls") && strcmp(arg, "events"))
-			return usage_error("--trace=%s: expected --trace, --trace=syscalls (every syscall probed too) or --trace=events FILE.json (a timeline)",
-					   arg);
-		if (trace_check(err, sizeof(err)))
-			return usage_error("%s", err);
-		a->trace = true;
-		a->trace_syscalls |= arg && !strcmp(arg, "syscalls");
-		break;
-	}
-	case OPT_EXPLAIN: {
-		char err[ERRLEN];
-
-		if (trace_check(err, sizeof(err)))
-			return usage_error("--explain traces the cell: %s", err);
-		a->trace = a->explain = true;
-		break;
-	}
-	case OPT_PROFILE: {
-		char err[ERRLEN];
-
-		if (profile_check(err, sizeof(err)))
-			return usage_error("%s", err);
-		/* made (0700) when the first cell opens it */
-		if (arg && outdir_check("--profile", arg, err, sizeof(err)))
-			return usage_error("%s", err);
-		a->profile = true;
-		a->profile_dir = arg;
-		break;
-	}
-	case OPT_DRY_RUN: a->dry_run = true; break;
-	case OPT_VMSTAT: runner_set_tick(vmstat_line); break;
-	case OPT_PLOT: {
-		char err[ERRLEN];
-
-		/* made (0700) after the run */
-		if (outdir_check("--plot", arg, err, sizeof(err)))
-			return usage_error("%s", err);
-		a->plot_dir = arg;
-		break;
-	}
-	case OPT_TRACE_SPAN:
-		return parse_span(arg, a);
-	case OPT_HTML:
-		if (output_check(arg, NULL))
+	(void)o;
+	if (arg && !strcmp(arg, "events")) {
+		if (optind >= ctx->argc || ctx->argv[optind][0] == '-')
+			return usage_error("--trace=events: name the timeline's file, e.g. --trace=events timeline.json");
+		if (output_check(ctx->argv[optind], NULL))
 			return 2;
-		a->html = arg;
-		break;
-	case OPT_THINK_NS: a->think_nss = arg; break;
-	case OPT_RATE: a->rates = arg; break;
-	case OPT_PEER: a->peer = arg; break;
-	case OPT_TOKEN:
-		if (strlen(arg) > REMOTE_TOKEN_MAX)
-			return usage_error("--token: the token is longer than %d bytes", REMOTE_TOKEN_MAX);
-		snprintf(a->token_arg, sizeof(a->token_arg), "%s", arg);
-		remote_token_hide(arg);	/* and so in the result's cmdline: "--token ***" */
-		a->token = a->token_arg;
-		break;
-	case OPT_TOKEN_FILE: a->token_file = arg; break;
-	case OPT_PERIOD: a->period = arg; break;
-	case OPT_PIVOT: {
-		char err[ERRLEN];
-
-		if (pivot_parse(arg, a->pivot_spec, err, sizeof(err)))
-			return usage_error("%s", err);
-		if (a->pivot_spec[2]->kind == F_STR)
-			return usage_error("--pivot %s: the metric must be a number, e.g. cpu_pct_total or msgs_per_s", arg);
-		a->pivot = arg;
-		break;
+		a->trace_events_path = ctx->argv[optind++];
 	}
-	case OPT_MATRIX_METRIC: {
-		const struct field *f[3];
-		char spec[160], err[ERRLEN];
-
-		snprintf(spec, sizeof(spec), "pin,pin,%s", arg);
-		if (strchr(arg, ',') || pivot_parse(spec, f, err, sizeof(err)) || f[2]->kind == F_STR)
-			return usage_error("--matrix-metric %s: not a numeric metric; use a key of docs/output.md, e.g. lat_p50_ns, p99 or msgs_per_s",
-					   arg);
-		a->matrix_metric = f[2];
-		break;
-	}
-	case 'q': a->quiet = true; break;
-	case 'o':
-		if (output_check(arg, NULL))
-			return 2;
-		a->output = arg;
-		break;
-	case 'f':
-		if (!reporter_find(arg) || !strcmp(arg, "pivot"))
-			return usage_error("-f %s: expected table, ranked, json, csv or markdown", arg);
-		a->format = arg;
-		break;
-	case 'O':
-		if (a->nkv >= MAX_LIST)
-			return usage_error("-O: at most %d options", MAX_LIST);
-		a->kv[a->nkv++] = arg;
-		break;
-	default:
-		return parse_number_arg(opt, arg, a);
-	}
+	if (arg && strcmp(arg, "syscalls") && strcmp(arg, "events"))
+		return usage_error("--trace=%s: expected --trace, --trace=syscalls (every syscall probed too) or --trace=events FILE.json (a timeline)",
+				   arg);
+	if (trace_check(err, sizeof(err)))
+		return usage_error("%s", err);
+	a->trace = true;
+	a->trace_syscalls |= arg && !strcmp(arg, "syscalls");
 	return 0;
+}
+
+/* --explain: --trace, then the largest cause tested. */
+static int opt_explain(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct run_args *a = args;
+	char err[ERRLEN];
+
+	(void)o, (void)arg, (void)ctx;
+	if (trace_check(err, sizeof(err)))
+		return usage_error("--explain traces the cell: %s", err);
+	a->trace = a->explain = true;
+	return 0;
+}
+
+/* --profile DIR as well as --profile=DIR: run takes no operands. */
+static int opt_profile(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct run_args *a = args;
+	char err[ERRLEN];
+
+	(void)o;
+	if (!arg && optind < ctx->argc && ctx->argv[optind][0] != '-')
+		arg = ctx->argv[optind++];
+	if (profile_check(err, sizeof(err)))
+		return usage_error("%s", err);
+	/* made (0700) when the first cell opens it */
+	if (arg && outdir_check("--profile", arg, err, sizeof(err)))
+		return usage_error("%s", err);
+	a->profile = true;
+	a->profile_dir = arg;
+	return 0;
+}
+
+/* --plot DIR: made (0700) after the run. */
+static int opt_plot(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	char err[ERRLEN];
+
+	(void)o, (void)ctx;
+	if (outdir_check("--plot", arg, err, sizeof(err)))
+		return usage_error("%s", err);
+	((struct run_args *)args)->plot_dir = arg;
+	return 0;
+}
+
+static int opt_token(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct run_args *a = args;
+
+	(void)o, (void)ctx;
+	if (strlen(arg) > REMOTE_TOKEN_MAX)
+		return usage_error("--token: the token is longer than %d bytes", REMOTE_TOKEN_MAX);
+	snprintf(a->token_arg, sizeof(a->token_arg), "%s", arg);
+	remote_token_hide(arg);	/* and so in the result's cmdline: "--token ***" */
+	a->token = a->token_arg;
+	return 0;
+}
+
+static int opt_pivot(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct run_args *a = args;
+	char err[ERRLEN];
+
+	(void)o, (void)ctx;
+	if (pivot_parse(arg, a->pivot_spec, err, sizeof(err)))
+		return usage_error("%s", err);
+	if (a->pivot_spec[2]->kind == F_STR)
+		return usage_error("--pivot %s: the metric must be a number, e.g. cpu_pct_total or msgs_per_s", arg);
+	a->pivot = arg;
+	return 0;
+}
+
+static int opt_matrix_metric(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	const struct field *f[3];
+	char spec[160], err[ERRLEN];
+
+	(void)o, (void)ctx;
+	snprintf(spec, sizeof(spec), "pin,pin,%s", arg);
+	if (strchr(arg, ',') || pivot_parse(spec, f, err, sizeof(err)) || f[2]->kind == F_STR)
+		return usage_error("--matrix-metric %s: not a numeric metric; use a key of docs/output.md, e.g. lat_p50_ns, p99 or msgs_per_s",
+				   arg);
+	((struct run_args *)args)->matrix_metric = f[2];
+	return 0;
+}
+
+static int opt_kv(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct run_args *a = args;
+
+	(void)o, (void)ctx;
+	if (a->nkv >= MAX_LIST)
+		return usage_error("-O: at most %d options", MAX_LIST);
+	a->kv[a->nkv++] = arg;
+	return 0;
+}
+
+static int opt_vmstat(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	(void)o, (void)arg, (void)args, (void)ctx;
+	runner_set_tick(vmstat_line);
+	return 0;
+}
+
+#define REQ required_argument
+#define LIST(l, s, f, mv, h, d, v) \
+	{ .name = l, .short_name = s, .has_arg = REQ, .metavar = mv, .help = h, .kind = CLI_TEXT, \
+	  .offset = RA(f), .def = d, .values = v, .flags = CLI_LIST }
+#define TEXT(l, f, mv, h, v) \
+	{ .name = l, .has_arg = REQ, .metavar = mv, .help = h, .kind = CLI_TEXT, .offset = RA(f), \
+	  .values = v }
+#define FLAG(l, f, h) { .name = l, .has_arg = no_argument, .help = h, .kind = CLI_FLAG, .offset = RA(f) }
+#define CALL(l, s, ha, mv, h, fn, v) \
+	{ .name = l, .short_name = s, .has_arg = ha, .metavar = mv, .help = h, .kind = CLI_CALL, \
+	  .call = fn, .values = v }
+#define NUM(l, s, f, ty, lo, hi, mv, h, d, b, set) \
+	{ .name = l, .short_name = s, .has_arg = REQ, .metavar = mv, .help = h, .kind = CLI_NUMBER, \
+	  .type = ty, .offset = RA(f), .min = lo, .max = hi, .def = d, .bad = b, set }
+#define SET(f) .set_offset = RA(f), .flags = CLI_MARK_SET
+
+/* `ipclab run`: what --help shows, in its order. */
+const struct cli_opt run_options[] = {
+	LIST("transport", 't', transports, "LIST", "transports, 'all' or globs ('shm-*')", "all",
+	     "@transports"),
+	LIST("pattern", 'p', patterns, "LIST", "{patterns} (ipclab list)", "pingpong", "@patterns"),
+	LIST("size", 's', sizes, "LIST",
+	     "message size in bytes, header (16 B) included: 64, 4k, 1M, 1k..512k\n(ranges double)",
+	     "64", NULL),
+	NUM("count", 'n', count, OPT_UINT, 1, UINT32_MAX / 2, "N", "measured messages (200k, 1M)", "100k",
+	    "expected a count from 1 to 2G, e.g. 200k or 1M", SET(count_set)),
+	NUM("duration", 'd', duration_ns, OPT_DURATION, 1, 0, "D",
+	    "measure for D (5s, 500ms) instead of a count", NULL,
+	    "expected a duration above zero, e.g. 5s or 500ms", .flags = 0),
+	NUM("warmup", 0, warmup, OPT_UINT, 0, UINT32_MAX / 2, "N",
+	    "messages before the measured window; default count/20, at most 10k", NULL,
+	    "expected a count, e.g. 1000 or 10k", SET(warmup_set)),
+	LIST("endpoints", 'e', endpoints, "LIST", "process, thread", "process", "list:process thread"),
+	LIST("pin", 0, pins, "LIST",
+	     "none, same, split, or SERVER_CPU:CLIENT_CPU; or matrix[:CPUS]: every\n"
+	     "ordered pair of CPUs, shuffled (a CPU x CPU table); each cell 100 ms after\n"
+	     "1000 warm-up messages unless -n, -d, --warmup", "none",
+	     "list:none same split 0:1 1:0 matrix matrix:0-3"),
+	LIST("sched", 0, scheds, "LIST", "other, fifo:PRIO, rr:PRIO, batch, idle", "other",
+	     "list:other fifo:50 rr:50 batch idle"),
+	LIST("clients", 0, clients, "LIST", "clients served by one server", "1", NULL),
+	CALL("option", 'O', REQ, "KEY=VAL", "a transport's or pattern's own option (see ipclab list)",
+	     opt_kv, "@keys"),
+	FLAG("verify", verify, "fill every payload with a checked pattern"),
+	LIST("think", 0, thinks, "LIST",
+	     "busy loop of N iterations per message byte after each message, both\n"
+	     "sides (seed 001); ranges double: 1..2048", NULL, NULL),
+	LIST("think-ns", 0, think_nss, "LIST",
+	     "calibrated busy time after each message instead: 10us, 1us..1ms", NULL, NULL),
+	LIST("rate", 0, rates, "LIST",
+	     "client sends on a schedule: 1/s, 10k/s, max; latency counts from\n"
+	     "the actual send, the sender's lateness beside it (late)", NULL, NULL),
+	TEXT("period", period, "P",
+	     "-p cycle: the driver's period, a time (1.333ms) or FRAMES@RATE\n"
+	     "(64@48000); the deadline too unless -O deadline=", NULL),
+	TEXT("peer", peer, "HOST[:PORT]",
+	     "run the server side of each cell on HOST (ipclab serve there;\n"
+	     "tcp, udp); --pin S:C pins S there; its token: --token-file FILE\n"
+	     "(mode 0600), IPCLAB_TOKEN or --token T (every user sees argv)", NULL),
+	CALL("token", 0, REQ, "T", "the server's token (see --peer)", opt_token, NULL),
+	TEXT("token-file", token_file, "FILE", "the server's token, from FILE (mode 0600)", "@file"),
+	CALL("repeat", 0, REQ, "N",
+	     "run every cell N times, interleaved; report medians, spread and\n"
+	     "(N >= 6) each median's 95 % interval; or auto[=PCT][,max=ROUNDS]:\n"
+	     "add rounds until every headline's interval is within PCT % (5)\n"
+	     "of its median, at most ROUNDS (30)", opt_repeat, "3 5 10 auto auto=5 auto=2,max=50"),
+	NUM("budget", 0, budget_ns, OPT_DURATION, 1, 0, "D",
+	    "--repeat auto: start no round that would end past D (10min)", NULL,
+	    "expected a duration above zero, e.g. 10min or 90s", .flags = 0),
+	CALL("pivot", 0, REQ, "ROW,COL,METRIC", "print METRIC as a ROW x COL table (e.g. size,think,cpu_pct)",
+	     opt_pivot, "list:size think think_ns rate pin sched clients endpoints transport pattern "
+	     "cpu_pct_total msgs_per_s bytes_per_s lat_p50_ns lat_p99_ns cpu_ns_per_msg "
+	     "sys_ctx_switches_per_s"),
+	CALL("matrix-metric", 0, REQ, "M",
+	     "the figure of --pin matrix's table (default lat_p50_ns; p99, msgs_per_s)",
+	     opt_matrix_metric, "lat_p50_ns lat_p99_ns msgs_per_s cpu_ns_per_msg"),
+	CALL("pm-qos", 0, REQ, "US", "hold /dev/cpu_dma_latency at US microseconds during the run",
+	     opt_pm_qos, NULL),
+	FLAG("keep-awake", keep_awake, "a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency"),
+	FLAG("reference", reference,
+	     "after each cell, its bare loop (same calls, sizes, placement), A B\n"
+	     "per repetition; reports the ratio and ipclab's overhead"),
+	CALL("trace", 0, optional_argument, "[=syscalls]",
+	     "per side, from scheduler events: time budget, switches, wakeups; =syscalls\n"
+	     "also probes every syscall: exact kernel time, counts, top 3 (docs/trace.md);\n"
+	     "=events FILE.json also writes each cell's scheduler timeline (Perfetto)",
+	     opt_trace, "syscalls events"),
+	CALL("trace-span", 0, REQ, "D|N",
+	     "the timeline's span at the window's end: a time (50ms, the default) or\n"
+	     "the last N events (20k)", opt_span, NULL),
+	CALL("explain", 0, no_argument, NULL,
+	     "--trace, then the largest cause tested: the cell run again with the\n"
+	     "knob that should remove it, interleaved, 3 pairs (docs/trace.md)", opt_explain, NULL),
+	CALL("profile", 0, optional_argument, "[DIR]",
+	     "per side, sampled call stacks: the top 15 functions; with DIR,\n"
+	     "folded stacks DIR/<cell>-<side>.folded for flame graphs", opt_profile, "@dir"),
+	FLAG("dry-run", dry_run, "list the cells the plan holds without running them"),
+	CALL("vmstat", 0, no_argument, NULL,
+	     "print a line a second while cells run (stderr): context switches,\n"
+	     "interrupts, and us/sy/id per CPU and in total (/proc/stat)", opt_vmstat, NULL),
+	NUM("timeout", 0, timeout_ns, OPT_DURATION, 0, 0, "D", "fail a cell when no message moves for D",
+	    "10s", "expected a duration, e.g. 30s (0 = none)", .flags = 0),
+	NUM("max-time", 0, max_time_ns, OPT_DURATION, 0, 0, "D",
+	    "end a cell that runs longer than D; default derived from\n"
+	    "count, size, rate and think (60 s + 4x the expected time)", NULL,
+	    "expected a duration, e.g. 10min (0 = no limit)", SET(max_time_set)),
+	{ .name = "format", .short_name = 'f', .has_arg = REQ, .metavar = "FMT",
+	  .help = "{formats}\n(ranked: best first per pattern and size)", .kind = CLI_CALL,
+	  .call = cli_opt_format, .id = FMT_RUN, .offset = RA(format), .def = "table", .values = "@formats" },
+	{ .name = "output", .short_name = 'o', .has_arg = REQ, .metavar = "FILE",
+	  .help = "write the report to FILE (atomically) instead of stdout", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = RA(output), .values = "@file" },
+	CALL("plot", 0, REQ, "DIR", "also write DIR/results.json and its figures (gnuplot)", opt_plot,
+	     "@dir"),
+	DB_CLI_OPTIONS(RA(db)),
+	{ .name = "html", .has_arg = REQ, .metavar = "FILE",
+	  .help = "also write the report as one HTML page (ipclab report)", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = RA(html), .values = "@file" },
+	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument, .help = "no progress line",
+	  .kind = CLI_FLAG, .offset = RA(quiet) },
+	CALL("help", 'h', no_argument, NULL, "this text", opt_help, NULL),
+	CALL("version", 0, no_argument, NULL, "the version and the git revision", opt_version, NULL),
+	{ 0 },
+};
+
+/* The help text: made from the table above. */
+void cmd_run_usage(FILE *f)
+{
+	fputs("usage: ipclab [run] [options]     run experiments (no arguments: the default comparison)\n"
+	      "       ipclab list                 transports and patterns, with capabilities and options\n", f);
+	for (const struct subcommand *sc = subcommands; sc->name; sc++)
+		fprintf(f, "       ipclab %-20s %s\n", sc->name, sc->summary);
+	fputs("\nLists (a,b,c) run the cartesian product of every listed value.\n", f);
+	cli_help(f, run_options, FMT_RUN);
+	fputs("Exit status: 0 ok, 1 a cell failed, 2 bad input, 128+N interrupted by signal N.\n", f);
+}
+
+void args_defaults(struct run_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	cli_defaults(run_options, a);
+	a->repeat = 1;
+	a->pm_qos_us = -1;
 }
 
 static void save_cmdline(struct run_args *a, int argc, char **argv)
 {
 	cmdline_redacted(a->cmdline, sizeof(a->cmdline), argc, argv);
-}
-
-/* --trace=events FILE.json: the word after it. */
-static int events_file(int argc, char **argv, struct run_args *a)
-{
-	if (optind >= argc || argv[optind][0] == '-')
-		return usage_error("--trace=events: name the timeline's file, e.g. --trace=events timeline.json");
-	if (output_check(argv[optind], NULL))
-		return 2;
-	a->trace_events_path = argv[optind++];
-	return 0;
 }
 
 /* --explain runs each cell in pairs of its own, with one knob changed. */
@@ -422,37 +409,10 @@ static int explain_combination(const struct run_args *a)
 
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
-	int opt, ret;
+	int ret = cli_parse(run_options, argc, argv, a, NULL, false);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":t:p:s:n:d:e:f:o:O:qh", long_opts, NULL)) != -1) {
-		if (opt == 'h') {
-			cmd_run_usage(stdout);
-			return -1;
-		}
-		if (opt == OPT_VERSION) {
-			printf("ipclab %s (%s)\n", IPCLAB_VERSION, IPCLAB_GIT_REV);
-			return -1;
-		}
-		if (opt == '?')
-			return usage_error("unknown option '%s'; see ipclab --help", argv[optind - 1]);
-		if (opt == ':')
-			return usage_error("option '%s' needs a value; see ipclab --help", argv[optind - 1]);
-		/* --profile DIR as well as --profile=DIR: run takes no operands */
-		if (opt == OPT_PROFILE && !optarg && optind < argc && argv[optind][0] != '-')
-			optarg = argv[optind++];
-		if (opt == OPT_TRACE && optarg && !strcmp(optarg, "events") &&
-		    (ret = events_file(argc, argv, a)))
-			return ret;
-		if (opt >= DB_OPT_DB && opt <= DB_OPT_FAILED)
-			ret = db_args_option(&a->db, opt, optarg, argc, argv);
-		else
-			ret = parse_one(opt, optarg, a);
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'; see ipclab --help", argv[optind]);
+	if (ret)
+		return ret;
 	if ((a->trace_span.span_ns || a->trace_span.max_events) && !a->trace_events_path)
 		return usage_error("--trace-span: only with --trace=events FILE.json");
 	if (a->explain && (ret = explain_combination(a)))

@@ -12,6 +12,7 @@
 #include "ipclab/engine.h"
 #include "ipclab/remote.h"
 #include "ipclab/reporter.h"
+#include "cli_opt.h"
 #include "dbcmd.h"
 #include "ipclab/trace.h"
 
@@ -55,6 +56,9 @@ struct run_args {
 	char cmdline[1024];
 	struct db_args db;	/* --db, --label, --db-failed */
 };
+
+/* run's options (run.c), a row each (cli_opt.h). */
+extern const struct cli_opt run_options[];
 
 /* Defaults for every field, as `ipclab run` with no options. */
 void args_defaults(struct run_args *a);

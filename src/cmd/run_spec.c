@@ -456,19 +456,19 @@ int run_spec_parse(struct run_args *orig, struct plan_spec *d, struct plan *pl)
 	/* the lists are split in place: work on copies, so that run_args can
 	 * share strings (the default run does) */
 	struct run_args copy = *orig, *a = &copy;
-	char **lists[] = { &a->transports, &a->patterns, &a->sizes, &a->endpoints, &a->pins,
-			   &a->scheds, &a->clients, &a->thinks, &a->think_nss, &a->rates };
-	static const char *const names[] = { "-t", "-p", "-s", "-e", "--pin", "--sched",
-					     "--clients", "--think", "--think-ns", "--rate" };
 	int ret = 0;
 
 	memset(d, 0, sizeof(*d));
 	spec_knobs(orig, d);
-	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
-		if (!ret && *lists[i] && list_words(*lists[i]) > MAX_LIST)
+	for (const struct cli_opt *o = run_options; o->name; o++) {
+		char **l = (char **)((char *)a + o->offset);
+
+		if (!(o->flags & CLI_LIST))
+			continue;
+		if (!ret && *l && list_words(*l) > MAX_LIST)
 			ret = usage_error("%s: more than %d values in one list; use fewer",
-					  names[i], MAX_LIST);
-		if (*lists[i] && !(*lists[i] = strdup(*lists[i])))
+					  cli_shown(o), MAX_LIST);
+		if (*l && !(*l = strdup(*l)))
 			ret = usage_error("out of memory");
 	}
 	if (!ret)
@@ -496,8 +496,9 @@ int run_spec_parse(struct run_args *orig, struct plan_spec *d, struct plan *pl)
 		ret = parse_dims_placement(a, d);
 	if (!ret)
 		ret = parse_dims_options(pl, a, d);
-	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
-		free(*lists[i]);
+	for (const struct cli_opt *o = run_options; o->name; o++)
+		if (o->flags & CLI_LIST)
+			free(*(char **)((char *)a + o->offset));
 	return ret;
 }
 

@@ -5,6 +5,7 @@
  * numbers; -f json or csv also writes every result as one report. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
@@ -179,28 +181,37 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct suite_ou
 	return ret;
 }
 
-static int suite_usage(FILE *f, int ret)
+/* What the options fill: the suite's options and --section. */
+struct suite_cli {
+	struct suite_opts o;
+	const char *only;
+};
+
+#define SU(f) offsetof(struct suite_cli, f)
+
+static int suite_usage(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
+	(void)opt, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--profile[=DIR]]\n"
 	      "                          [-f table|json|csv] [-o FILE] [--html FILE] [-q]\n"
 	      "                          [--db[=URL] [--label K=V] [--db-failed]]\n"
 	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
 	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
 	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
-	      "  6 s paced at 1/s) and report medians. --trace and --profile act as for run, on every\n"
-	      "  cell, and add a reading from the trace (and profile) to each section. --html FILE\n"
-	      "  also writes one HTML page (as ipclab report): a section per seed, its table, its\n"
-	      "  reading and its figures. --db, --label and --db-failed store every result as run\n"
-	      "  does (see ipclab history).\n"
-	      "       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
-	      "  see ipclab suite fidelity --help\n", f);
-	return ret;
+	      "  6 s paced at 1/s) and report medians.\n", stdout);
+	cli_help(stdout, suite_options, FMT_SUITE);
+	fputs("       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
+	      "  see ipclab suite fidelity --help\n", stdout);
+	return -1;
 }
+
 /* --profile[=DIR]: 0, or 2 (said). */
-static int suite_profile(struct suite_opts *o, const char *dir)
+static int suite_profile(const struct cli_opt *opt, char *dir, void *args, struct cli_ctx *ctx)
 {
+	struct suite_opts *o = args;
 	char err[ERRLEN];
 
+	(void)opt, (void)ctx;
 	if (profile_check(err, sizeof(err)))
 		return usage_error("%s", err);
 	/* the user's own directory, or none yet (made 0700 at the first write) */
@@ -211,69 +222,66 @@ static int suite_profile(struct suite_opts *o, const char *dir)
 	return 0;
 }
 
-static int suite_args(int argc, char **argv, struct suite_opts *o, const char **only)
+static int suite_trace(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
-	static const struct option lo[] = {
-		{ "quick", no_argument, NULL, 'Q' }, { "dry-run", no_argument, NULL, 'D' },
-		{ "section", required_argument, NULL, 'S' }, { "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' }, { "quiet", no_argument, NULL, 'q' },
-		{ "trace", no_argument, NULL, 'T' }, { "profile", optional_argument, NULL, 'P' },
-		{ "html", required_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
-		DB_LONG_OPTIONS, { 0 },
-	};
 	char err[ERRLEN];
-	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":f:o:qh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'Q': o->quick = true; break;
-		case 'D': o->dry_run = true; break;
-		case 'S': *only = optarg; break;
-		case 'o':
-			if (output_check(optarg, "suite"))
-				return 2;
-			o->output = optarg;
-			break;
-		case 'H':
-			if (output_check(optarg, "suite"))
-				return 2;
-			o->html = optarg;
-			break;
-		case 'q': o->quiet = true; break;
-		case 'h': return suite_usage(stdout, -1);
-		case DB_OPT_DB: case DB_OPT_LABEL: case DB_OPT_FAILED:
-			if (db_args_option(&o->db, opt, optarg, argc, argv))
-				return 2;
-			break;
-		case 'T':
-			if (trace_check(err, sizeof(err)))
-				return usage_error("%s", err);
-			o->trace = true;
-			break;
-		case 'P':
-			if (suite_profile(o, optarg))
-				return 2;
-			break;
-		case 'f':
-			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
-				return usage_error("suite -f %s: expected table, json or csv", optarg);
-			o->format = optarg;
-			break;
-		default:
-			return usage_error("suite: bad option '%s'; see ipclab suite --help",
-					   argv[optind - 1]);
-		}
-	}
+	(void)opt, (void)arg, (void)ctx;
+	if (trace_check(err, sizeof(err)))
+		return usage_error("%s", err);
+	((struct suite_opts *)args)->trace = true;
+	return 0;
+}
+
+#define SU_FLAG(l, f, h) { .name = l, .has_arg = no_argument, .help = h, .kind = CLI_FLAG, \
+			   .offset = SU(f) }
+
+const struct cli_opt suite_options[] = {
+	SU_FLAG("quick", o.quick, "fewer repetitions and shorter cells (about a minute)"),
+	SU_FLAG("dry-run", o.dry_run, "list each section's cells without running them"),
+	{ .name = "section", .has_arg = required_argument, .metavar = "seed-00N",
+	  .help = "only this section", .kind = CLI_TEXT, .offset = SU(only),
+	  .values = "seed-000 seed-001 seed-002 seed-003 seed-004" },
+	{ .name = "trace", .has_arg = no_argument, .kind = CLI_CALL, .call = suite_trace,
+	  .help = "as for run, on every cell; a reading from the trace in each section" },
+	{ .name = "profile", .has_arg = optional_argument, .metavar = "[=DIR]", .kind = CLI_CALL,
+	  .call = suite_profile, .help = "as for run, on every cell; its reading in each section" },
+	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
+	  .help = "{formats}: of the report on stdout\n(the sections go to stderr)",
+	  .kind = CLI_CALL, .call = cli_opt_format, .id = FMT_SUITE, .offset = SU(o.format),
+	  .def = "table", .values = "@formats" },
+	{ .name = "output", .short_name = 'o', .has_arg = required_argument, .metavar = "FILE",
+	  .help = "write -f's report to FILE (atomically)", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = SU(o.output), .values = "@file" },
+	{ .name = "html", .has_arg = required_argument, .metavar = "FILE",
+	  .help = "also one HTML page (as ipclab report): a section per seed,\n"
+		  "its table, its reading and its figures", .kind = CLI_CALL,
+	  .call = cli_opt_output, .offset = SU(o.html), .values = "@file" },
+	DB_CLI_OPTIONS(SU(o.db)),
+	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument, .help = "no progress line",
+	  .kind = CLI_FLAG, .offset = SU(o.quiet) },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = suite_usage },
+	{ 0 },
+};
+const size_t suite_args_size = sizeof(struct suite_cli);
+
+static int suite_args(int argc, char **argv, struct suite_cli *c)
+{
+	const char *only;
+	int ret = cli_defaults(suite_options, c) ? 2 : cli_parse(suite_options, argc, argv, c, "suite", true);
+
+	if (ret)
+		return ret;
+	only = c->only;
 	if (optind != argc - 1 || strcmp(argv[optind], "seeds"))
 		return usage_error("suite: expected 'ipclab suite seeds [options]'; see ipclab suite --help");
-	for (size_t i = 0; *only && i < n_seeds; i++)
-		if (seed_selected(&seeds[i], *only))
+	for (size_t i = 0; only && i < n_seeds; i++)
+		if (seed_selected(&seeds[i], only))
 			return 0;
-	if (*only)
-		return usage_error("suite: no section '%s'; expected seed-000 ... seed-004", *only);
-	return o->dry_run ? 0 : db_args_check(&o->db, "suite");
+	if (only)
+		return usage_error("suite: no section '%s'; expected seed-000 ... seed-004", only);
+	return c->o.dry_run ? 0 : db_args_check(&c->o.db, "suite");
 }
 
 /* After the sections: -f's report, --html's page and the store (--db).
@@ -302,9 +310,10 @@ static int suite_reports(const struct suite_opts *o, struct suite_out *out, int 
 
 int cmd_suite(int argc, char **argv)
 {
-	struct suite_opts o = { .format = "table" };
+	struct suite_cli c = { 0 };
+	struct suite_opts o;
 	struct suite_out *out = calloc(1, sizeof(*out));
-	const char *only = NULL;
+	const char *only;
 	int ret, saved = -1;
 
 	for (int i = 1; i < argc; i++)
@@ -312,11 +321,13 @@ int cmd_suite(int argc, char **argv)
 			return free(out), cmd_suite_fidelity(argc, argv);
 	if (!out)
 		return usage_error("out of memory");
-	ret = suite_args(argc, argv, &o, &only);
+	ret = suite_args(argc, argv, &c);
 	if (ret) {
 		free(out);
 		return ret < 0 ? 0 : ret;
 	}
+	o = c.o;
+	only = c.only;
 	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s%s%s", o.quick ? " --quick" : "",
 		 o.dry_run ? " --dry-run" : "", o.trace ? " --trace" : "", o.profile ? " --profile" : "");
 	probe_fifo(&o);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opt.h"
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
@@ -71,9 +72,8 @@ static int fid_args(int argc, char **argv, struct fid_opts *o)
 			repeat_set = true;
 			break;
 		case 'f':
-			if (strcmp(optarg, "table") && strcmp(optarg, "json") && strcmp(optarg, "csv"))
-				return usage_error("suite fidelity -f %s: expected table, json or csv", optarg);
-			o->so.format = optarg;
+			if (!(o->so.format = format_pick(FMT_SUITE, optarg, "suite fidelity")))
+				return 2;
 			break;
 		default:
 			return usage_error("suite fidelity: bad option '%s'; see ipclab suite fidelity --help",
