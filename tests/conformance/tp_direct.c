@@ -240,6 +240,8 @@ void run_case(struct tcase *tc)
 struct intr_ctl {
 	struct side srv, cli;
 	int opened;		/* atomic: the server's open returned */
+	int cli_opened;		/* atomic: the client's open returned (a stop
+				 * request before it would end the open, not the recv) */
 	ssize_t got;
 	int release[2];		/* the client waits for a byte here */
 };
@@ -286,6 +288,7 @@ static void *intr_client(void *arg)
 
 	if (c->cli.tc->tp->open(c->cli.ch, TP_CLIENT, 0, &ep, err, sizeof(err)))
 		side_fail(&c->cli, "open: %s", err);
+	__atomic_store_n(&c->cli_opened, 1, __ATOMIC_RELEASE);
 	while (read(c->release[0], &b, 1) < 0 && errno == EINTR)
 		;
 	if (ep)
@@ -316,9 +319,11 @@ void run_intr_case(struct tcase *tc)
 	}
 	pthread_create(&c.cli.th, NULL, intr_client, &c);
 	pthread_create(&c.srv.th, NULL, intr_server, &c);
-	/* signal only once open is done, then until recv gives up: a signal
-	 * that lands before recv blocks is simply handled, the next one counts */
-	while (!__atomic_load_n(&c.opened, __ATOMIC_ACQUIRE) && now_ns() < deadline)
+	/* signal only once both opens are done, then until recv gives up: a
+	 * signal that lands before recv blocks is simply handled, the next one
+	 * counts */
+	while (!(__atomic_load_n(&c.opened, __ATOMIC_ACQUIRE) &&
+		 __atomic_load_n(&c.cli_opened, __ATOMIC_ACQUIRE)) && now_ns() < deadline)
 		usleep(1000);
 	while (!no_eintr && !__atomic_load_n(&c.srv.done, __ATOMIC_ACQUIRE) &&
 	       now_ns() < deadline) {
