@@ -29,6 +29,8 @@
 void stats_sort(double *v, size_t n);
 /* The median of sorted s (n >= 1). */
 double stats_median_sorted(const double *s, size_t n);
+/* The median of v (n >= 1), v sorted in place. */
+double stats_median(double *v, size_t n);
 
 /* The 95 % order-statistic interval of the median of sorted s: [s(j), s(k)]
  * (ranks from 1), k = n + 1 - j, j the largest rank with

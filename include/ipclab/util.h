@@ -93,5 +93,7 @@ ssize_t read_text_file(const char *path, char *buf, size_t len);
 unsigned long long proc_start_ticks(pid_t pid);
 /* The inode of one of this process's namespaces ("ipc", "mnt"), 0 if none. */
 unsigned long ns_inode(const char *which);
+/* Whether this process holds capability cap (CapEff in /proc/self/status). */
+bool cap_effective(unsigned cap);
 
 #endif

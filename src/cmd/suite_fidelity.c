@@ -16,6 +16,7 @@
 #include "run.h"
 #include "suite.h"
 #include "ipclab/placement.h"
+#include "ipclab/stats.h"
 
 #define FID_MAX_ROUNDS 50
 
@@ -180,18 +181,6 @@ static int fid_plan(const struct fid_opts *o, struct plan *pl)
 	return ret;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One cell over the rounds: the medians, the pair ratios' range. */
 struct fid_row {
@@ -220,9 +209,9 @@ static void fid_row(struct result *const *rounds, unsigned nr, size_t i, struct 
 		b[row->pairs] = rtt ? r->ref.lat_mean_ns : r->ref.msgs_per_s;
 		q[row->pairs++] = r->ref.ratio;
 	}
-	row->ipclab = median(a, row->pairs);
-	row->ref = median(b, row->pairs);
-	row->ratio = median(q, row->pairs);
+	row->ipclab = stats_median(a, row->pairs);
+	row->ref = stats_median(b, row->pairs);
+	row->ratio = stats_median(q, row->pairs);
 	row->lo = q[0];
 	row->hi = q[row->pairs - 1];
 }

@@ -262,3 +262,18 @@ unsigned long ns_inode(const char *which)
 	snprintf(path, sizeof(path), "/proc/self/ns/%s", which);
 	return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
 }
+
+bool cap_effective(unsigned cap)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return cap < 64 && (eff >> cap & 1);
+}

@@ -34,6 +34,12 @@ double stats_median_sorted(const double *s, size_t n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+double stats_median(double *v, size_t n)
+{
+	stats_sort(v, n);
+	return stats_median_sorted(v, n);
+}
+
 /* P(B = i) for B ~ Binomial(n, 1/2), in log space: 2^-n underflows for n
  * near STATS_MAX_N. */
 static double binom_half_pmf(size_t n, size_t i)

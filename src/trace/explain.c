@@ -16,7 +16,9 @@
 #include "ipclab/idle.h"
 #include "ipclab/placement.h"
 #include "ipclab/report.h"
+#include "ipclab/stats.h"
 #include "ipclab/trace.h"
+#include "ipclab/util.h"
 
 #define EXPLAIN_FIFO "fifo:10"	/* above every SCHED_OTHER task, below the kernel's own */
 #define EXPLAIN_MIN_PCT 1.0	/* a cause under this share of the windows is none */
@@ -127,19 +129,10 @@ struct trace_pick explain_pick(const struct trace_result *tr)
 static bool rt_allowed(void)
 {
 	struct rlimit rl;
-	char line[256];
-	unsigned long long eff = 0;
-	FILE *f = fopen("/proc/self/status", "re");
 
 	if (!getrlimit(RLIMIT_RTPRIO, &rl) && rl.rlim_cur >= 10)
 		return true;
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff >> 23 & 1;	/* CAP_SYS_NICE */
+	return cap_effective(23);	/* CAP_SYS_NICE */
 }
 
 static bool one_cpu(const struct pin_spec *p)
@@ -219,18 +212,6 @@ static double headline(const struct result *r, const char *of)
 	       !strcmp(of, "send_late_p50_ns") ? (double)r->send_late_p50_ns : r->msgs_per_s;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One run of cell c into r (from tmpl), the knob's spinners around it
  * where it is --keep-awake; its headline in *out. 0, -EINTR, or -1 with
@@ -283,9 +264,9 @@ static int run_pairs(const struct cell *b, const struct cell *a, const struct re
 	free(r);
 	if (ret)
 		return ret == -EINTR ? -EINTR : 0;
-	e->before = median(bv, e->pairs);
-	e->after = median(av, e->pairs);
-	e->ratio = median(ratio, e->pairs);	/* sorted: its ends are the spread */
+	e->before = stats_median(bv, e->pairs);
+	e->after = stats_median(av, e->pairs);
+	e->ratio = stats_median(ratio, e->pairs);	/* sorted: its ends are the spread */
 	e->ratio_lo = ratio[0];
 	e->ratio_hi = ratio[e->pairs - 1];
 	e->confirmed = all && fabs(e->ratio - 1) >= EXPLAIN_MIN_GAIN;

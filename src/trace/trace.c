@@ -110,22 +110,6 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-/* CapEff from /proc/self/status: does this process hold capability cap? */
-static bool has_cap(unsigned cap)
-{
-	char line[256];
-	unsigned long long eff = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff >> cap & 1;
-}
-
 int trace_check(char *err, size_t len)
 {
 	enum { CAP_SYS_ADMIN_ = 21, CAP_PERFMON_ = 38, CAP_BPF_ = 39 };
@@ -135,7 +119,7 @@ int trace_check(char *err, size_t len)
 			 "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 		return -ENOTSUP;
 	}
-	if (!has_cap(CAP_SYS_ADMIN_) && !(has_cap(CAP_BPF_) && has_cap(CAP_PERFMON_))) {
+	if (!cap_effective(CAP_SYS_ADMIN_) && !(cap_effective(CAP_BPF_) && cap_effective(CAP_PERFMON_))) {
 		snprintf(err, len, "--trace needs CAP_BPF and CAP_PERFMON to load its scheduler probes, "
 			 "which this process lacks: run ipclab as root (sudo)");
 		return -EPERM;
