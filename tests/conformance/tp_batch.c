@@ -264,15 +264,7 @@ static void run_fill_case(struct tcase *tc)
 		pthread_kill(c.cli.th, SIGUSR1);
 		usleep(1000);
 	}
-	if (write(c.release[1], "x", 1) != 1)
-		case_fail(tc, "release: %s", strerror(errno));
-	bool cli_ok = join_by(&c.cli, deadline), srv_ok = join_by(&c.srv, deadline);
-
-	if (!srv_ok || !cli_ok)
-		case_fail(tc, "not done within 10 s");
-	for (unsigned i = 0; i < 2; i++)
-		if (res[i].failed)
-			case_fail(tc, "%s", res[i].err);
+	release_and_join(tc, c.release[1], &c.cli, &c.srv, res, deadline);
 	if (!res[1].failed && c.got != -EINTR)
 		case_fail(tc, "a reserve_n waiting for room returned %zd (%s), expected -EINTR",
 			  c.got, rstr(c.got));

@@ -297,6 +297,22 @@ static void *intr_client(void *arg)
 	return NULL;
 }
 
+/* An interrupt case's end: the idling side released, both joined by the
+ * deadline (first a, then b), each side's failure reported. */
+void release_and_join(struct tcase *tc, int release_fd, struct side *a, struct side *b,
+		      const struct side_res res[2], uint64_t deadline)
+{
+	if (write(release_fd, "x", 1) != 1)
+		case_fail(tc, "release: %s", strerror(errno));
+	bool a_ok = join_by(a, deadline), b_ok = join_by(b, deadline);
+
+	if (!a_ok || !b_ok)
+		case_fail(tc, "not done within 10 s");
+	for (unsigned i = 0; i < 2; i++)
+		if (res[i].failed)
+			case_fail(tc, "%s", res[i].err);
+}
+
 void run_intr_case(struct tcase *tc)
 {
 	struct tp_channel ch = { .tp = tc->tp, .cfg = &tc->cfg };
@@ -330,15 +346,7 @@ void run_intr_case(struct tcase *tc)
 		pthread_kill(c.srv.th, SIGUSR1);
 		usleep(1000);
 	}
-	if (write(c.release[1], "x", 1) != 1)
-		case_fail(tc, "release: %s", strerror(errno));
-	bool srv_ok = join_by(&c.srv, deadline), cli_ok = join_by(&c.cli, deadline);
-
-	if (!srv_ok || !cli_ok)
-		case_fail(tc, "not done within 10 s");
-	for (unsigned i = 0; i < 2; i++)
-		if (res[i].failed)
-			case_fail(tc, "%s", res[i].err);
+	release_and_join(tc, c.release[1], &c.srv, &c.cli, res, deadline);
 	if (!res[0].failed && c.got != (no_eintr ? 0 : -EINTR))
 		case_fail(tc, "a recv blocked until %s returned %zd (%s), expected %s",
 			  no_eintr ? "the peer's close" : "a signal", c.got, rstr(c.got),

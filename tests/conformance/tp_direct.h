@@ -68,6 +68,10 @@ void stop_clear(void);
 void case_begin(void);
 /* A blocked receive (recv, or peek_n with tc->runs) ends with -EINTR on a
  * stop request (or EOF with TP_NO_EINTR) (tp_direct.c). */
+/* An interrupt case's end: the byte on release_fd frees the idling side,
+ * a then b joined by the deadline, each side's failure in res reported. */
+void release_and_join(struct tcase *tc, int release_fd, struct side *a, struct side *b,
+		      const struct side_res res[2], uint64_t deadline);
 void run_intr_case(struct tcase *tc);
 /* A received message's length, header and payload; its sequence in *seq. */
 int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq);
