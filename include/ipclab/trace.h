@@ -30,6 +30,7 @@ struct trace_target {
 	struct trace_events *events;	/* --trace=events: the timeline file, else NULL */
 	const char *name;		/* the cell, as the timeline names its process */
 	const char *mark_name;		/* what a message mark is ("round trip", ...) */
+	bool round_trips;		/* a mark is a round trip (the pattern's lat_kind) */
 };
 
 /* A side's getrusage over its window: without syscall probes, running

@@ -300,7 +300,7 @@ int trace_open(const struct trace_target *tt, struct trace **out, char *err, siz
 	}
 	t->g->cp_on = tt->nsides == 2;
 	t->g->nsides = tt->nsides;
-	t->rtt_marks = t->g->cp_on && tt->mark_name && !strcmp(tt->mark_name, "round trip");
+	t->rtt_marks = t->g->cp_on && tt->round_trips;
 	t->misses0 = prog_misses(t->obj);
 	*out = t;
 	return 0;
