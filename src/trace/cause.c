@@ -236,7 +236,7 @@ static const char *knob(const struct trace_cause *c, const struct result *r)
 	case TC_PREEMPTED:
 		return "a real-time class (--sched fifo:N) or CPUs of their own (--pin) would";
 	case TC_PEER:
-		return !strcmp(r->pattern, "stream") ? "a faster other side or a larger buffer would"
+		return r->lat_kind == LAT_ONE_WAY ? "a faster other side or a larger buffer would"
 						     : "fewer clients per server, or a faster server, would";
 	case TC_TIMER:
 		return "a tighter timer (-O timer_slack=1ns) or a real-time class (--sched fifo:N) would";
@@ -281,7 +281,7 @@ void trace_cause_fill(struct result *r)
 		cause_pingpong(r, c);
 	else if (rtt && r->trace.nsides > 2)
 		cause_fanin(r, c);
-	else if (!strcmp(r->pattern, "stream"))
+	else if (r->lat_kind == LAT_ONE_WAY)
 		cause_stream(r, c);
 	if (!c->on)
 		return;
