@@ -66,6 +66,7 @@ struct trace_side {
 	uint64_t timer_wakeups;
 	uint64_t vol_cs, invol_cs;
 	uint64_t wakeups, wakeups_same_cpu, wakes_sent;
+	uint64_t wakeups_raced;	/* woken on another CPU while it switched out (recovered) */
 	uint64_t migrations, syscalls;
 	uint64_t lat_count, lat_min_ns, lat_p50_ns, lat_p99_ns, lat_max_ns;
 	uint64_t cpus;			/* bit per CPU it ran on */

@@ -60,6 +60,7 @@ static json_t *side_json(const struct trace_side *s, bool syscalls, bool irqs)
 		return NULL;
 	}
 	json_object_set_new(o, "runnable_split", wk);
+	json_object_set_new(o, "wakeups_raced", json_integer((json_int_t)s->wakeups_raced));
 	json_object_set_new(o, "syscalls", syscalls ? json_integer((json_int_t)s->syscalls) : json_null());
 	json_object_set_new(o, "wakeup_lat_ns",
 			    s->lat_count ? json_pack("{s:I, s:I, s:I, s:I, s:I}",

@@ -443,6 +443,7 @@ static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uin
 		.preempted_ns = acc[TR_PREEMPTED], .sleep_ns = acc[TR_SLEEP],
 		.vol_cs = s->vol_cs, .invol_cs = s->invol_cs, .wakeups = s->wakeups,
 		.wakeups_same_cpu = s->wakeups_same_cpu, .wakes_sent = s->wakes_sent,
+		.wakeups_raced = s->raced_wakeups,
 		.migrations = s->migrations, .syscalls = s->syscalls, .cpus = s->cpus_seen,
 	};
 	trace_side_wakeups(s, ts);

@@ -49,6 +49,9 @@ struct tr_side {
 	__u64 lat_count, lat_sum, lat_min, lat_max;	/* wakeup latency */
 	__u64 missed_wakeups;	/* switched in while we thought it slept */
 	__u64 wake_pending;	/* woken while still on CPU, about to sleep */
+	__u64 run_t;		/* when it was last switched in */
+	__u64 waking_t;		/* its last sched_waking, written whatever its phase */
+	__u64 raced_wakeups;	/* woken on another CPU while it switched out (see on_switch) */
 	/* the machine's share: other tasks that ran on the CPU the side was
 	 * runnable on, while it waited (tr_taker per task), and interrupts
 	 * that ran while it was on its CPU */

@@ -283,6 +283,16 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 
 		if (j == 1)	/* the path up to here, in its mode before the client runs */
 			cp_split(now);
+		if (ph == TR_PH_SLEEP && s->waking_t > s->run_t && s->run_t) {
+			/* woken on another CPU while it switched out here: that
+			 * CPU saw it running and left wake_pending for this
+			 * switch out, which had already read it (the two run at
+			 * once); its wait to run began when it left its CPU */
+			s->phase = ph = TR_PH_WOKEN;
+			s->wake_t = s->t_last;
+			if (w)
+				s->raced_wakeups++;
+		}
 		if (ph == TR_PH_WOKEN && w && s->wake_t && now >= s->wake_t) {
 			__u64 lat = now - s->wake_t;
 			__u32 k = (__u32)j * TR_HIST_BUCKETS + hist_bucket(lat);
@@ -306,6 +316,7 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 			cp_client_runs(now);
 		close_iv(j, now, TR_PH_PREEMPTED, 0);
 		s->phase = TR_PH_RUN;
+		s->run_t = now;
 		wait_off(j);
 		if (w && cpu < TR_MAX_CPUS)
 			s->cpus_seen |= 1ull << cpu;
@@ -326,6 +337,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 
 	if (j < 0)
 		return 0;
+	sides[j].waking_t = now;
 	/* the kernel wakes only a task that sleeps: one thought woken (it was
 	 * woken on its CPU, found what it waited for without switching out,
 	 * and went on to sleep again) was asleep */
