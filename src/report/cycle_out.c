@@ -68,16 +68,6 @@ json_t *cycle_causes_json(const struct cycle_result *cr)
 	return o;
 }
 
-int cycle_causes_read(const json_t *obj, struct cycle_result *cr)
-{
-	if (!json_is_object(obj))
-		return -EINVAL;
-	for (unsigned k = 0; k < XC_N; k++)
-		cr->causes[k] = get_u64(obj, cycle_cause_name(k));
-	cr->causes_traced = json_is_integer(json_object_get(obj, cycle_cause_name(XC_PREEMPTED)));
-	return 0;
-}
-
 /* {cycles_per_point, max_ns: [...], xruns: [...]}; a point whose cycles
  * were all late starts (never run) has max_ns null. */
 json_t *cycle_series_json(const struct cycle_series *s)

@@ -27,7 +27,6 @@ json_t *cycle_stages_json(const struct cycle_result *cr);
 json_t *cycle_series_json(const struct cycle_series *s);
 /* metrics.xrun_causes: every xrun's cause (preempted null untraced). */
 json_t *cycle_causes_json(const struct cycle_result *cr);
-int cycle_causes_read(const json_t *obj, struct cycle_result *cr);
 /* The table's line of them, under the cycle line (none without xruns). */
 void cycle_causes_line(FILE *f, const struct cycle_result *cr);
 /* Read them back (ipclab plot, compare): 0, or -EINVAL. */
