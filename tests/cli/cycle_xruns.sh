@@ -38,7 +38,7 @@ for shape in chain fan; do
 	for ends in thread process; do
 		[ $shape/$ends = fan/process ] && continue
 		run_json "busy-$shape-$ends" -t pipe -e $ends --clients 3 --period 2ms --think-ns 12ms \
-			-O think_stage=2 -O shape=$shape -n 60 --warmup 1 || continue
+			-O think_stage=2 -O shape=$shape -n 150 --warmup 1 || continue
 		f=$dir/busy-$shape-$ends.json
 		jq -e "$adds_up" "$f" >/dev/null || fail "$shape/$ends: the causes do not add up to xruns: $(jq -c '.results[0].metrics | {xruns, late_starts, xrun_causes, s: [.stages[] | {xruns_caused, xrun_causes}]}' "$f")"
 		jq -e '.results[0].metrics as $m | $m.xruns == $m.cycles and $m.xrun_causes.stage_busy >= 1 and
@@ -54,7 +54,7 @@ done
 # the table: the causes under the cycle line, preempted said unknown, the
 # stage that made them
 "$IPCLAB" run -p cycle -t pipe -e thread --clients 3 --period 2ms --think-ns 12ms -O think_stage=2 \
-	-n 60 --warmup 1 >"$dir/table.txt" 2>"$dir/table.err" || fail "table run: $(head -3 "$dir/table.err")"
+	-n 150 --warmup 1 >"$dir/table.txt" 2>"$dir/table.err" || fail "table run: $(head -3 "$dir/table.err")"
 grep -q '^    xrun causes: .*stage_busy [0-9]' "$dir/table.txt" &&
 	grep -q 'preempted by other tasks: not known without --trace' "$dir/table.txt" &&
 	grep -q '^    stage 2 (client 1): .*made [0-9]* xruns (its wait [0-9]*, its work [1-9]' "$dir/table.txt" &&
