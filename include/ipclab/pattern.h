@@ -79,6 +79,13 @@ static inline void pat_mark(struct participant *p, uint64_t t0, uint64_t t1)
 	if (__builtin_expect(p->marks, 0))
 		pat_mark_slow(p, t0, t1);
 }
+/* The pattern's own record (side_stats.pat) of side i of the cell where
+ * that side runs on this machine, else NULL (it runs elsewhere): for a
+ * pattern whose server reads what its clients published (-p cycle). */
+void *pat_side_own(const struct participant *p, unsigned i);
+/* --trace: the time so far in this side's window that other tasks ran on
+ * the CPU it waited for (true), or false when the cell is not traced. */
+bool pat_lost_ns(const struct participant *p, uint64_t *ns);
 /* Fail this side with a message (returns -err). */
 int pat_fail(struct participant *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -23,7 +23,7 @@
 
 enum result_status { RES_OK, RES_SKIPPED, RES_FAILED };
 
-#define PAT_RESULT_MAX (18 * 1024)	/* bytes a pattern keeps in each result */
+#define PAT_RESULT_MAX (20 * 1024)	/* bytes a pattern keeps in each result */
 
 struct side_result {
 	enum tp_role role;

@@ -286,6 +286,10 @@ int trace_events_end(struct trace_events *ev);
  * (CLOCK_MONOTONIC ns); nothing unless the cell records events. */
 void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1);
 bool trace_marks_on(const struct trace *t);
+/* Side i's time so far that other tasks ran on the CPU it waited for (the
+ * machine's share, live, read by the side itself): true, or false where
+ * t is NULL or cannot tell. */
+bool trace_lost_ns(const struct trace *t, unsigned side, uint64_t *ns);
 
 /* For the runner (src/trace/cell.c): run_once(c) untraced, then traced,
  * with the perturbation ratio; and the record from a collected result. */

@@ -18,6 +18,7 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
+#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
@@ -101,6 +102,22 @@ void pat_mark_slow(struct participant *p, uint64_t t0, uint64_t t1)
 	struct run_ctl *ctl = ctl_of(p);
 
 	trace_msg_mark(ctl->trace, (unsigned)(p->st - ctl->sides), t0, t1);
+}
+
+void *pat_side_own(const struct participant *p, unsigned i)
+{
+	const struct cell *c = p->cell;
+
+	if (i > c->clients || !cell_side_local(c, i))
+		return NULL;
+	return ctl_of(p)->sides[i].pat;
+}
+
+bool pat_lost_ns(const struct participant *p, uint64_t *ns)
+{
+	const struct run_ctl *ctl = ctl_of(p);
+
+	return trace_lost_ns(ctl->trace, (unsigned)(p->st - ctl->sides), ns);
 }
 
 int pat_fail(struct participant *p, int err, const char *fmt, ...)

@@ -42,6 +42,9 @@ static const struct opt_desc cycle_options[] = {
 	  .offset = offsetof(struct cycle_opts, timer_slack_ns), .def = "1ns", .min = 1,
 	  .max = 1000000000ull,
 	  .help = "the driver's timer slack (PR_SET_TIMERSLACK): 1ns as for a realtime thread; 50us is the kernel's default for others" },
+	{ .name = "think_stage", .type = OPT_UINT,
+	  .offset = offsetof(struct cycle_opts, think_stage), .def = "0", .max = CYCLE_MAX_STAGES,
+	  .help = "only this stage (1 = the first) does the --think work, the others pass the buffer on at once (0 = every stage): which stage makes the xruns" },
 	{ 0 },
 };
 
@@ -101,6 +104,8 @@ const struct cycle_result *cycle_result_of(const struct result *r)
  * no --rate (the period paces it). -EINVAL with why. */
 static int check_knobs(const struct cell *c, const struct cycle_cell *cc, char *err, size_t errlen)
 {
+	const struct cycle_opts *o = c->pat_opts;
+	const unsigned nst = c->clients ? c->clients : 1;
 	const char *name = c->pat->name;
 	struct timespec res;
 	uint64_t hops = (uint64_t)c->clients + 1, res_ns;
@@ -114,6 +119,11 @@ static int check_knobs(const struct cell *c, const struct cycle_cell *cc, char *
 	if (cc->period_ns <= 2 * res_ns) {
 		snprintf(err, errlen, "--period %s is not longer than twice the timer's resolution here (%llu ns); use a longer period",
 			 cc->period_text, (unsigned long long)res_ns);
+		return -EINVAL;
+	}
+	if (o->think_stage > nst) {
+		snprintf(err, errlen, "-O think_stage=%llu: the cell has %u stages; use 1 to %u, or 0 for every stage",
+			 (unsigned long long)o->think_stage, nst, nst);
 		return -EINVAL;
 	}
 	if (cc->period_ns < hops * CYCLE_MIN_HOP_NS) {
@@ -282,6 +292,58 @@ static int run_graph(struct participant *p, uint32_t m, uint32_t flags)
 	return 0;
 }
 
+/* A cycle in the window whose deadline passed before it could start. */
+static void late_start(struct participant *p, struct cycle_side *cs)
+{
+	cs->cycles++;
+	cs->xruns++;
+	cs->late_starts++;
+	cs->causes[XC_LATE_START]++;
+	cycle_series_add(&cs->series, UINT64_MAX, true);
+	atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
+	atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
+}
+
+/* A cycle in the window that ran (buffer m): its completion, and an
+ * xrun's cause; cp holds its start, *lost0 --trace's lost time at the
+ * previous cycle's end. */
+static void count_cycle(struct participant *p, struct cycle_side *cs, uint32_t m, uint64_t due,
+			struct cycle_parts *cp, uint64_t *lost0)
+{
+	uint64_t lost = 0;
+	bool xrun;
+
+	cp->completion_ns = cp->done_ns - due;
+	cp->deadline_ns = cycle_cell(p->cell)->deadline_ns;
+	xrun = cp->completion_ns > cp->deadline_ns;
+	if (cs->traced && pat_lost_ns(p, &lost)) {
+		cp->driver_lost_ns = lost > *lost0 ? lost - *lost0 : 0;
+		*lost0 = lost;
+	}
+	hist_add(&p->st->hist, cp->completion_ns);
+	pat_mark(p, due, cp->done_ns);
+	cs->cycles++;
+	cs->xruns += xrun;
+	if (xrun)
+		cycle_cause_count(p, cs, m, cp);
+	cycle_series_add(&cs->series, cp->completion_ns, xrun);
+	atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
+	atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
+}
+
+/* The end of the window: what moved (a chain's buffer crosses every hop
+ * once, a fan's goes out to each stage and back; a late start moved
+ * nothing). */
+static void window_done(struct participant *p, struct cycle_side *cs)
+{
+	const struct cell *c = p->cell;
+
+	p->st->msgs = cs->cycles;
+	p->st->bytes = (cs->cycles - cs->late_starts) * c->size *
+		       (is_chain(c) ? stages(c) + 1 : 2 * stages(c));
+	pat_window_end(p);
+}
+
 /* The driver: the absolute schedule, late starts, the timer's lateness,
  * one pass of the graph and its completion per cycle (one loop; the
  * branches are the cases of the schedule the header comment names). */
@@ -292,7 +354,7 @@ static int cycle_driver(struct participant *p)
 	struct cycle_side *cs = p->st->pat;
 	uint64_t measured = c->duration_ns ? (c->duration_ns + period / 2) / period : c->count;
 	uint64_t total = c->warmup + (measured ? measured : 1);
-	uint64_t t0, k;
+	uint64_t t0, k, lost0 = 0;
 	uint32_t m = 0;		/* buffers sent through the graph so far */
 	int ret;
 
@@ -306,24 +368,24 @@ static int cycle_driver(struct participant *p)
 		return pat_fail(p, errno, "prctl(PR_SET_TIMERSLACK): %s", strerror(errno));
 	cycle_series_init(&cs->series);
 	hist_init(&cs->b);
+	cs->traced = pat_lost_ns(p, &lost0);
 	/* the first period starts one period from now: every side is past the
 	 * start barrier and asleep in its receive by then */
 	t0 = now_ns() + period;
 	for (k = 0; k < total; k++) {
 		const uint64_t due = t0 + k * period;
 		const bool in_window = k >= c->warmup;
-		uint64_t now = now_ns(), done;
+		uint64_t now = now_ns();
+		struct cycle_parts cp = { 0 };
 
-		if (k == c->warmup)
+		if (k == c->warmup) {
 			pat_window_begin(p);
+			if (cs->traced)
+				pat_lost_ns(p, &lost0);
+		}
 		if (in_window && now > due + deadline) {
 			/* its deadline passed before it could start */
-			cs->cycles++;
-			cs->xruns++;
-			cs->late_starts++;
-			cycle_series_add(&cs->series, UINT64_MAX, true);
-			atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
-			atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
+			late_start(p, cs);
 			pat_progress(p, k + 1);
 			continue;
 		}
@@ -333,34 +395,23 @@ static int cycle_driver(struct participant *p)
 				return -EINTR;
 			/* the timer's lateness; behind schedule, a cycle starts at
 			 * once and there is no wake to time */
+			now = now_ns();
+			cp.slept = true;
 			if (in_window)
-				hist_add(&cs->b, now_ns() - due);
+				hist_add(&cs->b, now - due);
 		}
+		cp.start_late_ns = now > due ? now - due : 0;
 		ret = run_graph(p, m++, 0);
 		if (ret)
 			return ret;
-		done = now_ns();
-		if (in_window) {
-			bool xrun = done - due > deadline;
-
-			hist_add(&p->st->hist, done - due);
-			pat_mark(p, due, done);
-			cs->cycles++;
-			cs->xruns += xrun;
-			cycle_series_add(&cs->series, done - due, xrun);
-			atomic_store_explicit(&cs->cycles_live, cs->cycles, memory_order_relaxed);
-			atomic_store_explicit(&cs->xruns_live, cs->xruns, memory_order_relaxed);
-		}
+		cp.done_ns = now_ns();
+		if (in_window)
+			count_cycle(p, cs, m - 1, due, &cp, &lost0);
 		pat_progress(p, k + 1);
 		if (pat_stopping(p))
 			return -EINTR;
 	}
-	p->st->msgs = cs->cycles;
-	/* what moved: a chain's buffer crosses every hop once, a fan's goes
-	 * out to each stage and back; a late start moved nothing */
-	p->st->bytes = (cs->cycles - cs->late_starts) * c->size *
-		       (is_chain(c) ? stages(c) + 1 : 2 * stages(c));
-	pat_window_end(p);
+	window_done(p, cs);
 	/* the end marker: every stage forwards it and leaves */
 	return run_graph(p, m, MSG_F_END);
 }
@@ -370,6 +421,7 @@ static int cycle_driver(struct participant *p)
 static int cycle_stage(struct participant *p)
 {
 	const struct cell *c = p->cell;
+	const struct cycle_opts *opts = c->pat_opts;
 	struct cycle_side *cs = p->st->pat;
 	const struct msg_hdr *h;
 	uint64_t got = 0;
@@ -390,9 +442,11 @@ static int cycle_stage(struct participant *p)
 		t_in = now_ns();
 		sent_at = h->ts_ns;
 		end = h->len & MSG_F_END;
-		if (!end)
+		if (!end && (!opts->think_stage || opts->think_stage == p->id + 1))
 			pat_think(p);
 		t_out = now_ns();
+		if (!end)
+			cycle_cause_publish(p, cs, m, t_in > sent_at ? t_in - sent_at : 0, t_in, t_out);
 		ret = pat_send(p, p->next, m, end, t_out);
 		if (ret)
 			return ret;

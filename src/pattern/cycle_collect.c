@@ -72,6 +72,18 @@ static void collect_stages(const struct side_stats *sides, unsigned n, uint64_t 
 	}
 }
 
+/* Every xrun's cause, and each stage's share of them (the driver's). */
+static void collect_causes(const struct cycle_side *d, struct cycle_result *cr)
+{
+	cr->causes_traced = d->traced;
+	memcpy(cr->causes, d->causes, sizeof(cr->causes));
+	cr->driver_preempted = d->driver_preempted;
+	for (unsigned i = 0; i < cr->nstages && i < CYCLE_MAX_STAGES; i++) {
+		cr->stages[i].blame = d->blame[i];
+		cr->stages[i].xruns = d->blame[i].wait + d->blame[i].busy + d->blame[i].preempted;
+	}
+}
+
 /* The completion times are the result's histogram (the driver's);
  * messages are cycles, so msgs/s is cycles per second. */
 void cycle_collect(const struct side_stats *sides, unsigned n, struct result *res)
@@ -107,6 +119,7 @@ void cycle_collect(const struct side_stats *sides, unsigned n, struct result *re
 		cr->timer_late_max_ns = tl->max;
 	}
 	collect_stages(sides, n, cc->period_ns, cr);
+	collect_causes(d, cr);
 	cr->series = d->series;
 	res->msgs = cr->cycles;
 	res->bytes = drv->bytes;

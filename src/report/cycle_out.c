@@ -9,6 +9,13 @@
 #include "ipclab/util.h"
 #include "cycle_out.h"
 
+static uint64_t get_u64(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
 static json_t *traced_ns(bool traced, uint64_t v)
 {
 	return traced ? json_integer((json_int_t)v) : json_null();
@@ -37,9 +44,28 @@ json_t *cycle_stages_json(const struct cycle_result *cr)
 		json_object_set_new(o, "woken_p50_ns", traced_ns(s->traced, s->woken_p50_ns));
 		json_object_set_new(o, "woken_p99_ns", traced_ns(s->traced, s->woken_p99_ns));
 		json_object_set_new(o, "woken_max_ns", traced_ns(s->traced, s->woken_max_ns));
+		/* the xruns it caused, and by what */
+		json_object_set_new(o, "xruns_caused", json_integer((json_int_t)s->xruns));
+		json_object_set_new(o, "xrun_causes",
+				    json_pack("{s:I, s:I, s:o}", "stage_wait", (json_int_t)s->blame.wait,
+					      "stage_busy", (json_int_t)s->blame.busy, "preempted",
+					      traced_ns(cr->causes_traced, s->blame.preempted)));
 		json_array_append_new(arr, o);
 	}
 	return arr;
+}
+
+/* {late_start: N, ..., preempted: N or null (not known without
+ * --trace), unknown: N}: every xrun once. */
+json_t *cycle_causes_json(const struct cycle_result *cr)
+{
+	json_t *o = json_object();
+
+	for (unsigned k = 0; o && k < XC_N; k++)
+		json_object_set_new(o, cycle_cause_name(k),
+				    k == XC_PREEMPTED ? traced_ns(cr->causes_traced, cr->causes[k]) :
+							json_integer((json_int_t)cr->causes[k]));
+	return o;
 }
 
 /* {cycles_per_point, max_ns: [...], xruns: [...]}; a point whose cycles
@@ -65,12 +91,6 @@ json_t *cycle_series_json(const struct cycle_series *s)
 	return o;
 }
 
-static uint64_t get_u64(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v) : 0;
-}
 
 int cycle_stages_read(const json_t *arr, struct cycle_result *cr)
 {
@@ -97,6 +117,10 @@ int cycle_stages_read(const json_t *arr, struct cycle_result *cr)
 		g->woken_p50_ns = get_u64(s, "woken_p50_ns");
 		g->woken_p99_ns = get_u64(s, "woken_p99_ns");
 		g->woken_max_ns = get_u64(s, "woken_max_ns");
+		g->xruns = get_u64(s, "xruns_caused");
+		g->blame.wait = get_u64(json_object_get(s, "xrun_causes"), "stage_wait");
+		g->blame.busy = get_u64(json_object_get(s, "xrun_causes"), "stage_busy");
+		g->blame.preempted = get_u64(json_object_get(s, "xrun_causes"), "preempted");
 	}
 	return 0;
 }
@@ -148,6 +172,7 @@ void cycle_table_line(FILE *f, const struct cycle_result *cr)
 		fmt_ns(a, sizeof(a), (double)cr->timer_late_p50_ns),
 		fmt_ns(b, sizeof(b), (double)cr->timer_late_p99_ns),
 		fmt_ns(c, sizeof(c), (double)cr->timer_late_max_ns));
+	cycle_causes_line(f, cr);
 	for (unsigned i = 0; i < cr->nstages && i < CYCLE_MAX_STAGES; i++) {
 		const struct cycle_stage *s = &cr->stages[i];
 
@@ -161,8 +186,44 @@ void cycle_table_line(FILE *f, const struct cycle_result *cr)
 			fprintf(f, "; woken to running p50 %s p99 %s",
 				fmt_ns(a, sizeof(a), (double)s->woken_p50_ns),
 				fmt_ns(b, sizeof(b), (double)s->woken_p99_ns));
+		if (s->xruns)
+			fprintf(f, "; made %llu xruns (its wait %llu, its work %llu", (unsigned long long)s->xruns,
+				(unsigned long long)s->blame.wait, (unsigned long long)s->blame.busy);
+		if (s->xruns && cr->causes_traced)
+			fprintf(f, ", preempted %llu", (unsigned long long)s->blame.preempted);
+		if (s->xruns)
+			fputc(')', f);
 		fputc('\n', f);
 	}
+}
+
+/* "    xrun causes: stage_busy 3, late_start 17; preempted: not known
+ * without --trace": the causes that have xruns, largest first. */
+void cycle_causes_line(FILE *f, const struct cycle_result *cr)
+{
+	bool done[XC_N] = { false };
+	const char *sep = "";
+
+	if (!cr->xruns)
+		return;
+	fputs("    xrun causes:", f);
+	for (unsigned n = 0; n < XC_N; n++) {
+		unsigned best = XC_N;
+
+		for (unsigned k = 0; k < XC_N; k++)
+			if (!done[k] && cr->causes[k] &&
+			    (best == XC_N || cr->causes[k] > cr->causes[best]))
+				best = k;
+		if (best == XC_N)
+			break;
+		done[best] = true;
+		fprintf(f, "%s %s %llu", sep, cycle_cause_name(best),
+			(unsigned long long)cr->causes[best]);
+		sep = ",";
+	}
+	if (!cr->causes_traced)
+		fputs("; preempted by other tasks: not known without --trace (counted by the part it lengthened)", f);
+	fputc('\n', f);
 }
 
 /* ---- the pattern's part of the result record ------------------------------------ */
@@ -171,7 +232,11 @@ static int json_metrics(json_t *metrics, const struct result *r)
 {
 	const struct cycle_result *cr = cycle_result_of(r);
 
-	return cr && cr->on ? json_object_set_new(metrics, "stages", cycle_stages_json(cr)) : 0;
+	if (!cr || !cr->on)
+		return 0;
+	if (json_object_set_new(metrics, "xrun_causes", cycle_causes_json(cr)))
+		return -ENOMEM;
+	return json_object_set_new(metrics, "stages", cycle_stages_json(cr));
 }
 
 static int json_result(json_t *res, const struct result *r)

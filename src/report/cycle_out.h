@@ -25,6 +25,10 @@ int fig_cycle(struct plot_ctx *ctx);
 
 json_t *cycle_stages_json(const struct cycle_result *cr);
 json_t *cycle_series_json(const struct cycle_series *s);
+/* metrics.xrun_causes: every xrun's cause (preempted null untraced). */
+json_t *cycle_causes_json(const struct cycle_result *cr);
+/* The table's line of them, under the cycle line (none without xruns). */
+void cycle_causes_line(FILE *f, const struct cycle_result *cr);
 /* Read them back (ipclab plot, compare): 0, or -EINVAL. */
 int cycle_stages_read(const json_t *arr, struct cycle_result *cr);
 int cycle_series_read(const json_t *obj, struct cycle_series *s);

@@ -3,7 +3,8 @@
  * time over the run (the worst of each point of cycle_series) with its
  * deadline drawn and every point that holds an xrun marked (late starts,
  * which never ran, at the deadline; its cause where the file records
- * one), its stages' median wait and busy as a share of the period; and
+ * one), its stages' median wait and busy as a share of the period, what
+ * caused its xruns and the stages that made them; and
  * the CPU x CPU heatmap of a matrix file, a square per ordered pair with
  * its value and the pair's class on hover. */
 #include <errno.h>
@@ -135,6 +136,88 @@ static void stages(struct html *h, const struct html_view *v)
 	free(val);
 }
 
+static const char *const cause_keys[] = { "late_start", "behind_schedule", "timer_late", "stage_wait",
+					  "stage_busy", "driver_wait", "preempted", "unknown" };
+#define NCAUSES ARRAY_SIZE(cause_keys)
+
+/* The stages that made a cell's xruns, and by what (its metrics.stages). */
+static void stage_blame(struct html *h, const char *cell, const json_t *m)
+{
+	const json_t *st = json_object_get(m, "stages"), *s;
+	bool traced = !json_is_null(json_object_get(json_object_get(m, "xrun_causes"), "preempted"));
+	size_t k;
+
+	fputs("<div class=\"tw\"><table class=\"kv blame\"><caption>", h->f);
+	html_escf(h->f, "%.150s: the xruns each stage made", cell);
+	fputs("</caption><thead><tr><th>stage</th><th>xruns made</th><th>its wait</th><th>its work</th>"
+	      "<th>preempted</th></tr></thead><tbody>\n", h->f);
+	json_array_foreach((json_t *)st, k, s) {
+		const json_t *c = json_object_get(s, "xrun_causes");
+
+		if (k == MAX_STAGE_ROWS)
+			break;
+		fprintf(h->f, "<tr><td>stage %zu</td><td class=\"num\">%.0f</td><td class=\"num\">%.0f</td>"
+			"<td class=\"num\">%.0f</td><td class=\"num\">", k + 1,
+			json_number_value(json_object_get(s, "xruns_caused")),
+			json_number_value(json_object_get(c, "stage_wait")),
+			json_number_value(json_object_get(c, "stage_busy")));
+		if (traced)
+			fprintf(h->f, "%.0f", json_number_value(json_object_get(c, "preempted")));
+		else
+			fputs("not known without --trace", h->f);
+		fputs("</td></tr>\n", h->f);
+	}
+	fputs("</tbody></table></div>\n", h->f);
+}
+
+/* Every xrun's cause: a bar per cycle cell whose segments add up to its
+ * xruns, and the stages that made them. */
+static void xrun_causes(struct html *h, const struct html_view *v)
+{
+	char (*lab)[HTML_LABEL] = calloc(MAX_STAGE_ROWS, HTML_LABEL);
+	double *val = calloc(MAX_STAGE_ROWS * NCAUSES, sizeof(double));
+	const char *rows[MAX_STAGE_ROWS];
+	size_t n = 0;
+
+	for (size_t i = 0; lab && val && i < v->n && n < MAX_STAGE_ROWS; i++) {
+		const json_t *m = json_object_get(v->cells[i]->obj, "metrics");
+		const json_t *xc = json_object_get(m, "xrun_causes");
+		char cl[HTML_LABEL];
+
+		if (!is_cycle(v->cells[i]) || !json_is_object(xc) ||
+		    !(json_number_value(json_object_get(m, "xruns")) > 0))
+			continue;
+		html_label(v, v->cells[i], NULL, cl, sizeof(cl));
+		snprintf(lab[n], HTML_LABEL, "%.150s: %.0f xruns", cl,
+			 json_number_value(json_object_get(m, "xruns")));
+		rows[n] = lab[n];
+		for (size_t k = 0; k < NCAUSES; k++)
+			val[n * NCAUSES + k] = json_number_value(json_object_get(xc, cause_keys[k]));
+		n++;
+	}
+	struct svg_stack c = {
+		.title = "what caused each xrun", .parts = cause_keys, .nparts = NCAUSES,
+		.rows = rows, .nrows = n, .v = val, .percent = true, .fd = field_find("xruns"),
+		.unit_label = "% of the cell's xruns",
+		.caption = "one cause an xrun: the largest part of its cycle (its start: the timer, or behind schedule after a long cycle; a stage's wait or work; the hop back), a late start (never run), or with --trace preempted by other tasks (without --trace that is not known)",
+	};
+
+	if (n)
+		svg_stack(h, &c);
+	for (size_t i = 0; lab && i < v->n; i++) {
+		const json_t *m = json_object_get(v->cells[i]->obj, "metrics");
+		char cl[HTML_LABEL];
+
+		if (!is_cycle(v->cells[i]) || !json_is_object(json_object_get(m, "xrun_causes")) ||
+		    !(json_number_value(json_object_get(m, "xruns")) > 0))
+			continue;
+		html_label(v, v->cells[i], NULL, cl, sizeof(cl));
+		stage_blame(h, cl, m);
+	}
+	free(lab);
+	free(val);
+}
+
 void html_cycles(struct html *h, const struct html_view *v)
 {
 	size_t n = 0;
@@ -148,6 +231,7 @@ void html_cycles(struct html *h, const struct html_view *v)
 		if (is_cycle(v->cells[i]) && completion(h, v, v->cells[i]))
 			break;
 	stages(h, v);
+	xrun_causes(h, v);
 	fputs("</section>\n", h->f);
 }
 

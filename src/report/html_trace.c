@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* --trace and --profile in the HTML report: each traced side's time budget
  * as stacked bars (user, kernel, runnable, preempted, asleep: the five add
- * up to its window), the ping-pong critical path, the per-message counts,
- * and whatever else the tracer recorded (the cause split, what preempted
- * the endpoints) as tables; for a profiled cell each side's top functions
- * and its flame graph. */
+ * up to its window), the cause split (html_cause.c), the ping-pong
+ * critical path, the per-message counts, what preempted the endpoints and
+ * --explain's verdict (html_cause.c), and whatever else the tracer
+ * recorded as tables; for a profiled cell each side's top functions and
+ * its flame graph. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,8 +26,9 @@ static const char *const cpath_keys[] = { "client_user", "client_kernel", "serve
 /* what the generic tables below need not repeat */
 static const char *const trace_known[] = { "sides", "per_msg", "sys_from", "critical_path_ns",
 					   "lost_events", "complete", "perturbation",
-					   "perturbation_of", NULL };
-static const char *const side_known[] = { "role", "id", "wakeup_lat_ns", "top_syscalls", NULL };
+					   "perturbation_of", "cause", "explain", NULL };
+static const char *const side_known[] = { "role", "id", "wakeup_lat_ns", "top_syscalls",
+					  "preempted_by", NULL };
 
 static double num(const json_t *o, const char *key)
 {
@@ -270,7 +272,10 @@ static void trace_cell(struct html *h, const struct html_view *v, const struct r
 	html_esc(h->f, lab);
 	fputs("</summary>\n", h->f);
 	per_msg(h, tr);
+	html_cause_text(h, tr);
 	side_table(h, json_object_get(tr, "sides"));
+	html_preempted_by(h, tr);
+	html_explain(h, tr);
 	json_object_foreach((json_t *)tr, k, x)
 		if (!known(trace_known, k) && !json_is_null(x))
 			json_table(h, k, x);
@@ -287,6 +292,7 @@ void html_traces(struct html *h, const struct html_view *v)
 		return;
 	fprintf(h->f, "<section class=\"trace\" id=\"%s-trace\"><h3>Trace</h3>\n", v->idp);
 	budgets(h, v);
+	html_cause_split(h, v);
 	critical_paths(h, v);
 	for (size_t i = 0; i < v->n; i++)
 		if (json_is_object(json_object_get(v->cells[i]->obj, "trace")))

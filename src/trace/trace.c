@@ -56,6 +56,11 @@ bool trace_marks_on(const struct trace *t)
 	return false;
 }
 
+bool trace_lost_ns(const struct trace *t, unsigned side, uint64_t *ns)
+{
+	return false;
+}
+
 #else /* HAVE_LIBBPF */
 
 #include <bpf/bpf.h>
@@ -319,6 +324,16 @@ int trace_add_tid(struct trace *t, unsigned side, int tid)
 bool trace_marks_on(const struct trace *t)
 {
 	return t && (t->marks || t->rtt_marks);
+}
+
+bool trace_lost_ns(const struct trace *t, unsigned side, uint64_t *ns)
+{
+	if (!t || side >= t->nsides)
+		return false;
+	/* charged in the kernel at each other task's switch away: by the time
+	 * the side runs again, the wait it just had is in */
+	*ns = __atomic_load_n(&t->g->sides[side].taken_ns, __ATOMIC_RELAXED);
+	return true;
 }
 
 void trace_msg_mark(struct trace *t, unsigned side, uint64_t t0, uint64_t t1)

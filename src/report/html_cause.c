@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/* --trace's reading of a cell in the HTML report (html.h): the cause
+ * split of each traced cell's figure as stacked bars whose segments add
+ * up to 100 %, with its sentence; who took each side's CPU while it
+ * waited (trace.sides[].preempted_by) as a table with each taker's share
+ * of the side's window; and --explain's test of the largest cause, its
+ * figure before and after the knob and the verdict. Names in a result
+ * file (a task's comm, a share's name, a note) are hostile: each is
+ * written through html_esc, and a share whose name is not one of the
+ * cause split's is drawn as "other". */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipclab/util.h"
+#include "html_svg.h"
+
+#define MAX_ROWS 128
+
+/* the cause split's shares (src/trace/cause.c), and one for any other */
+static const char *const share_names[] = { "user work", "kernel work", "wakeup latency",
+					   "wakeup from idle", "waiting for a CPU", "preempted",
+					   "waiting for the peer", "timer lateness", "unattributed",
+					   "other" };
+#define NSHARES ARRAY_SIZE(share_names)
+
+static double num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static size_t share_at(const char *name)
+{
+	for (size_t i = 0; name && i + 1 < NSHARES; i++)
+		if (!strcmp(share_names[i], name))
+			return i;
+	return NSHARES - 1;
+}
+
+static const json_t *cause_of(const struct rcell *c)
+{
+	const json_t *cs = json_object_get(json_object_get(c->obj, "trace"), "cause");
+
+	return json_is_array(json_object_get(cs, "shares")) ? cs : NULL;
+}
+
+/* One row a traced cell: its shares' time, each segment its share of the
+ * row (the shares add up to the figure: 100 %). */
+void html_cause_split(struct html *h, const struct html_view *v)
+{
+	char (*lab)[HTML_LABEL] = calloc(MAX_ROWS, HTML_LABEL);
+	double *val = calloc(MAX_ROWS * NSHARES, sizeof(double));
+	const char *rows[MAX_ROWS];
+	size_t n = 0;
+
+	for (size_t i = 0; lab && val && i < v->n && n < MAX_ROWS; i++) {
+		const json_t *cs = cause_of(v->cells[i]), *s;
+		const char *whose;
+		char cl[HTML_LABEL], tot[32];
+		size_t k;
+
+		if (!cs)
+			continue;
+		whose = json_string_value(json_object_get(cs, "whose"));
+		html_label(v, v->cells[i], NULL, cl, sizeof(cl));
+		fmt_ns(tot, sizeof(tot), num(cs, "total_ns"));
+		snprintf(lab[n], HTML_LABEL, "%.100s: %.40s %s", cl, whose ? whose : "figure", tot);
+		rows[n] = lab[n];
+		json_array_foreach(json_object_get(cs, "shares"), k, s) {
+			double ns = num(s, "ns");
+
+			if (isfinite(ns) && ns > 0)
+				val[n * NSHARES + share_at(json_string_value(json_object_get(s, "name")))] += ns;
+		}
+		n++;
+	}
+	struct svg_stack c = {
+		.title = "cause split of each traced cell's figure", .parts = share_names,
+		.nparts = NSHARES, .rows = rows, .nrows = n, .v = val, .percent = true,
+		.fd = field_find("lat_mean_ns"), .unit_label = "% of the figure",
+		.caption = "the cell's headline figure (round trip, time per message, cycle) split into named shares that add up to it (--trace's cause split); each segment's title has its time and share",
+	};
+
+	if (n)
+		svg_stack(h, &c);
+	free(lab);
+	free(val);
+}
+
+/* The cell's sentence and its shares in words, under its details. */
+void html_cause_text(struct html *h, const json_t *tr)
+{
+	const json_t *cs = json_object_get(tr, "cause"), *s;
+	const char *sentence = json_string_value(json_object_get(cs, "sentence"));
+	size_t k;
+
+	if (!json_is_array(json_object_get(cs, "shares")))
+		return;
+	fputs("<p class=\"cause\"><b>cause:</b>", h->f);
+	json_array_foreach(json_object_get(cs, "shares"), k, s) {
+		const char *name = json_string_value(json_object_get(s, "name"));
+
+		if (k == MAX_ROWS)
+			break;
+		html_escf(h->f, "%s %s %.1f %%", k ? "," : "", name ? name : "?", num(s, "pct"));
+	}
+	if (sentence) {
+		fputs(". ", h->f);
+		html_esc(h->f, sentence);
+	}
+	fputs("</p>\n", h->f);
+}
+
+static void taker_row(struct html *h, const char *side, const json_t *t, double wall)
+{
+	const char *comm = json_string_value(json_object_get(t, "comm"));
+	double ns = num(t, "ns");
+	char a[32];
+
+	fmt_ns(a, sizeof(a), ns);
+	fputs("<tr>", h->f);
+	html_elem(h->f, "td", NULL, side);
+	html_elem(h->f, "td", "comm", comm ? comm : "?");
+	fprintf(h->f, "<td class=\"num\">%.0f</td><td class=\"num\">%.0f</td>", num(t, "pid"),
+		num(t, "tid"));
+	html_elem(h->f, "td", "num", a);
+	fprintf(h->f, "<td class=\"num\">%.0f</td>", num(t, "count"));
+	if (wall > 0 && isfinite(ns))
+		fprintf(h->f, "<td class=\"num\">%.1f %%</td>", 100.0 * ns / wall);
+	else
+		fputs("<td class=\"num\">-</td>", h->f);
+	fputs("</tr>\n", h->f);
+}
+
+/* Each side's takers: who, how long, how often, its share of the side's
+ * window; then the side's total lost to others and its interrupts. */
+void html_preempted_by(struct html *h, const json_t *tr)
+{
+	const json_t *sides = json_object_get(tr, "sides"), *s;
+	size_t i, rows = 0;
+
+	json_array_foreach((json_t *)sides, i, s)
+		rows += json_array_size(json_object_get(s, "preempted_by"));
+	if (!rows)
+		return;
+	fputs("<h5>preempted by: other tasks on the CPU each side waited for</h5>\n"
+	      "<div class=\"tw\"><table class=\"kv takers\"><thead><tr><th>side</th><th>task (comm)</th>"
+	      "<th>pid</th><th>tid</th><th>time</th><th>slices</th><th>% of the side's window</th>"
+	      "</tr></thead><tbody>\n", h->f);
+	rows = 0;
+	json_array_foreach((json_t *)sides, i, s) {
+		const char *role = json_string_value(json_object_get(s, "role"));
+		double wall = num(s, "wall_ns"), all = num(s, "preempted_by_ns");
+		const json_t *t;
+		char side[32], a[32];
+		size_t k;
+
+		if (role && !strcmp(role, "server"))
+			snprintf(side, sizeof(side), "server");
+		else
+			snprintf(side, sizeof(side), "client %.0f", num(s, "id"));
+		json_array_foreach(json_object_get(s, "preempted_by"), k, t)
+			if (rows++ < MAX_ROWS)
+				taker_row(h, side, t, wall);
+		if (!json_array_size(json_object_get(s, "preempted_by")) || !(wall > 0) || !isfinite(all))
+			continue;
+		fmt_ns(a, sizeof(a), all);
+		fputs("<tr class=\"sum\">", h->f);
+		html_elem(h->f, "td", NULL, side);
+		fputs("<td colspan=\"3\">all other tasks</td>", h->f);
+		html_elem(h->f, "td", "num", a);
+		fprintf(h->f, "<td></td><td class=\"num\">%.1f %%</td></tr>\n", 100.0 * all / wall);
+	}
+	fputs("</tbody></table></div>\n", h->f);
+}
+
+static void explain_value(struct html *h, const char *of, double v)
+{
+	char t[32];
+
+	if (!isfinite(v)) {
+		fputs("-", h->f);
+		return;
+	}
+	if (of && strstr(of, "_ns"))
+		fmt_ns(t, sizeof(t), v);
+	else
+		snprintf(t, sizeof(t), "%.4g", v);
+	html_esc(h->f, t);
+}
+
+/* --explain: the cause tested, the knob, the figure before and after it
+ * (medians of the pairs), the ratio with its range, and the verdict. */
+void html_explain(struct html *h, const json_t *tr)
+{
+	const json_t *e = json_object_get(tr, "explain"), *conf = json_object_get(e, "confirmed");
+	const char *cause = json_string_value(json_object_get(e, "cause"));
+	const char *knob = json_string_value(json_object_get(e, "knob"));
+	const char *of = json_string_value(json_object_get(e, "of"));
+	const char *note = json_string_value(json_object_get(e, "note"));
+
+	if (!json_is_object(e))
+		return;
+	fputs("<h5>explain: the largest cause, tested by its knob</h5>\n<div class=\"tw\">"
+	      "<table class=\"kv explain\"><tbody>\n<tr><th>cause</th>", h->f);
+	html_elem(h->f, "td", NULL, cause ? cause : "none");
+	fputs("</tr>\n<tr><th>knob</th>", h->f);
+	html_elem(h->f, "td", NULL, knob ? knob : "none");
+	fputs("</tr>\n<tr><th>share</th><td class=\"num\">", h->f);
+	if (isfinite(num(e, "share_pct")))
+		fprintf(h->f, "%.1f %%", num(e, "share_pct"));
+	else
+		fputs("-", h->f);
+	fputs("</td></tr>\n", h->f);
+	fputs("<tr><th>figure</th>", h->f);
+	html_elem(h->f, "td", NULL, of ? of : "-");
+	fputs("</tr>\n<tr><th>before</th><td class=\"num\">", h->f);
+	explain_value(h, of, num(e, "before"));
+	fputs("</td></tr>\n<tr><th>after</th><td class=\"num\">", h->f);
+	explain_value(h, of, num(e, "after"));
+	fputs("</td></tr>\n<tr><th>ratio (after / before)</th><td class=\"num\">", h->f);
+	if (isfinite(num(e, "ratio")))
+		html_escf(h->f, "%.2fx (%.2f-%.2f over %.0f pairs)", num(e, "ratio"), num(e, "ratio_lo"),
+			  num(e, "ratio_hi"), num(e, "pairs"));
+	else
+		fputs("-", h->f);
+	fputs("</td></tr>\n<tr><th>verdict</th><td>", h->f);
+	if (json_is_true(conf))
+		fputs("<span class=\"badge ok\">confirmed</span>", h->f);
+	else if (json_is_false(conf))
+		fputs("<span class=\"badge inc\">not confirmed</span>", h->f);
+	else
+		fputs("<span class=\"badge noisy\">not tested</span>", h->f);
+	if (note) {
+		fputs(" ", h->f);
+		html_esc(h->f, note);
+	}
+	fputs("</td></tr>\n</tbody></table></div>\n", h->f);
+}
