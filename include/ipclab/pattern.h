@@ -24,11 +24,17 @@ struct pat_plan {
 	double expect_ns;		/* out: time its schedule adds to the cell (--max-time's derivation) */
 };
 
+/* Which of --reference's bare loops (src/reference/loop.c) mirrors a
+ * pattern's cells: none (they have no reference, and say so), a one-way
+ * flood, or one request and reply at a time. */
+enum pat_ref { PAT_REF_NONE = 0, PAT_REF_STREAM, PAT_REF_PINGPONG };
+
 struct pattern {
 	const char *name;
 	const char *summary;
 	unsigned needs_caps;		/* transport caps required */
 	enum lat_kind lat_kind;		/* what its latencies measure (metrics.h) */
+	enum pat_ref reference;		/* --reference's loop for its cells */
 	const struct opt_desc *options;
 	size_t opts_size;
 	int (*server)(struct participant *self);

@@ -28,6 +28,16 @@ enum tp_caps {
 	TP_REMOTE = 1u << 13,	   /* crosses hosts: -O listen/connect/secret (ipclab serve, run --peer) */
 };
 
+/* Where `ipclab list` shows a transport: what kind of thing carries its
+ * messages (whatever its name). */
+enum tp_group {
+	TP_GROUP_KERNEL = 0,	/* kernel objects: pipes, sockets, queues */
+	TP_GROUP_SHM,		/* shared memory and a way to wait */
+	TP_GROUP_LIBRARY,	/* a library's IPC (libqb, ZeroMQ, nng, io_uring, sd-bus) */
+	TP_GROUP_RING,		/* libipcring */
+	TP_GROUP_N,
+};
+
 enum tp_role { TP_SERVER = 0, TP_CLIENT = 1 };
 
 #define TP_BATCH_MAX 64u	/* most messages one reserve_n/peek_n hands out */
@@ -69,6 +79,7 @@ struct transport {
 	const char *name;	/* what -t takes */
 	const char *summary;	/* one line for `ipclab list` */
 	unsigned caps;
+	enum tp_group group;	/* its heading in `ipclab list` */
 	const struct opt_desc *options;	/* -O key=value; NULL-name terminated, or NULL */
 	size_t opts_size;
 	/* Largest message this transport can carry here (kernel limits); 0 =

@@ -27,6 +27,10 @@ const struct cli_command cli_commands[] = {
 	{ "db", "_ipclab_db_options", "DB OPTIONS", db_options, &db_args_size, FMT_DB, true },
 	{ "suite seeds", "_ipclab_suite", "SUITE OPTIONS", suite_options, &suite_args_size, FMT_SUITE,
 	  false },
+	{ "suite fidelity", "_ipclab_suite_fidelity", "SUITE FIDELITY OPTIONS", fidelity_options,
+	  &fidelity_args_size, FMT_SUITE, false },
+	{ "serve", "_ipclab_serve", "SERVE OPTIONS", serve_options, &serve_args_size, 0, false },
+	{ "clean", "_ipclab_clean", "CLEAN OPTIONS", clean_options, &clean_args_size, 0, false },
 	{ NULL, NULL, NULL, NULL, 0, 0, false },
 };
 
@@ -102,8 +106,9 @@ static void value_action(const struct cli_opt *o, unsigned formats, char *buf, s
 	}
 	if (!v)
 		snprintf(buf, len, "return ;;");
-	else if (!strcmp(v, "@transports"))
-		snprintf(buf, len, "_ipclab_comma_list \"$cur\" \"all $(_ipclab_list_names \"$exe\" transports)\"; return ;;");
+	else if (!strcmp(v, "@transports") || !strcmp(v, "@transport-names"))
+		snprintf(buf, len, "_ipclab_comma_list \"$cur\" \"%s$(_ipclab_list_names \"$exe\" transports)\"; return ;;",
+			 strcmp(v, "@transports") ? "" : "all ");
 	else if (!strcmp(v, "@patterns"))
 		snprintf(buf, len, "_ipclab_comma_list \"$cur\" \"$(_ipclab_list_names \"$exe\" patterns)\"; return ;;");
 	else if (!strcmp(v, "@keys"))
@@ -121,10 +126,20 @@ static void value_action(const struct cli_opt *o, unsigned formats, char *buf, s
 		snprintf(buf, len, "COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;", v);
 }
 
-/* `case $prev in`: one arm per distinct action, its options joined by |. */
+/* `case $prev in`: one arm per distinct action, its options joined by |
+ * (none: no case). */
 static void dump_arms(FILE *f, const struct cli_command *c)
 {
 	char a[512], b[512];
+	bool any = false;
+
+	for (const struct cli_opt *o = c->opts; o->name && !any; o++) {
+		value_action(o, c->formats, a, sizeof(a));
+		any = a[0] != '\0';
+	}
+	if (!any)
+		return;
+	fputs("\tcase $prev in\n", f);
 
 	for (const struct cli_opt *o = c->opts; o->name; o++) {
 		bool first = true;
@@ -149,6 +164,7 @@ static void dump_arms(FILE *f, const struct cli_command *c)
 		}
 		fprintf(f, ")\n\t\t%s\n", a);
 	}
+	fputs("\tesac\n", f);
 }
 
 /* The words of the options' list, lines kept under 100 columns. */
@@ -204,9 +220,8 @@ void cli_dump_completion(FILE *f)
 {
 	fputs("# BEGIN made by ipclab --dump-completion from the option tables (make completion)\n", f);
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
-		fprintf(f, "%s()\n{\n\tlocal exe=$1 cur=$2 prev=$3\n\tcase $prev in\n", c->fn);
+		fprintf(f, "%s()\n{\n\tlocal exe=$1 cur=$2 prev=$3\n", c->fn);
 		dump_arms(f, c);
-		fputs("\tesac\n", f);
 		if (c->json_operands)
 			fputs("\tif [[ $cur != -* ]]; then\n"
 			      "\t\tCOMPREPLY=($(compgen -f -X '!*.json' -- \"$cur\") $(compgen -d -- \"$cur\"))\n"

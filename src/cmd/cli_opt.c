@@ -136,10 +136,12 @@ int cli_opt_output(const struct cli_opt *o, char *arg, void *args, struct cli_ct
 }
 
 /* getopt_long's tables of t; false if t has too many rows. */
-static bool make_getopt(const struct cli_opt *t, struct option *lo, char *shorts)
+static bool make_getopt(const struct cli_opt *t, bool posix, struct option *lo, char *shorts)
 {
 	size_t n = 0, s = 0;
 
+	if (posix)
+		shorts[s++] = '+';
 	shorts[s++] = ':';
 	for (; t[n].name; n++) {
 		if (n >= CLI_MAX)
@@ -161,19 +163,29 @@ static bool make_getopt(const struct cli_opt *t, struct option *lo, char *shorts
 int cli_parse(const struct cli_opt *t, int argc, char **argv, void *args, const char *cmd,
 	      bool operands)
 {
+	struct cli_how how = { .cmd = cmd, .operands = operands };
+
+	return cli_parse_how(t, argc, argv, args, &how);
+}
+
+int cli_parse_how(const struct cli_opt *t, int argc, char **argv, void *args,
+		  const struct cli_how *how)
+{
 	struct option lo[CLI_MAX + 1];
-	char shorts[3 * CLI_MAX + 2];
+	char shorts[3 * CLI_MAX + 3];
+	const char *cmd = how->cmd, *sp = cmd ? " " : "", *cn = cmd ? cmd : "";
 	struct cli_ctx ctx = { argc, argv, cmd };
-	const char *sp = cmd ? " " : "", *cn = cmd ? cmd : "";
 	int opt, ret;
 
-	if (!make_getopt(t, lo, shorts))
+	if (!make_getopt(t, how->posix, lo, shorts))
 		return say_bad(cmd, "internal: more than %d options in one table", CLI_MAX);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		const struct cli_opt *o = row_of(t, opt);
 
+		if ((opt == ':' || opt == '?' || !o) && how->bad)
+			return how->bad(argv[optind - 1]);
 		if (opt == ':')
 			return say_bad(cmd, "option '%s' needs a value; see ipclab%s%s --help",
 				       argv[optind - 1], sp, cn);
@@ -184,7 +196,7 @@ int cli_parse(const struct cli_opt *t, int argc, char **argv, void *args, const 
 		if (ret)
 			return ret;
 	}
-	if (!operands && optind < argc)
+	if (!how->operands && optind < argc)
 		return say_bad(cmd, "unexpected argument '%s'; see ipclab%s%s --help", argv[optind],
 			       sp, cn);
 	return 0;

@@ -52,7 +52,8 @@ struct cli_opt {
 	/* CLI_CALL: 0, 2 (bad input, said) or -1 (done: exit 0, e.g. --help) */
 	int (*call)(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx);
 	int id;			/* CLI_CALL: told apart by the parser it shares */
-	/* completion of the value: NULL none; "@transports", "@patterns",
+	/* completion of the value: NULL none; "@transports" (with "all"),
+	 * "@transport-names" (without), "@patterns",
 	 * "@keys" (-O), "@file", "@dir", "@formats"; "list:W W" a comma list
 	 * of the words; else the words. An optional value: the words also as
 	 * --name=W */
@@ -71,11 +72,13 @@ struct cli_command {
 	bool json_operands;		/* the completion offers result files besides options */
 };
 extern const struct cli_command cli_commands[];
-/* The tables of compare.c and env.c, and the size of what each fills. */
+/* The commands' tables (run's is in run.h), and the size of what each fills. */
 extern const struct cli_opt compare_options[], env_options[], list_options[], suite_options[],
-	plot_options[], report_options[], history_options[], db_options[];
+	plot_options[], report_options[], history_options[], db_options[], clean_options[],
+	serve_options[], fidelity_options[];
 extern const size_t compare_args_size, env_args_size, list_args_size, suite_args_size,
-	plot_args_size, report_args_size, history_args_size, db_args_size;
+	plot_args_size, report_args_size, history_args_size, db_args_size, clean_args_size,
+	serve_args_size, fidelity_args_size;
 
 /* Parsers rows share. -f: the format (id: the command's FMT_* bits) by
  * its name into the const char * at offset; -o and the like: a file to
@@ -93,6 +96,17 @@ int cli_defaults(const struct cli_opt *t, void *args);
  * said) or -1 (--help or --version done). */
 int cli_parse(const struct cli_opt *t, int argc, char **argv, void *args, const char *cmd,
 	      bool operands);
+/* cli_parse with a command's own ways: options end at the first operand
+ * (posix, getopt's "+"), and its own words for an unknown option or one
+ * without its value (bad: said, returns 2; NULL: cli_parse's words). */
+struct cli_how {
+	const char *cmd;	/* for messages: NULL for run */
+	bool operands;		/* operands are left at optind */
+	bool posix;
+	int (*bad)(const char *word);	/* the option as typed */
+};
+int cli_parse_how(const struct cli_opt *t, int argc, char **argv, void *args,
+		  const struct cli_how *how);
 /* The option lines of --help. */
 void cli_help(FILE *f, const struct cli_opt *t, unsigned formats);
 /* One row's help as one line ({patterns}, {formats} replaced) into buf. */

@@ -27,6 +27,10 @@ const struct subcommand *subcommand_find(const char *name);
 
 int cmd_run(int argc, char **argv);	/* run.c: the whole command line */
 int cmd_list(int argc, char **argv);	/* list.c */
+struct transport;
+/* list.c: the "transports:" section of `ipclab list`, tps under the
+ * headings of their groups (struct transport's group). */
+void list_transports(FILE *f, const struct transport *const *tps, size_t n);
 int cmd_suite(int argc, char **argv);	/* suite.c */
 int cmd_plot(int argc, char **argv);	/* plot.c */
 int cmd_compare(int argc, char **argv);	/* compare.c */

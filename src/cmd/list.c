@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* `ipclab list`: every transport and pattern, one line each, with
  * capabilities, the largest message here and private options. Transports
- * come in groups (kernel objects, shared memory, libraries, libipcring),
- * each under a heading indented by one space, so that whatever reads the
+ * come in their groups (struct transport's group: kernel objects, shared
+ * memory, libraries, libipcring, whatever their names), each under a
+ * heading indented by one space, so that whatever reads the
  * list keeps finding a transport as a line "  NAME  CAPS ..." in the
  * "transports:" section. -f json: the same as data, with the formats and
  * every command's options, for tools and the completion. */
@@ -37,38 +38,19 @@ static void caps_text(unsigned caps, char *buf, size_t len)
 						cap_names[i].name);
 }
 
-static void print_options(const struct opt_desc *o)
+static void print_options(FILE *f, const struct opt_desc *o)
 {
 	for (; o && o->name; o++)
-		printf("      -O %s=%s%s%s  %s\n", o->name, o->def && *o->def ? o->def : "0",
-		       o->choices ? "  (" : "", o->choices ? o->choices : "", o->help);
+		fprintf(f, "      -O %s=%s%s%s  %s\n", o->name, o->def && *o->def ? o->def : "0",
+			o->choices ? "  (" : "", o->choices ? o->choices : "", o->help);
 }
 
-enum tp_group { G_KERNEL, G_SHM, G_LIB, G_RING, G_N };
-
-static const char *const group_names[G_N] = {
-	[G_KERNEL] = "kernel objects",
-	[G_SHM] = "shared memory",
-	[G_LIB] = "libraries",
-	[G_RING] = "libipcring",
+static const char *const group_names[TP_GROUP_N] = {
+	[TP_GROUP_KERNEL] = "kernel objects",
+	[TP_GROUP_SHM] = "shared memory",
+	[TP_GROUP_LIBRARY] = "libraries",
+	[TP_GROUP_RING] = "libipcring",
 };
-
-/* A transport's group, by its name: whatever is not named here is a
- * kernel object (a new library transport adds its prefix here). */
-static enum tp_group group_of(const struct transport *tp)
-{
-	static const struct { const char *prefix; enum tp_group g; } by_name[] = {
-		{ "shm-", G_SHM }, { "cacheline", G_SHM }, { "barrier", G_SHM },
-		{ "zmq-", G_LIB }, { "nng-", G_LIB }, { "libqb-", G_LIB },
-		{ "io-uring", G_LIB }, { "dbus", G_LIB },
-		{ "ring", G_RING },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(by_name); i++)
-		if (strncmp(tp->name, by_name[i].prefix, strlen(by_name[i].prefix)) == 0)
-			return by_name[i].g;
-	return G_KERNEL;
-}
 
 /* The largest message here at the transport's defaults (0: no limit known). */
 static size_t max_here(const struct transport *tp)
@@ -82,7 +64,7 @@ static size_t max_here(const struct transport *tp)
 	return 0;
 }
 
-static void print_transport(const struct transport *tp)
+static void print_transport(FILE *f, const struct transport *tp)
 {
 	char caps[160], maxs[32];
 	size_t max = max_here(tp);
@@ -92,30 +74,35 @@ static void print_transport(const struct transport *tp)
 		fmt_bytes(maxs, sizeof(maxs), (double)max);
 	else
 		snprintf(maxs, sizeof(maxs), "-");
-	printf("  %-18s %-44s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
-	print_options(tp->options);
+	fprintf(f, "  %-18s %-44s max %-9s %s\n", tp->name, caps, maxs, tp->summary);
+	print_options(f, tp->options);
+}
+
+void list_transports(FILE *f, const struct transport *const *tps, size_t n)
+{
+	fprintf(f, "transports:\n");
+	for (int g = 0; g < TP_GROUP_N; g++) {
+		bool heading = false;
+
+		for (size_t i = 0; i < n; i++) {
+			if (tps[i]->group != (enum tp_group)g)
+				continue;
+			if (!heading)
+				fprintf(f, " %s:\n", group_names[g]);
+			heading = true;
+			print_transport(f, tps[i]);
+		}
+	}
 }
 
 static void print_text(void)
 {
-	printf("transports:\n");
-	for (int g = 0; g < G_N; g++) {
-		bool heading = false;
-
-		for (size_t i = 0; i < n_transports; i++) {
-			if (group_of(transports[i]) != (enum tp_group)g)
-				continue;
-			if (!heading)
-				printf(" %s:\n", group_names[g]);
-			heading = true;
-			print_transport(transports[i]);
-		}
-	}
+	list_transports(stdout, transports, n_transports);
 	printf("patterns:\n");
 	for (size_t i = 0; i < n_patterns; i++) {
 		printf("  %-18s latency: %-8s %s\n", patterns[i]->name,
 		       lat_kind_key(patterns[i]->lat_kind), patterns[i]->summary);
-		print_options(patterns[i]->options);
+		print_options(stdout, patterns[i]->options);
 	}
 }
 
@@ -159,7 +146,7 @@ static json_t *transport_json(const struct transport *tp)
 		if (tp->caps & cap_names[i].bit)
 			json_array_append_new(caps, json_string(cap_names[i].name));
 	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "name", tp->name, "group",
-			 group_names[group_of(tp)], "summary", tp->summary, "caps", caps,
+			 group_names[tp->group], "summary", tp->summary, "caps", caps,
 			 "max_msg_bytes", max ? json_integer((json_int_t)max) : json_null(),
 			 "options", options_json(tp->options));
 }

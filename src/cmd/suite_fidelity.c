@@ -7,6 +7,7 @@
  * the pairs' spread. -f json or csv writes every round's results. */
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,17 @@ static const char *const fid_default_tp[] = {
 struct fid_opts {
 	struct suite_opts so;
 	unsigned repeat;
+	bool repeat_set;
+	const char *tp_arg;	/* -t as typed */
 	char tp_list[256];
 };
 
-static int fid_usage(FILE *f, int ret)
+#define FO(f) offsetof(struct fid_opts, f)
+const size_t fidelity_args_size = sizeof(struct fid_opts);
+
+static int fid_usage(const struct cli_opt *r, char *arg, void *args, struct cli_ctx *ctx)
 {
+	(void)r, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab suite fidelity [--quick] [--repeat N] [-t LIST] [-f table|json|csv] [-o FILE] [-q]\n"
 	      "  each cell of the fidelity table (stream 64 B and 4 KiB, ping-pong 64 B; pipe,\n"
 	      "  unix-stream, posix-mq, shm-futex, libqb-rb, cacheline, ring, or -t LIST; split and\n"
@@ -39,51 +46,69 @@ static int fid_usage(FILE *f, int ret)
 	      "  (default 5; --quick: 1 round and short cells), printed ranked by |1 - ratio|:\n"
 	      "  the median of the cell's pair ratios, with their min, max and spread; cacheline's\n"
 	      "  ping-pong also at 32 B (the size its line holds). -f json|csv writes every round.\n",
-	      f);
-	return ret;
+	      stdout);
+	cli_help(stdout, fidelity_options, FMT_SUITE);
+	return -1;
+}
+
+/* --repeat N: a plain number of rounds within the row's range. */
+static int fid_repeat(const struct cli_opt *r, char *arg, void *args, struct cli_ctx *ctx)
+{
+	struct fid_opts *o = args;
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	(void)ctx;
+	o->repeat = (unsigned)v;
+	if (*end || o->repeat < r->min || o->repeat > r->max)
+		return usage_error("suite fidelity --repeat %s: expected %llu to %llu rounds", arg,
+				   (unsigned long long)r->min, (unsigned long long)r->max);
+	o->repeat_set = true;
+	return 0;
+}
+
+const struct cli_opt fidelity_options[] = {
+	{ .name = "quick", .has_arg = no_argument, .kind = CLI_FLAG, .offset = FO(so.quick),
+	  .help = "1 round and short cells" },
+	{ .name = "repeat", .has_arg = required_argument, .metavar = "N", .kind = CLI_CALL,
+	  .call = fid_repeat, .min = 1, .max = FID_MAX_ROUNDS, .values = "1 3 5 10",
+	  .help = "rounds, each cell and its reference in turn (default 5;\n--quick: 1)" },
+	{ .name = "transports", .short_name = 't', .has_arg = required_argument, .metavar = "LIST",
+	  .kind = CLI_TEXT, .offset = FO(tp_arg), .values = "@transport-names",
+	  .help = "these transports instead of the table's (each must exist)" },
+	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
+	  .help = "{formats}: json and csv write every round's results",
+	  .kind = CLI_CALL, .call = cli_opt_format, .id = FMT_SUITE, .offset = FO(so.format),
+	  .def = "table", .values = "@formats" },
+	{ .name = "output", .short_name = 'o', .has_arg = required_argument, .metavar = "FILE",
+	  .kind = CLI_TEXT, .offset = FO(so.output), .values = "@file",
+	  .help = "with -f json or csv: the report into FILE, the table\non stdout" },
+	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument, .kind = CLI_FLAG,
+	  .offset = FO(so.quiet), .help = "no progress line" },
+	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
+	  .kind = CLI_CALL, .call = fid_usage },
+	{ 0 },
+};
+
+static int fid_bad(const char *word)
+{
+	return usage_error("suite fidelity: bad option '%s'; see ipclab suite fidelity --help", word);
 }
 
 static int fid_args(int argc, char **argv, struct fid_opts *o)
 {
-	static const struct option lo[] = {
-		{ "quick", no_argument, NULL, 'Q' },	      { "repeat", required_argument, NULL, 'R' },
-		{ "format", required_argument, NULL, 'f' },   { "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },	      { "transports", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },	      { 0 },
-	};
-	bool repeat_set = false;
-	int opt;
+	static const struct cli_how how = { .cmd = "suite fidelity", .operands = true,
+					    .bad = fid_bad };
+	int ret = cli_defaults(fidelity_options, o) ? 2 :
+		  cli_parse_how(fidelity_options, argc, argv, o, &how);
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":f:o:qht:", lo, NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'Q': o->so.quick = true; break;
-		case 'q': o->so.quiet = true; break;
-		case 'o': o->so.output = optarg; break;
-		case 'h': return fid_usage(stdout, -1);
-		case 't': snprintf(o->tp_list, sizeof(o->tp_list), "%s", optarg); break;
-		case 'R':
-			o->repeat = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o->repeat || o->repeat > FID_MAX_ROUNDS)
-				return usage_error("suite fidelity --repeat %s: expected 1 to %d rounds",
-						   optarg, FID_MAX_ROUNDS);
-			repeat_set = true;
-			break;
-		case 'f':
-			if (!(o->so.format = format_pick(FMT_SUITE, optarg, "suite fidelity")))
-				return 2;
-			break;
-		default:
-			return usage_error("suite fidelity: bad option '%s'; see ipclab suite fidelity --help",
-					   argv[optind - 1]);
-		}
-	}
+	if (ret)
+		return ret;
 	if (optind != argc - 1 || strcmp(argv[optind], "fidelity"))
 		return usage_error("suite: expected 'ipclab suite fidelity [options]'; see ipclab suite fidelity --help");
-	if (!repeat_set)
+	if (o->tp_arg)
+		snprintf(o->tp_list, sizeof(o->tp_list), "%s", o->tp_arg);
+	if (!o->repeat_set)
 		o->repeat = o->so.quick ? 1 : 5;
 	return 0;
 }

@@ -473,6 +473,7 @@ const struct pattern pat_cycle = {
 	.name = "cycle",
 	.summary = "a periodic graph with a deadline, as an audio server runs it (xruns, completion time, per-stage wait and busy)",
 	.lat_kind = LAT_CYCLE,
+	.reference = PAT_REF_NONE,
 	.options = cycle_options,
 	.opts_size = sizeof(struct cycle_opts),
 	.server = cycle_driver,

@@ -195,6 +195,7 @@ const struct pattern pat_pingpong = {
 	.name = "pingpong",
 	.summary = "request and reply of S bytes, one at a time (round-trip latency, exchanges/s)",
 	.lat_kind = LAT_RTT,
+	.reference = PAT_REF_PINGPONG,
 	.options = pingpong_options,
 	.opts_size = sizeof(struct pingpong_opts),
 	.server = pingpong_server,

@@ -322,6 +322,7 @@ const struct pattern pat_stream = {
 	.name = "stream",
 	.summary = "one side sends N messages as fast as it can, the other receives (throughput, one-way latency)",
 	.lat_kind = LAT_ONE_WAY,
+	.reference = PAT_REF_STREAM,
 	.options = stream_options,
 	.opts_size = sizeof(struct stream_opts),
 	.server = stream_server,

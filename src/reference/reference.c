@@ -30,12 +30,10 @@
 
 bool reference_exists(const struct cell *c, char *why, size_t whylen)
 {
-	const char *pat = c->pat->name;
-
 	if (!c->tp->reference)
 		snprintf(why, whylen, "no reference loop for %s", c->tp->name);
-	else if (strcmp(pat, "pingpong") && strcmp(pat, "stream"))
-		snprintf(why, whylen, "no reference loop for the %s pattern", pat);
+	else if (c->pat->reference == PAT_REF_NONE)
+		snprintf(why, whylen, "no reference loop for the %s pattern", c->pat->name);
 	else if (c->clients > 1)
 		snprintf(why, whylen,
 			 "a reference is one client and one server; with --clients %u the cell's "
@@ -264,7 +262,7 @@ int reference_run(const struct cell *c, const struct result *cell, struct ref_re
 	memset(out, 0, sizeof(*out));
 	ret = ref_chan_open(&ch, c, why, sizeof(why));
 	/* stream -O dir=s2c: the server floods */
-	bool s2c = !strcmp(c->pat->name, "stream") && ref_pat_opt(c, "dir") == 1;
+	bool s2c = c->pat->reference == PAT_REF_STREAM && ref_pat_opt(c, "dir") == 1;
 
 	for (int i = 0; !ret && i < 2; i++) {
 		sd[i] = (struct ref_side){ .c = c,
@@ -273,7 +271,7 @@ int reference_run(const struct cell *c, const struct result *cell, struct ref_re
 					   .role = i,
 					   .count = count,
 					   .flood = (i == REF_CLIENT) != s2c,
-					   .pingpong = !strcmp(c->pat->name, "pingpong") };
+					   .pingpong = c->pat->reference == PAT_REF_PINGPONG };
 		sd[i].buf = aligned_alloc(64, (c->size + 63) / 64 * 64);
 		if (sd[i].buf)
 			memset(sd[i].buf, 0x5a, c->size);

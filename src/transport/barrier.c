@@ -221,6 +221,7 @@ const struct transport tp_barrier = {
 	.name = "barrier",
 	.summary = "threads swap messages through shared buffers, one pthread_barrier round each (seed 004)",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_THREAD_ONLY | TP_NO_EINTR,
+	.group = TP_GROUP_SHM,
 	.options = bar_options,
 	.opts_size = sizeof(struct bar_opts),
 	.max_msg = bar_max_msg,

@@ -220,6 +220,7 @@ const struct transport tp_cacheline = {
 	.name = "cacheline",
 	.summary = "one cache line per direction, both ends spin: the floor (16-56 B messages)",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_SPINS,
+	.group = TP_GROUP_SHM,
 	.options = cl_options,
 	.opts_size = sizeof(struct cl_opts),
 	.max_msg = cl_max_msg,

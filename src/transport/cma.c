@@ -439,6 +439,7 @@ const struct transport tp_cma = {
 	.name = "cma",
 	.summary = "cross-memory attach: the server copies straight from/to the client's buffer (process_vm_readv/writev), futex doorbell, one copy",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT,
+	.group = TP_GROUP_KERNEL,
 	.create = cma_create,
 	.open = cma_open,
 	.send = cma_send,

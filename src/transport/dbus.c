@@ -415,6 +415,7 @@ const struct transport tp_dbus = {
 	.name = "dbus",
 	.summary = "D-Bus method calls and replies (signals for a server's stream) through sd-bus, peer to peer over a socketpair per client (-O via=p2p) or through a private dbus-daemon (-O via=bus)",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT,
+	.group = TP_GROUP_LIBRARY,
 	.options = db_options,
 	.opts_size = sizeof(struct db_opts),
 	.max_msg = db_max_msg,

@@ -111,6 +111,7 @@ const struct transport tp_fifo = {
 	.name = "fifo",
 	.summary = "two named pipes (mkfifo) per client, opened by each endpoint; a byte stream",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_NAMED,
+	.group = TP_GROUP_KERNEL,
 	.create = fifo_create,
 	.open = fifo_open,
 	.send = tp_stream_send,

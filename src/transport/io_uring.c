@@ -505,6 +505,7 @@ const struct transport tp_io_uring = {
 	.name = "io-uring",
 	.summary = "two pipes (or -O via=unix, a socketpair) per client, reads and writes submitted through io_uring, a byte stream; -O sqpoll",
 	.caps = TP_STREAM | TP_MULTI_CLIENT,
+	.group = TP_GROUP_LIBRARY,
 	.options = iou_options,
 	.opts_size = sizeof(struct iou_opts),
 	IOU_OPS,

@@ -569,6 +569,7 @@ const struct transport tp_io_uring_msg = {
 	.name = "io-uring-msg",
 	.summary = "threads' own io_uring rings: a message in place in a slot, IORING_OP_MSG_RING posts slot and length to the peer's ring and the slot comes back the same way",
 	.caps = IOM_CAPS,
+	.group = TP_GROUP_LIBRARY,
 	.options = iom_options,
 	.opts_size = sizeof(struct iom_opts),
 	IOM_OPS,

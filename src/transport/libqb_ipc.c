@@ -233,6 +233,7 @@ const struct transport tp_libqb_ipc = {
 	.name = "libqb-ipc",
 	.summary = "libqb's client/server IPC (qb_ipcs in shared-memory mode on a qb_loop, qb_ipcc clients): corosync's path to its daemon",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_NAMED,
+	.group = TP_GROUP_LIBRARY,
 	.options = qi_options,
 	.opts_size = sizeof(struct qi_opts),
 	QI_OPS,

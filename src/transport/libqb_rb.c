@@ -486,6 +486,7 @@ const struct transport tp_libqb_rb = {
 	.summary = "libqb's shared-memory ring buffer (qb_rb_*), a pair per client; -O wait=sem|poll|nosem",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_NAMED,	/* files, briefly */
 	.options = qbrb_options,
+	.group = TP_GROUP_LIBRARY,
 	.opts_size = sizeof(struct qbrb_opts),
 	.max_msg = qbrb_max_msg, .max_msg_limit = "-O capacity",
 	.probe = qbrb_probe,

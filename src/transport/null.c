@@ -457,6 +457,7 @@ const struct transport tp_null = {
 	.name = "null",
 	.summary = "lab self-test: bounded in-memory queue per direction, futex waits (no kernel object)",
 	.caps = TP_IN_PROCESS | TP_DGRAM | TP_MULTI_CLIENT,
+	.group = TP_GROUP_KERNEL,
 	.options = null_options,
 	.opts_size = sizeof(struct null_opts),
 	.create = null_create,
@@ -472,6 +473,7 @@ const struct transport tp_null_zc = {
 	.summary = "lab self-test: null's queues sent and received in place, in runs of slots "
 		   "(the batch operations)",
 	.caps = TP_IN_PROCESS | TP_DGRAM | TP_MULTI_CLIENT | TP_ZEROCOPY | TP_ZEROCOPY_SEND,
+	.group = TP_GROUP_KERNEL,
 	.options = null_options,
 	.opts_size = sizeof(struct null_opts),
 	.check_opts = zc_check_opts,

@@ -79,6 +79,7 @@ const struct transport tp_pipe = {
 	.name = "pipe",
 	.summary = "two pipes per client (one per direction), a byte stream; -O pipe-size",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.group = TP_GROUP_KERNEL,
 	.options = pipe_options,
 	.opts_size = sizeof(struct pipe_opts),
 	.create = pipe_create,

@@ -194,6 +194,7 @@ const struct transport tp_posix_mq = {
 	.name = "posix-mq",
 	.summary = "two POSIX message queues per client (one per direction), whole messages; -O maxmsg",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.group = TP_GROUP_KERNEL,
 	.options = pmq_options,
 	.opts_size = sizeof(struct pmq_opts),
 	.max_msg = pmq_max_msg, .max_msg_limit = "fs.mqueue.msgsize_max (/proc/sys/fs/mqueue/msgsize_max)",

@@ -173,6 +173,8 @@ int transport_validate(const struct transport *tp, char *err, size_t errlen)
 		missing = "the batch operations (runs)";
 	else if (tp->options && !tp->opts_size)
 		missing = "opts_size";
+	else if ((unsigned)tp->group >= TP_GROUP_N)
+		missing = "a known group";
 	if (missing)
 		return errf(err, errlen, EINVAL, "transport %s: missing %s", tp->name ? tp->name : "?",
 			    missing);

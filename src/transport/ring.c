@@ -474,6 +474,7 @@ static void ring_close(struct tp_endpoint *ep)
 	}										\
 	const struct transport tp_##id = {						\
 		.name = tpname, .summary = text, .caps = RING_CAPS | (extra_caps),	\
+		.group = TP_GROUP_RING,							\
 		.options = opts, .opts_size = sizeof(struct ring_opts),		\
 		.max_msg = ring_max_msg, .max_msg_limit = "-O capacity (a message is at most a quarter of the ring)", .create = create_##id, .open = ring_open,	\
 		.send = ring_send, .recv = ring_recv, .peek = ring_peek,		\

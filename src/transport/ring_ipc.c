@@ -417,6 +417,7 @@ const struct transport tp_ring_ipc = {
 		   "reply ring per client, eventfd sleep; -O capacity, spin-ns, batch",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_NAMED | TP_ZEROCOPY |
 		TP_ZEROCOPY_SEND,
+	.group = TP_GROUP_RING,
 	.options = ripc_options,
 	.opts_size = sizeof(struct ripc_opts),
 	.max_msg = ripc_max_msg,

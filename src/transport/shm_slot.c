@@ -374,6 +374,7 @@ static void slot_close(struct tp_endpoint *ep)
 	}										\
 	const struct transport tp_shm_##id = {						\
 		.name = tpname, .summary = text, .caps = SLOT_CAPS | (extra_caps),	\
+		.group = TP_GROUP_SHM,							\
 		.options = slot_options, .opts_size = sizeof(struct slot_opts),	\
 		.max_msg = slot_max_msg, .max_msg_limit = "-O slot-size", .create = create_##id, .open = slot_open,	\
 		.send = slot_send, .recv = slot_recv, .peek = slot_peek,		\

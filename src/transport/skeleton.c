@@ -100,6 +100,8 @@ static int skel_open(struct tp_channel *ch, enum tp_role role, unsigned id,
  *                          run --peer), TP_ZEROCOPY and TP_ZEROCOPY_SEND (the
  *                          hooks below), TP_POLLABLE; TP_STREAM, TP_DGRAM and
  *                          TP_NAMED are shown by `ipclab list`
+ *   group                  its heading in `ipclab list`: TP_GROUP_KERNEL,
+ *                          TP_GROUP_SHM, TP_GROUP_LIBRARY, TP_GROUP_RING
  *   options, opts_size     -O key=value: the table above, the size of its block
  *   max_msg, max_msg_limit optional: a kernel limit on one message, and what
  *                          raises it (for the error)
@@ -135,6 +137,7 @@ const struct transport tp_skeleton = {
 	.name = "skeleton",
 	.summary = "an AF_UNIX stream socketpair per client (the template of docs/architecture.md)",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.group = TP_GROUP_KERNEL,
 	.options = skel_options,
 	.opts_size = sizeof(struct skel_opts),
 	.create = skel_create,

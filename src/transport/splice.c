@@ -172,6 +172,7 @@ const struct transport tp_splice = {
 	.name = "splice",
 	.summary = "two pipes per client; sender copies to a staging ring and vmsplice()s the pages (no kernel copy), receiver read()s (one copy)",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.group = TP_GROUP_KERNEL,
 	.options = splice_options,
 	.opts_size = sizeof(struct splice_opts),
 	.create = splice_create,

@@ -195,6 +195,7 @@ const struct transport tp_sysv_mq = {
 	.name = "sysv-mq",
 	.summary = "a System V message queue per client, direction in mtype, whole messages; -O qbytes",
 	.caps = TP_DGRAM | TP_MULTI_CLIENT,
+	.group = TP_GROUP_KERNEL,
 	.options = sysv_options,
 	.opts_size = sizeof(struct sysv_opts),
 	.max_msg = sysv_max_msg, .max_msg_limit = "kernel.msgmax (/proc/sys/kernel/msgmax)",

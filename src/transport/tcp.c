@@ -387,6 +387,7 @@ const struct transport tp_tcp = {
 	.name = "tcp",
 	.summary = "TCP over 127.0.0.1, one connection per client, a byte stream; -O nodelay, sndbuf, rcvbuf",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_REMOTE,
+	.group = TP_GROUP_KERNEL,
 	.options = tcp_options,
 	.opts_size = sizeof(struct tcp_opts),
 	.check_opts = tcp_check_opts,

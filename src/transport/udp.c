@@ -365,6 +365,7 @@ const struct transport tp_udp = {
 	.name = "udp",
 	.summary = "UDP over 127.0.0.1, connected socket pair per client; lossy, at most 65507 bytes; -O sndbuf, rcvbuf",
 	.caps = TP_DGRAM | TP_LOSSY | TP_MULTI_CLIENT | TP_POLLABLE | TP_REMOTE,
+	.group = TP_GROUP_KERNEL,
 	.options = udp_options,
 	.opts_size = sizeof(struct udp_opts),
 	.check_opts = udp_check_opts,

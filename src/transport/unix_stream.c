@@ -63,6 +63,7 @@ const struct transport tp_unix_stream = {
 	.name = "unix-stream",
 	.summary = "socketpair(AF_UNIX, SOCK_STREAM) per client, a byte stream; -O sndbuf, rcvbuf",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.group = TP_GROUP_KERNEL,
 	.options = ustream_options,
 	.opts_size = sizeof(struct ustream_opts),
 	.create = ustream_create,

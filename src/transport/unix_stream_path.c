@@ -123,6 +123,7 @@ const struct transport tp_unix_stream_path = {
 	.name = "unix-stream-path",
 	.summary = "AF_UNIX stream sockets connected through a path (listen/connect/accept), a byte stream",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE | TP_NAMED,
+	.group = TP_GROUP_KERNEL,
 	.options = upath_options,
 	.opts_size = sizeof(struct upath_opts),
 	.create = upath_create,

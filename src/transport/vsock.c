@@ -270,6 +270,7 @@ const struct transport tp_vsock = {
 	.name = "vsock",
 	.summary = "AF_VSOCK stream over the local loopback (CID 1), one connection per client; -O bufsize",
 	.caps = TP_STREAM | TP_MULTI_CLIENT | TP_POLLABLE,
+	.group = TP_GROUP_KERNEL,
 	.options = vs_options,
 	.opts_size = sizeof(struct vs_opts),
 	.probe = vs_probe,

@@ -57,6 +57,52 @@ for sec in $(cut -f2 "$work/rows" | sort -u | tr ' ' '_'); do
 	echo "ok   man page: $sec documents the $(wc -l <"$work/table_longs") options of the table"
 done
 
+# ---- every command -------------------------------------------------------------------
+
+# Each command of ipclab --help (and each of suite's) parses by a table: its
+# --help has a line for every option of it, and the completion of
+# `ipclab CMD -` offers the table's options, no other.
+before=$fails
+cmds=$("$IPCLAB" --help | awk '$1 == "usage:" || $1 == "ipclab" { sub(/^usage: /, ""); print $2 }' |
+	tr -d '[]')
+subs=$("$IPCLAB" suite --help | grep -oE 'ipclab suite [a-z]+' | awk '{ print $3 }' | sort -u)
+[ -n "$subs" ] || fail "suite --help names no subcommand"
+for c in $cmds; do
+	if [ "$c" = suite ]; then
+		for s in $subs; do echo "suite $s"; done
+	else
+		echo "$c"
+	fi
+done >"$work/cmds"
+[ "$(wc -l <"$work/cmds")" -ge 12 ] || fail "ipclab --help: commands: $(paste -sd' ' "$work/cmds")"
+# what `ipclab CMD -` completes to (db: after its subcommand), a block per command
+bash -c '. "$0"; compopt() { :; }
+	while read -r c; do
+		[ "$c" = db ] && c="db ls"
+		read -ra w <<<"ipclab $c -"
+		COMP_WORDS=("${w[@]}") COMP_CWORD=$((${#w[@]} - 1)) COMPREPLY=()
+		_ipclab
+		printf "%s\n" "${COMPREPLY[@]}" | grep -- "^--" | grep -v = | grep -vx -- --help |
+			sort -u | sed "s/^/$c\t/"
+	done <"$1"' "$docs/ipclab.bash-completion" "$work/cmds" >"$work/completed"
+while read -r c; do
+	awk -F'\t' -v c="$c" '$1 == c && $4 != "--help" { print $4 }' "$work/rows" | sort -u >"$work/want"
+	if [ ! -s "$work/want" ]; then
+		fail "ipclab $c: no option table (ipclab --dump-options has no row of it)"
+		continue
+	fi
+	"$IPCLAB" $c --help >"$work/cmd_help" 2>&1 || fail "ipclab $c --help: exit $?"
+	missing=$(grep -oE -- '(^|[ ,])--[a-z][a-z-]*([ =[]|$)' "$work/cmd_help" |
+		grep -oE -- '--[a-z][a-z-]*' | sort -u | comm -13 - "$work/want")
+	[ -z "$missing" ] || fail "ipclab $c --help: no line for $(echo $missing)"
+	[ "$c" = db ] && c="db ls"
+	awk -F'\t' -v c="$c" '$1 == c { print $2 }' "$work/completed" >"$work/got"
+	diff -u "$work/want" "$work/got" >"$work/diff" ||
+		fail "completion of 'ipclab $c -' is not the table's options: $(grep '^[-+]-' "$work/diff" | tr '\n' ' ')"
+done <"$work/cmds"
+[ "$fails" != "$before" ] ||
+	echo "ok   every command ($(paste -sd, "$work/cmds")) parses by its table: --help and completion agree with it"
+
 # ---- help -------------------------------------------------------------------------
 
 before=$fails
