@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "suite_int.h"
+#include "suite_why.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
 
@@ -42,7 +43,7 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 	static const char *const tps[] = { "pipe", "posix-mq", "unix-stream" };
 	static const char *const scheds[] = { "other", "fifo:90" };
 	const struct result *best[2] = { NULL, NULL }, *worst = NULL;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], w[WHY_LEN];
 
 	printf("Sending a 4096 byte message %llu times (per side: time from its first to its last measured message)\n",
 	       (unsigned long long)(o->quick ? 20000 : 100000));
@@ -110,6 +111,7 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 		       best[0]->trace.per_msg.ctx_switches / worst->trace.per_msg.ctx_switches,
 		       worst->transport);
 	seed_trace_cost(r, n);
+	why_print(why_000(w, sizeof(w), best[0], worst), w);
 }
 
 /* ---- seed 001: CPU % over write size x think, pipe --------------------------------- */
@@ -140,7 +142,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 	struct report rep = { .results = (struct result *)r, .n = n };
 	unsigned both = 0, cells = 0;
 	const struct result *low = NULL, *high = NULL;
-	char err[ERRLEN];
+	char err[ERRLEN], why[WHY_LEN];
 
 	(void)o;
 	if (pivot_parse("size,think,cpu_pct", spec, err, sizeof(err)))
@@ -180,6 +182,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 		       seed_pct_of(rd->sleep_ns, rd->wall_ns));
 	}
 	seed_trace_cost(r, n);
+	why_print(why_001(why, sizeof(why), low, high), why);
 }
 
 /* ---- seed 002: same CPU vs different CPUs, realtime or not ---------------------------- */
@@ -206,7 +209,7 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 	};
 	const struct result *best_same = NULL, *best_split = NULL;
 	const char *sched = o->fifo_ok ? "fifo:90" : "other";
-	char b[32];
+	char b[32], w[WHY_LEN];
 
 	printf("4 KiB messages/s, both processes on one CPU (same) or on different CPUs (split)\n");
 	printf("  %-12s %14s %14s %14s %14s\n", "transport", "other/same", "other/split",
@@ -262,6 +265,7 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 		}
 	}
 	seed_trace_cost(r, n);
+	why_print(why_002(w, sizeof(w), best_same, best_split), w);
 }
 
 /* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
@@ -339,7 +343,7 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 					   "shm-eventfd", "shm-sem", "unix-stream" };
 	const double rate = o->quick ? 20 : 1;
 	const struct result *fast = NULL;
-	char b[5][32];
+	char b[5][32], w[WHY_LEN];
 
 	printf("64 B ping-pong round trip: paced at %.0f msg/s (the reader sleeps between messages) vs flood\n",
 	       rate);
@@ -394,6 +398,7 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 								       (double)fp->lat_p50_ns);
 	printf(".\n");
 	print_003_trace(r, n, fast, fp);
+	why_print(why_003(w, sizeof(w), fast, fp), w);
 }
 
 /* ---- seed 004: ping-pong exchanges, processes vs threads, pipe vs barrier -------- */
@@ -458,7 +463,7 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 	const struct result *pp = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS });
 	const struct result *pt = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD });
 	const struct result *ps = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "same", .ep = EP_PROCESS });
-	char b[32];
+	char b[32], w[WHY_LEN];
 
 	(void)o;
 	printf("Exchanges/second (a 16 B request answered by a 16 B reply)\n");
@@ -482,6 +487,7 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 	if (seed_ok(pp))
 		printf(".\n");
 	print_004_trace(r, n, pp, pt);
+	why_print(why_004(w, sizeof(w), pp, pt), w);
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
