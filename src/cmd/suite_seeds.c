@@ -302,6 +302,7 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 {
 	const struct result *x[2] = { f, p };
 	double g[2][PG_N];
+	char w[WHY_LEN];
 	uint64_t samples[2] = { seed_prof_groups(f, true, g[0]), seed_prof_groups(p, true, g[1]) };
 
 	if (!seed_tside(f, true))
@@ -335,6 +336,7 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 		       t->lat_count ? fmt_ns((char[32]){ 0 }, 32, (double)t->lat_p50_ns) : "-");
 	}
 	seed_trace_cost(r, n);
+	why_print(why_003(w, sizeof(w), f, p), w);
 }
 
 static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
@@ -343,7 +345,7 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 					   "shm-eventfd", "shm-sem", "unix-stream" };
 	const double rate = o->quick ? 20 : 1;
 	const struct result *fast = NULL;
-	char b[5][32], w[WHY_LEN];
+	char b[5][32];
 
 	printf("64 B ping-pong round trip: paced at %.0f msg/s (the reader sleeps between messages) vs flood\n",
 	       rate);
@@ -398,7 +400,6 @@ static void print_003(const struct suite_opts *o, const struct result *r, size_t
 								       (double)fp->lat_p50_ns);
 	printf(".\n");
 	print_003_trace(r, n, fast, fp);
-	why_print(why_003(w, sizeof(w), fast, fp), w);
 }
 
 /* ---- seed 004: ping-pong exchanges, processes vs threads, pipe vs barrier -------- */
