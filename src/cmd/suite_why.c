@@ -257,10 +257,13 @@ static void differ(char *buf, size_t len, size_t *n, const struct trace_cause *a
 	for (unsigned k = 0; k < TC_NKINDS; k++)
 		d[k] = fabs(share_of(a, k, by_pct) - share_of(b, k, by_pct));
 	if (by_pct)
-		add(buf, len, n, "; against the %s,", b_name);
+		add(buf, len, n, "; against the %s", b_name);
 	else
-		add(buf, len, n, "; against %s per %s in the %s,", fmt_ns(t, sizeof(t), b->total_ns),
+		add(buf, len, n, "; against %s per %s in the %s", fmt_ns(t, sizeof(t), b->total_ns),
 		    unit_of(b), b_name);
+	if (strcmp(a->whose, b->whose))	/* a stream's other side set its pace */
+		add(buf, len, n, " (its %s)", b->whose);
+	add(buf, len, n, ",");
 	for (; named < WHY_DIFFS; named++) {
 		unsigned m = 0;
 

@@ -189,9 +189,9 @@ static void test_001_pct(void **state)
 	hi->cell.size = 1024;
 	hi->cell.think = 1;
 	split(lo, "ns_per_msg", "writer", 2, TC_PEER, 7300.0, TC_USER, 2700.0);
-	split(hi, "ns_per_msg", "writer", 3, TC_USER, 600.0, TC_KERNEL, 240.0, TC_PEER, 160.0);
+	split(hi, "ns_per_msg", "reader", 3, TC_USER, 600.0, TC_KERNEL, 240.0, TC_PEER, 160.0);
 	why_001(buf, sizeof(buf), lo, hi);
-	assert_non_null(strstr(buf, "in the worst cell (1024 B, think 16) the writer took 10.0us per message: waiting for the peer 73 %, user work 27 %; against the best (1024 B, think 1), the shares that differ most are waiting for the peer (73 % vs 16 %) and user work (27 % vs 60 %)"));
+	assert_non_null(strstr(buf, "in the worst cell (1024 B, think 16) the writer took 10.0us per message: waiting for the peer 73 %, user work 27 %; against the best (1024 B, think 1) (its reader), the shares that differ most are waiting for the peer (73 % vs 16 %) and user work (27 % vs 60 %)"));
 	free(lo);
 	free(hi);
 }
