@@ -194,9 +194,12 @@ bool why_explain(char *buf, size_t len, size_t *n, const struct result *r, const
 
 	if (!e || !e->on)
 		return false;
+	if (!e->applied && (!e->cause || !strcmp(e->cause, "none"))) {
+		add(buf, len, n, "--explain on the %s found no cause to test: %.100s", name, e->note);
+		return true;
+	}
 	if (!e->applied) {
-		add(buf, len, n, "--explain on the %s found %s to test (%.60s)", name,
-		    e->cause && strcmp(e->cause, "none") ? e->cause : "no cause", e->note);
+		add(buf, len, n, "--explain on the %s did not test %s: %.100s", name, e->cause, e->note);
 		return true;
 	}
 	add(buf, len, n, "--explain on the %s tested %s (%.0f %%) with %s: %s %.3gx over %u pairs (%.3g-%.3gx), %s",

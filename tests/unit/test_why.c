@@ -216,7 +216,11 @@ static void test_explain(void **state)
 	*e = (struct trace_explain){ .on = true, .cause = "cross-CPU wakeups", .knob = "--pin same" };
 	snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already");
 	why_004(buf, sizeof(buf), a, b);
-	assert_non_null(strstr(buf, "--explain on the process pair found cross-CPU wakeups to test (the endpoints share one CPU already)."));
+	assert_non_null(strstr(buf, "--explain on the process pair did not test cross-CPU wakeups: the endpoints share one CPU already."));
+	e->cause = "none";
+	snprintf(e->note, sizeof(e->note), "no scheduling cause took 1 %% of the windows");
+	why_004(buf, sizeof(buf), a, b);
+	assert_non_null(strstr(buf, "--explain on the process pair found no cause to test: no scheduling cause took 1 % of the windows."));
 	free(a);
 	free(b);
 }
