@@ -248,9 +248,37 @@ static void largest(char *buf, size_t len, size_t *n, const struct trace_cause *
 
 /* The shares that differ most between a and b (WHY_DIFFS, each at least
  * WHY_MIN_DIFF of the gap between the figures, or of the larger figure). */
-static void differ(char *buf, size_t len, size_t *n, const struct trace_cause *a,
-		   const struct trace_cause *b, const char *b_name, bool by_pct)
+/* Whose doing a share was, in the cell r where it was the larger: a
+ * wakeup's CPU (cross-CPU or its own), the task that held the CPU or
+ * preempted it (the peer or others). */
+static const char *qualifier(enum trace_cause_kind k, const struct result *r)
 {
+	double peer = 0, others = 0, pre = 0, pre_others = 0;
+
+	for (unsigned i = 0; i < r->trace.nsides && i < TRACE_MAX_SIDES; i++) {
+		const struct trace_side *s = &r->trace.sides[i];
+
+		peer += (double)s->woken_side_ns;
+		others += (double)s->woken_other_ns;
+		pre += (double)s->preempted_ns;
+		pre_others += s->taken_ns > s->taken_woken_ns ? (double)(s->taken_ns - s->taken_woken_ns) : 0;
+	}
+	switch (k) {
+	case TC_WAKEUP:
+		return r->trace.cause.cross_cpu_frac >= 0.5 ? ", cross-CPU" : ", on its own CPU";
+	case TC_CPU_WAIT:
+		return peer + others <= 0 ? "" : peer > others ? " held by its peer" : " held by other tasks";
+	case TC_PREEMPTED:
+		return pre <= 0 ? "" : 2 * pre_others >= pre ? " by other tasks" : " by its peer";
+	default:
+		return "";
+	}
+}
+
+static void differ(char *buf, size_t len, size_t *n, const struct why_pair *p)
+{
+	const struct trace_cause *a = &p->a->trace.cause, *b = &p->b->trace.cause;
+	bool by_pct = p->by_pct;
 	double d[TC_NKINDS], gap = by_pct ? 100 : fabs(a->total_ns - b->total_ns);
 	unsigned named = 0;
 	char t[32];
@@ -258,12 +286,12 @@ static void differ(char *buf, size_t len, size_t *n, const struct trace_cause *a
 	if (!(gap > 0))
 		gap = fmax(a->total_ns, b->total_ns);
 	for (unsigned k = 0; k < TC_NKINDS; k++)
-		d[k] = fabs(share_of(a, k, by_pct) - share_of(b, k, by_pct));
+		d[k] = share_of(a, k, by_pct) - share_of(b, k, by_pct);
 	if (by_pct)
-		add(buf, len, n, "; against the %s", b_name);
+		add(buf, len, n, "; against the %s", p->b_name);
 	else
 		add(buf, len, n, "; against %s per %s in the %s", fmt_ns(t, sizeof(t), b->total_ns),
-		    unit_of(b), b_name);
+		    unit_of(b), p->b_name);
 	if (strcmp(a->whose, b->whose))	/* a stream's other side set its pace */
 		add(buf, len, n, " (its %s)", b->whose);
 	add(buf, len, n, ",");
@@ -271,12 +299,12 @@ static void differ(char *buf, size_t len, size_t *n, const struct trace_cause *a
 		unsigned m = 0;
 
 		for (unsigned k = 1; k < TC_NKINDS; k++)
-			if (d[k] > d[m])
+			if (fabs(d[k]) > fabs(d[m]))
 				m = k;
-		if (!(d[m] > 0) || d[m] < WHY_MIN_DIFF * gap)
+		if (!(fabs(d[m]) > 0) || fabs(d[m]) < WHY_MIN_DIFF * gap)
 			break;
-		add(buf, len, n, "%s %s (", named ? " and" : " the shares that differ most are",
-		    trace_cause_name(m));
+		add(buf, len, n, "%s %s%s (", named ? " and" : " the shares that differ most are",
+		    trace_cause_name(m), qualifier(m, d[m] > 0 ? p->a : p->b));
 		value(buf, len, n, share_of(a, m, by_pct), by_pct);
 		add(buf, len, n, " vs ");
 		value(buf, len, n, share_of(b, m, by_pct), by_pct);
@@ -304,7 +332,7 @@ size_t why_pair(char *buf, size_t len, const struct why_pair *p)
 		if (p->note)
 			add(buf, len, &n, " %s", p->note);
 		if (cb)
-			differ(buf, len, &n, ca, cb, p->b_name, p->by_pct);
+			differ(buf, len, &n, p);
 		add(buf, len, &n, "; ");
 	} else {
 		largest(buf, len, &n, cb, p->b_name);

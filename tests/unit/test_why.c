@@ -78,9 +78,10 @@ static void test_002_shares(void **state)
 	split(same, "ns_per_msg", "receiver", 3, TC_CPU_WAIT, 2500.0, TC_KERNEL, 1500.0, TC_USER, 1000.0);
 	split(sp, "ns_per_msg", "receiver", 3, TC_WAKEUP, 1200.0, TC_KERNEL, 1000.0, TC_USER, 800.0);
 	same->trace.sides[0].runnable_ns = same->trace.sides[0].woken_side_ns = 500000000;
+	sp->trace.cause.cross_cpu_frac = 0.9;
 	assert_true(why_002(buf, sizeof(buf), same, sp) > 0);
 	assert_non_null(strstr(buf, "Why (trace): in the pipe one-CPU cell the receiver took 5.00us per message: waiting for a CPU 50 %, kernel work 30 %, user work 20 %"));
-	assert_non_null(strstr(buf, "against 3.00us per message in the unix-stream two-CPU cell, the shares that differ most are waiting for a CPU (2.50us vs 0ns) and wakeup latency (0ns vs 1.20us)"));
+	assert_non_null(strstr(buf, "against 3.00us per message in the unix-stream two-CPU cell, the shares that differ most are waiting for a CPU held by its peer (2.50us vs 0ns) and wakeup latency, cross-CPU (0ns vs 1.20us)"));
 	/* its peer held the CPU, not another task: not the machine's */
 	assert_null(strstr(buf, "machine"));
 	assert_null(strstr(buf, "too large"));
@@ -115,6 +116,7 @@ static void test_machine(void **state)
 	why_004(buf, sizeof(buf), a, b);
 	assert_non_null(strstr(buf, "other tasks held the CPUs for 60 % of the round trip in the process pair (preempted, waiting for a CPU), by cc1 (pid 4242) 30 % of the server's window, make (pid 77) 10 % of client 0's window: that figure is the machine's, not the IPC's"));
 	assert_null(strstr(strstr(buf, "cc1") + 1, "cc1"));	/* once */
+	assert_non_null(strstr(buf, "differ most are preempted by other tasks (4.00us vs 0ns)"));
 	/* the same shares, but its peer's: nobody else to name */
 	s[0].taken_ns = s[0].taken_woken_ns = 0;
 	s[0].woken_other_ns = 0;
@@ -122,6 +124,7 @@ static void test_machine(void **state)
 	why_004(buf, sizeof(buf), a, b);
 	assert_null(strstr(buf, "machine's"));
 	assert_null(strstr(buf, "cc1"));
+	assert_non_null(strstr(buf, "differ most are preempted by its peer (4.00us vs 0ns)"));
 	free(a);
 	free(b);
 }
@@ -147,7 +150,7 @@ static void test_noise(void **state)
 	why_000(buf, sizeof(buf), b, a);
 	assert_null(strstr(buf, "too large"));
 	assert_non_null(strstr(buf, "in the pipe cell (the slowest) the receiver took"));
-	assert_non_null(strstr(buf, "differ most are wakeup latency (0ns vs 4.50us) and waiting for the peer (4.00us vs 0ns)"));
+	assert_non_null(strstr(buf, "differ most are wakeup latency, on its own CPU (0ns vs 4.50us) and waiting for the peer (4.00us vs 0ns)"));
 	/* two clusters are said beside the noise */
 	spread(a, 30);
 	a->repeat[0].bimodal = true;
@@ -169,9 +172,10 @@ static void test_003_paced(void **state)
 	split(f, "rtt_mean_ns", "round trip", 2, TC_USER, 3000.0, TC_KERNEL, 2000.0);
 	split(p, "rtt_mean_ns", "round trip", 3, TC_WAKEUP_IDLE, 25000.0, TC_WAKEUP, 10000.0, TC_USER, 5000.0);
 	p->trace.has_cpath = true;
+	p->trace.cause.cross_cpu_frac = 1;
 	p->trace.cpath.timer_late_ns = 230000;
 	why_003(buf, sizeof(buf), f, p);
-	assert_non_null(strstr(buf, "in the paced cell the round trip took 40.0us per exchange: wakeup from idle 62 %, wakeup latency 25 %, user work 12 % (from the actual send: the client's timer woke 230us late, outside it); against 5.00us per exchange in the flood cell, the shares that differ most are wakeup from idle (25.0us vs 0ns) and wakeup latency (10.0us vs 0ns)"));
+	assert_non_null(strstr(buf, "in the paced cell the round trip took 40.0us per exchange: wakeup from idle 62 %, wakeup latency 25 %, user work 12 % (from the actual send: the client's timer woke 230us late, outside it); against 5.00us per exchange in the flood cell, the shares that differ most are wakeup from idle (25.0us vs 0ns) and wakeup latency, cross-CPU (10.0us vs 0ns)"));
 	assert_null(strstr(buf, "timer lateness"));
 	free(f);
 	free(p);
