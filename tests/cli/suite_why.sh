@@ -41,7 +41,10 @@ python3 - "$tmp/s.json" "$tmp/why" <<-'PY' || exit 1
 	for name, p in shares:
 	    if name not in pct or abs(pct[name] - int(p)) > 1:
 	        sys.exit("FAIL: '%s %s %%' is not in the cell's cause split %s" % (name, p, pct))
-	for name, p in re.findall(r"(?:most are|and) ([A-Za-z][A-Za-z ]+?) \((\d+) % vs \d+ %\)", why):
+	for said, p in re.findall(r"(?:most are|and) ([A-Za-z][A-Za-z ,-]+?) \((\d+) % vs \d+ %\)", why):
+	    # the share's name, then whose doing it was ("preempted by its peer")
+	    name = max((k for k in pct if said == k or said.startswith((k + " ", k + ","))), key=len,
+	               default=said)
 	    if abs(pct.get(name, 0) - int(p)) > 1:
 	        sys.exit("FAIL: differing share '%s %s %%' is not the cell's %s" % (name, p, pct))
 	ex = [r for r in rs if r.get("trace", {}).get("explain")]
