@@ -126,46 +126,46 @@ static double cpu_lost_pct(const struct trace_cause *c)
 	return pct;
 }
 
-/* The side a taker took most from, as the machine lines name it. */
-static void side_name(char *dst, size_t len, const struct trace_side *s)
-{
-	if (s->server)
-		snprintf(dst, len, "the server");
-	else
-		snprintf(dst, len, "client %u", s->id);
-}
-
-/* The two takers (distinct pids) that took the most of a side's window. */
+/* The two tasks (by pid, over every side) that took the most, each as a
+ * share of all the time other tasks took from the endpoints. */
 static void takers(char *buf, size_t len, size_t *n, const struct trace_result *tr)
 {
-	struct { const struct trace_taker *t; const struct trace_side *s; double pct; } top[2] = { 0 };
-	char who[24];
+	struct { const struct trace_taker *t; double ns; } by[4 * TRACE_TOP_TAKERS] = { { 0 } };
+	unsigned nby = 0, top[2] = { 0, 0 };
+	double all = 0;
 
 	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
 		const struct trace_side *s = &tr->sides[i];
 
-		for (unsigned k = 0; k < s->ntakers && k < TRACE_TOP_TAKERS && s->wall_ns; k++) {
-			const struct trace_taker *t = &s->takers[k];
-			double p = 100.0 * (double)t->ns / (double)s->wall_ns;
-			/* its own entry if it has one, else the smaller one's */
-			unsigned j = top[0].t && top[0].t->pid == t->pid ? 0 : 1;
+		all += (double)s->taken_ns;
+		for (unsigned k = 0; k < s->ntakers && k < TRACE_TOP_TAKERS; k++) {
+			unsigned j = 0;
 
-			if (p <= top[j].pct)
-				continue;
-			top[j].t = t, top[j].s = s, top[j].pct = p;
-			if (top[1].pct > top[0].pct) {
-				typeof(top[0]) x = top[0];
-
-				top[0] = top[1];
-				top[1] = x;
-			}
+			while (j < nby && by[j].t->pid != s->takers[k].pid)
+				j++;
+			if (j == nby && nby == sizeof(by) / sizeof(by[0]))
+				continue;	/* past the first sides' takers */
+			if (j == nby)
+				by[nby++].t = &s->takers[k];
+			by[j].ns += (double)s->takers[k].ns;
 		}
 	}
-	for (int j = 0; j < 2 && top[j].t; j++) {
-		side_name(who, sizeof(who), top[j].s);
-		add(buf, len, n, "%s%s (pid %u) %.0f %% of %s's window", j ? ", " : ", by ", top[j].t->comm,
-		    top[j].t->pid, top[j].pct, who);
+	for (unsigned j = 1; j < nby; j++) {
+		if (by[j].ns > by[top[0]].ns) {
+			top[1] = top[0];
+			top[0] = j;
+		} else if (top[1] == top[0] || by[j].ns > by[top[1]].ns) {
+			top[1] = j;
+		}
 	}
+	for (unsigned j = 0; j < 2 && j < nby && all > 0; j++) {
+		if (j && top[1] == top[0])
+			break;
+		add(buf, len, n, "%s%s (pid %u) %.0f %%", j ? ", " : ", by ", by[top[j]].t->comm,
+		    by[top[j]].t->pid, 100 * fmin(by[top[j]].ns / all, 1));
+	}
+	if (nby && all > 0)
+		add(buf, len, n, " of the time others took");
 }
 
 bool why_machine(char *buf, size_t len, size_t *n, const struct result *r, const char *name)
