@@ -161,6 +161,8 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct suite_ou
 	fflush(stdout);
 	if (!ret)
 		ret = run_session(&pl, &so, o->quiet, &rep);
+	if (!ret && o->explain && !o->dry_run && rep.results)
+		ret = seed_explain(o, sd, rep.results, rep.n);
 	plan_free(&pl);
 	if (!rep.results)
 		return ret;
@@ -192,7 +194,8 @@ struct suite_cli {
 static int suite_usage(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
 	(void)opt, (void)arg, (void)args, (void)ctx;
-	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--profile[=DIR]]\n"
+	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--explain]\n"
+	      "                          [--profile[=DIR]]\n"
 	      "                          [-f table|json|csv] [-o FILE] [--html FILE] [-q]\n"
 	      "                          [--db[=URL] [--label K=V] [--db-failed]]\n"
 	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
@@ -222,14 +225,17 @@ static int suite_profile(const struct cli_opt *opt, char *dir, void *args, struc
 	return 0;
 }
 
+/* --trace, and --explain (which traces too). */
 static int suite_trace(const struct cli_opt *opt, char *arg, void *args, struct cli_ctx *ctx)
 {
 	char err[ERRLEN];
+	bool explain = !strcmp(opt->name, "explain");
 
-	(void)opt, (void)arg, (void)ctx;
+	(void)arg, (void)ctx;
 	if (trace_check(err, sizeof(err)))
-		return usage_error("%s", err);
+		return explain ? usage_error("--explain traces the cell: %s", err) : usage_error("%s", err);
 	((struct suite_opts *)args)->trace = true;
+	((struct suite_opts *)args)->explain |= explain;
 	return 0;
 }
 
@@ -244,6 +250,9 @@ const struct cli_opt suite_options[] = {
 	  .values = "seed-000 seed-001 seed-002 seed-003 seed-004" },
 	{ .name = "trace", .has_arg = no_argument, .kind = CLI_CALL, .call = suite_trace,
 	  .help = "as for run, on every cell; a reading from the trace in each section" },
+	{ .name = "explain", .has_arg = no_argument, .kind = CLI_CALL, .call = suite_trace,
+	  .help = "--trace, and the cell each reading explains run again with its largest\n"
+		  "cause tested by one knob (as run --explain; about 12 runs of that cell)" },
 	{ .name = "profile", .has_arg = optional_argument, .metavar = "[=DIR]", .kind = CLI_CALL,
 	  .call = suite_profile, .help = "as for run, on every cell; its reading in each section" },
 	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
@@ -329,7 +338,8 @@ int cmd_suite(int argc, char **argv)
 	o = c.o;
 	only = c.only;
 	snprintf(o.cmdline, sizeof(o.cmdline), "ipclab suite seeds%s%s%s%s", o.quick ? " --quick" : "",
-		 o.dry_run ? " --dry-run" : "", o.trace ? " --trace" : "", o.profile ? " --profile" : "");
+		 o.dry_run ? " --dry-run" : "", o.explain ? " --explain" : o.trace ? " --trace" : "",
+		 o.profile ? " --profile" : "");
 	probe_fifo(&o);
 	if (strcmp(o.format, "table") && !o.output) {
 		fflush(stdout);		/* sections go to stderr, data to stdout */

@@ -13,6 +13,7 @@
 struct suite_opts {
 	bool quick, dry_run, quiet;
 	bool trace, profile;		/* --trace, --profile: on every spec */
+	bool explain;			/* --explain: the cell each reading explains, tested */
 	const char *profile_dir;	/* --profile=DIR */
 	const char *format, *output;
 	const char *html;		/* --html FILE: the page beside the sections */
@@ -34,10 +35,17 @@ struct seed {
 	const char *const *transports;	/* NULL-terminated */
 	unsigned repeat, repeat_quick;	/* 0 = 1 */
 	void (*print)(const struct suite_opts *o, const struct result *r, size_t n);
+	/* the cell its reading explains, for --explain (NULL: none) */
+	const struct result *(*pick)(const struct suite_opts *o, const struct result *r, size_t n);
 };
 
 extern const struct seed seeds[];
 extern const size_t n_seeds;
+
+/* --explain (suite_explain.c): sd's pick of its results r run once more,
+ * traced, with its cause tested; what that measured into the picked
+ * result's trace.explain. 0, 2 or 128+N. */
+int seed_explain(const struct suite_opts *o, const struct seed *sd, struct result *r, size_t n);
 
 /* `ipclab suite fidelity` (suite_fidelity.c): its own options and plan. */
 int cmd_suite_fidelity(int argc, char **argv);

@@ -45,6 +45,14 @@ void seed_trace_cost(const struct result *r, size_t n);
 enum prof_group seed_prof_group(const char *sym);
 uint64_t seed_prof_groups(const struct result *r, bool server, double pct[PG_N]);
 
+/* --explain (suite_explain.c): each seed's cell that its reading explains
+ * (traced, or NULL); seed_explain in suite.h. */
+const struct result *pick_000(const struct suite_opts *o, const struct result *r, size_t n);
+const struct result *pick_001(const struct suite_opts *o, const struct result *r, size_t n);
+const struct result *pick_002(const struct suite_opts *o, const struct result *r, size_t n);
+const struct result *pick_003(const struct suite_opts *o, const struct result *r, size_t n);
+const struct result *pick_004(const struct suite_opts *o, const struct result *r, size_t n);
+
 /* seed-000-cycle (suite_cycle.c) */
 unsigned plan_000_cycle(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen);
 void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t n);

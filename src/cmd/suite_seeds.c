@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "suite_int.h"
+#include "suite_why.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
 
@@ -42,7 +43,7 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 	static const char *const tps[] = { "pipe", "posix-mq", "unix-stream" };
 	static const char *const scheds[] = { "other", "fifo:90" };
 	const struct result *best[2] = { NULL, NULL }, *worst = NULL;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], w[WHY_LEN];
 
 	printf("Sending a 4096 byte message %llu times (per side: time from its first to its last measured message)\n",
 	       (unsigned long long)(o->quick ? 20000 : 100000));
@@ -110,6 +111,7 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 		       best[0]->trace.per_msg.ctx_switches / worst->trace.per_msg.ctx_switches,
 		       worst->transport);
 	seed_trace_cost(r, n);
+	why_print(why_000(w, sizeof(w), best[0], worst), w);
 }
 
 /* ---- seed 001: CPU % over write size x think, pipe --------------------------------- */
@@ -140,7 +142,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 	struct report rep = { .results = (struct result *)r, .n = n };
 	unsigned both = 0, cells = 0;
 	const struct result *low = NULL, *high = NULL;
-	char err[ERRLEN];
+	char err[ERRLEN], why[WHY_LEN];
 
 	(void)o;
 	if (pivot_parse("size,think,cpu_pct", spec, err, sizeof(err)))
@@ -180,6 +182,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 		       seed_pct_of(rd->sleep_ns, rd->wall_ns));
 	}
 	seed_trace_cost(r, n);
+	why_print(why_001(why, sizeof(why), low, high), why);
 }
 
 /* ---- seed 002: same CPU vs different CPUs, realtime or not ---------------------------- */
@@ -206,7 +209,7 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 	};
 	const struct result *best_same = NULL, *best_split = NULL;
 	const char *sched = o->fifo_ok ? "fifo:90" : "other";
-	char b[32];
+	char b[32], w[WHY_LEN];
 
 	printf("4 KiB messages/s, both processes on one CPU (same) or on different CPUs (split)\n");
 	printf("  %-12s %14s %14s %14s %14s\n", "transport", "other/same", "other/split",
@@ -262,6 +265,7 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 		}
 	}
 	seed_trace_cost(r, n);
+	why_print(why_002(w, sizeof(w), best_same, best_split), w);
 }
 
 /* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
@@ -298,6 +302,7 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 {
 	const struct result *x[2] = { f, p };
 	double g[2][PG_N];
+	char w[WHY_LEN];
 	uint64_t samples[2] = { seed_prof_groups(f, true, g[0]), seed_prof_groups(p, true, g[1]) };
 
 	if (!seed_tside(f, true))
@@ -331,6 +336,7 @@ static void print_003_trace(const struct result *r, size_t n, const struct resul
 		       t->lat_count ? fmt_ns((char[32]){ 0 }, 32, (double)t->lat_p50_ns) : "-");
 	}
 	seed_trace_cost(r, n);
+	why_print(why_003(w, sizeof(w), f, p), w);
 }
 
 static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
@@ -458,7 +464,7 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 	const struct result *pp = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS });
 	const struct result *pt = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD });
 	const struct result *ps = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "same", .ep = EP_PROCESS });
-	char b[32];
+	char b[32], w[WHY_LEN];
 
 	(void)o;
 	printf("Exchanges/second (a 16 B request answered by a 16 B reply)\n");
@@ -482,6 +488,7 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 	if (seed_ok(pp))
 		printf(".\n");
 	print_004_trace(r, n, pp, pt);
+	why_print(why_004(w, sizeof(w), pp, pt), w);
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -501,16 +508,16 @@ static const char *const tp_004[] = { "pipe", "barrier", NULL };
  * paced cells take seconds each: one long run instead. */
 const struct seed seeds[] = {
 	{ "seed-000", "pipes vs POSIX message queues vs unix sockets, 4 KiB, normal vs SCHED_FIFO",
-	  plan_000, tp_000, 5, 3, print_000 },
+	  plan_000, tp_000, 5, 3, print_000, pick_000 },
 	{ "seed-000-cycle", "what seed 000 asked for: a JACK-like graph of wakeups against a deadline (xruns)",
-	  plan_000_cycle, tp_000_cycle, 1, 1, print_000_cycle },
+	  plan_000_cycle, tp_000_cycle, 1, 1, print_000_cycle, NULL },
 	{ "seed-001", "two processes piping data with compute between writes: CPU % over size x think",
-	  plan_001, tp_001, 3, 1, print_001 },
+	  plan_001, tp_001, 3, 1, print_001, pick_001 },
 	{ "seed-002", "pipe / socket / queue, same CPU vs different CPUs, realtime and not",
-	  plan_002, tp_002, 5, 3, print_002 },
+	  plan_002, tp_002, 5, 3, print_002, pick_002 },
 	{ "seed-003", "shared-memory ring latency: 1 msg/s vs flood, 1 vs 4 clients, wakeup kinds",
-	  plan_003, tp_003, 1, 1, print_003 },
+	  plan_003, tp_003, 1, 1, print_003, pick_003 },
 	{ "seed-004", "ping-pong exchanges: processes vs threads, pipe vs barrier, placement",
-	  plan_004, tp_004, 5, 3, print_004 },
+	  plan_004, tp_004, 5, 3, print_004, pick_004 },
 };
 const size_t n_seeds = ARRAY_SIZE(seeds);
