@@ -185,6 +185,10 @@ struct trace_result {
 	bool on;			/* the cell was traced */
 	bool complete;			/* no event was lost */
 	uint64_t lost_events;
+	/* lost_events by kind: a side switched in while thought asleep, a
+	 * (side, syscall) pair the syscall table had no room for, probe runs
+	 * the kernel skipped for recursion */
+	uint64_t lost_missed_wakeups, lost_syscalls, lost_recursion;
 	unsigned nsides;
 	struct trace_side sides[TRACE_MAX_SIDES];
 	struct {

@@ -536,7 +536,10 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 	}
 	if (t->g->cp_on && msgs && rtt_mean_ns > 0)
 		trace_path_collect(t->g, t->syscalls, msgs, rtt_mean_ns, ru, r);
-	lost += t->g->lost_syscalls + (prog_misses(t->obj) - t->misses0);
+	r->lost_missed_wakeups = lost;
+	r->lost_syscalls = t->g->lost_syscalls;
+	r->lost_recursion = prog_misses(t->obj) - t->misses0;
+	lost += r->lost_syscalls + r->lost_recursion;
 	r->lost_events = lost;
 	r->complete = !lost;
 	if (t->rec)

@@ -26,7 +26,8 @@ raced = 0
 for f in sys.argv[1:]:
     for r in json.load(open(f))["results"]:
         t = r["trace"]
-        assert t["lost_events"] == 0 and t["complete"] is True, (f, t["lost_events"])
+        assert sum(t["lost_by"].values()) == t["lost_events"], t["lost_by"]
+        assert t["lost_events"] == 0 and t["complete"] is True, (f, t["lost_by"])
         for s in t["sides"]:
             assert 0 <= s["wakeups_raced"] <= s["wakeups"], s
             raced += s["wakeups_raced"]
