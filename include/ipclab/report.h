@@ -92,7 +92,7 @@ struct result {
 	/* --repeat N: every metric above holds the median of N repetitions;
 	 * repeat[] keeps, per metric, min, max, spread, the 95 % interval of
 	 * the median, its two clusters when it has two, and the values
-	 * themselves for compare's tests (src/report/repeat.c, ipclab/stats.h). */
+	 * themselves for compare's tests (src/core/repeat.c, ipclab/stats.h). */
 	unsigned repeat_n;
 	unsigned n_repeat_stats;
 	struct repeat_stat {
@@ -250,7 +250,7 @@ int pivot_parse(const char *spec, const struct field **f, char *err, size_t errl
 int report_pivot(FILE *f, const struct report *rep, const struct field *const *spec,
 		 const char *format);
 
-/* Fold n repetitions of one cell into reps[0] (src/report/repeat.c): each
+/* Fold n repetitions of one cell into reps[0] (src/core/repeat.c): each
  * metric becomes the median, repeat[] gets min/max/spread, the interval,
  * the modes and the values. */
 void repeat_fold(struct result *reps, unsigned n);
