@@ -83,6 +83,19 @@ static inline void pat_mark(struct participant *p, uint64_t t0, uint64_t t1)
 int pat_fail(struct participant *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Busy computation between messages (--think, --think-ns): seed 001's loop,
+ * `v *= 3` on a volatile, size * think times (or think_iters times). */
+void pat_think_loop(const struct participant *p);
+static inline void pat_think(const struct participant *p)
+{
+	if (__builtin_expect(p->cell->think || p->cell->think_iters, 0))
+		pat_think_loop(p);
+}
+
+/* Loop iterations per nanosecond of pat_think's loop, measured
+ * (src/core/think.c). */
+double think_calibrate(void);
+
 /* Check a received message's header: sequence and length (and payload with
  * verify). 0, or pat_fail()'s result with expected vs got. */
 int pat_check_msg(struct participant *p, const void *buf, ssize_t got, uint32_t want_seq);
