@@ -15,7 +15,6 @@
 #include "ipclab/opt.h"
 
 struct result;
-struct pat_report;
 
 /* What plan_build hands a pattern's plan hook. */
 struct pat_plan {
@@ -56,7 +55,9 @@ struct pattern {
 	void (*collect_trace)(struct result *res);
 	/* the progress line's figures while it runs (the records' atomics only) */
 	void (*live)(const struct side_stats *sides, unsigned n, char *buf, size_t len);
-	const struct pat_report *report;	/* its part of the result record (ipclab/report.h) */
+	/* its part of the result record is src/report's (pat_report_of,
+	 * ipclab/report.h), which names the pattern: a pattern never names
+	 * the report layer */
 };
 
 extern const struct pattern *const patterns[];

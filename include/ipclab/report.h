@@ -215,7 +215,7 @@ const struct field *field_find(const char *key);
 extern const struct field *const result_fields;
 extern size_t n_result_fields;
 
-/* A pattern's own part of the result record (struct pattern.report): the
+/* A pattern's own part of the result record (pat_report_of): the
  * fields it adds to the field table, and the sections it writes into a
  * result's JSON and under its row of the text table. Each reads only a
  * result of its own pattern: NAN, "" or nothing for any other. */
@@ -237,6 +237,9 @@ struct pat_report {
 	void (*html)(struct html *h, const struct html_view *v);
 	int (*plot)(struct plot_ctx *ctx);
 };
+/* p's part, or NULL when it has none (src/report/pat_reports.c: THE list,
+ * each entry naming its pattern). */
+const struct pat_report *pat_report_of(const struct pattern *p);
 
 int report_table(FILE *f, const struct report *rep);
 int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);

@@ -18,7 +18,8 @@
  * --period and derives the warm-up and the watchdog from it; each side
  * counts into a record of its own (struct cycle_side, side_stats.pat),
  * folded into the result by cycle_collect.c; its fields and sections of
- * the result record are src/report/cycle_out.c's (cycle_report). */
+ * the result record are src/report/cycle_out.c's (cycle_report, listed
+ * in src/report/pat_reports.c). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <math.h>
@@ -435,5 +436,4 @@ const struct pattern pat_cycle = {
 	.collect = cycle_collect,
 	.collect_trace = cycle_collect_trace,
 	.live = cycle_live,
-	.report = &cycle_report,
 };
