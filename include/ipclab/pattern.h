@@ -55,6 +55,11 @@ struct pattern {
 	void (*collect_trace)(struct result *res);
 	/* the progress line's figures while it runs (the records' atomics only) */
 	void (*live)(const struct side_stats *sides, unsigned n, char *buf, size_t len);
+	/* a periodic pattern's result, for --trace's cause split
+	 * (src/trace/cause.c): the cycles it ran, and whether its sides run
+	 * one after another each cycle (a chain: their shares add up) or at
+	 * once (the busiest counts); false when r holds none */
+	bool (*cycles_of)(const struct result *r, uint64_t *cycles, bool *chain);
 	/* its part of the result record is src/report's (pat_report_of,
 	 * ipclab/report.h), which names the pattern: a pattern never names
 	 * the report layer */

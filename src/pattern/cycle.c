@@ -416,6 +416,18 @@ static int cycle_stage(struct participant *p)
 	return 0;
 }
 
+/* For --trace's cause split (struct pattern.cycles_of). */
+static bool cycle_cycles_of(const struct result *r, uint64_t *cycles, bool *chain)
+{
+	const struct cycle_result *cy = cycle_result_of(r);
+
+	if (!cy || !cy->on)
+		return false;
+	*cycles = cy->cycles;
+	*chain = strcmp(cy->shape, "fan") != 0;
+	return true;
+}
+
 const struct pattern pat_cycle = {
 	.name = "cycle",
 	.summary = "a periodic graph with a deadline, as an audio server runs it (xruns, completion time, per-stage wait and busy)",
@@ -436,4 +448,5 @@ const struct pattern pat_cycle = {
 	.collect = cycle_collect,
 	.collect_trace = cycle_collect_trace,
 	.live = cycle_live,
+	.cycles_of = cycle_cycles_of,
 };
