@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Unit test of the statistics over repetitions (src/report/stats.c): the
+# Unit test of the statistics over repetitions (src/metrics/stats.c): the
 # median's interval, the rank test, the ratio's interval, bimodality.
 
 STATS_TEST := $(B)/tests/test_stats

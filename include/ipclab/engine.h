@@ -94,7 +94,9 @@ struct session_opts {
 	bool dry_run;			/* every cell is reported as skipped ("dry run") */
 	int pm_qos_us;			/* /dev/cpu_dma_latency held during the run (-1 = no) */
 	bool keep_awake;		/* SCHED_IDLE spinners on the endpoints' CPUs */
-	bool reference;			/* --reference: each cell's bare loop right after it */
+	/* --reference: each cell's bare loop right after it (NULL = none;
+	 * the command layer hands the engine src/reference's reference_ops) */
+	const struct reference_ops *reference;
 	/* --pin matrix: the cells of each round in an order shuffled from
 	 * this seed (0 = plan order); order, when set, gets the cell run at
 	 * each step (repeat x n entries) */

@@ -15,7 +15,6 @@
 #include "ipclab/opt.h"
 
 struct result;
-struct pat_report;
 
 /* What plan_build hands a pattern's plan hook. */
 struct pat_plan {
@@ -62,7 +61,14 @@ struct pattern {
 	void (*collect_trace)(struct result *res);
 	/* the progress line's figures while it runs (the records' atomics only) */
 	void (*live)(const struct side_stats *sides, unsigned n, char *buf, size_t len);
-	const struct pat_report *report;	/* its part of the result record (ipclab/report.h) */
+	/* a periodic pattern's result, for --trace's cause split
+	 * (src/trace/cause.c): the cycles it ran, and whether its sides run
+	 * one after another each cycle (a chain: their shares add up) or at
+	 * once (the busiest counts); false when r holds none */
+	bool (*cycles_of)(const struct result *r, uint64_t *cycles, bool *chain);
+	/* its part of the result record is src/report's (pat_report_of,
+	 * ipclab/report.h), which names the pattern: a pattern never names
+	 * the report layer */
 };
 
 extern const struct pattern *const patterns[];
@@ -95,6 +101,19 @@ bool pat_lost_ns(const struct participant *p, uint64_t *ns);
 /* Fail this side with a message (returns -err). */
 int pat_fail(struct participant *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Busy computation between messages (--think, --think-ns): seed 001's loop,
+ * `v *= 3` on a volatile, size * think times (or think_iters times). */
+void pat_think_loop(const struct participant *p);
+static inline void pat_think(const struct participant *p)
+{
+	if (__builtin_expect(p->cell->think || p->cell->think_iters, 0))
+		pat_think_loop(p);
+}
+
+/* Loop iterations per nanosecond of pat_think's loop, measured
+ * (src/core/think.c). */
+double think_calibrate(void);
 
 /* Check a received message's header: sequence and length (and payload with
  * verify). 0, or pat_fail()'s result with expected vs got. */

@@ -67,4 +67,13 @@ int reference_run(const struct cell *c, const struct result *cell, struct ref_re
 void reference_fold(const struct result *reps, unsigned n, struct ref_result *into);
 void reference_ratio(struct result *r);
 
+/* The three above, as a session runs them (session_opts.reference): the
+ * engine calls the reference loop through this, naming none itself. */
+struct reference_ops {
+	int (*run)(const struct cell *c, const struct result *cell, struct ref_result *out);
+	void (*fold)(const struct result *reps, unsigned n, struct ref_result *into);
+	void (*ratio)(struct result *r);
+};
+extern const struct reference_ops reference_ops;
+
 #endif

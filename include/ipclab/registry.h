@@ -11,7 +11,7 @@
  *
  * registry_sweep() reads every file there whose process is gone (nobody
  * holds its lock) and removes what it still lists, each object only after
- * checking that it is still the run's (src/core/registry_check.c): child
+ * checking that it is still the run's (src/base/registry_check.c): child
  * processes (same start time, killed through a pidfd), POSIX queues and
  * shared memory and libqb rings (under ipclab's names of the run's pid),
  * SysV objects (this user's, private, mode 0600, created after the run

@@ -92,7 +92,7 @@ struct result {
 	/* --repeat N: every metric above holds the median of N repetitions;
 	 * repeat[] keeps, per metric, min, max, spread, the 95 % interval of
 	 * the median, its two clusters when it has two, and the values
-	 * themselves for compare's tests (src/report/repeat.c, ipclab/stats.h). */
+	 * themselves for compare's tests (src/core/repeat.c, ipclab/stats.h). */
 	unsigned repeat_n;
 	unsigned n_repeat_stats;
 	struct repeat_stat {
@@ -215,7 +215,7 @@ const struct field *field_find(const char *key);
 extern const struct field *const result_fields;
 extern size_t n_result_fields;
 
-/* A pattern's own part of the result record (struct pattern.report): the
+/* A pattern's own part of the result record (pat_report_of): the
  * fields it adds to the field table, and the sections it writes into a
  * result's JSON and under its row of the text table. Each reads only a
  * result of its own pattern: NAN, "" or nothing for any other. */
@@ -237,6 +237,9 @@ struct pat_report {
 	void (*html)(struct html *h, const struct html_view *v);
 	int (*plot)(struct plot_ctx *ctx);
 };
+/* p's part, or NULL when it has none (src/report/pat_reports.c: THE list,
+ * each entry naming its pattern). */
+const struct pat_report *pat_report_of(const struct pattern *p);
 
 int report_table(FILE *f, const struct report *rep);
 int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);
@@ -250,7 +253,7 @@ int pivot_parse(const char *spec, const struct field **f, char *err, size_t errl
 int report_pivot(FILE *f, const struct report *rep, const struct field *const *spec,
 		 const char *format);
 
-/* Fold n repetitions of one cell into reps[0] (src/report/repeat.c): each
+/* Fold n repetitions of one cell into reps[0] (src/core/repeat.c): each
  * metric becomes the median, repeat[] gets min/max/spread, the interval,
  * the modes and the values. */
 void repeat_fold(struct result *reps, unsigned n);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Statistics over the repetitions of a cell (src/report/stats.c): the
+/* Statistics over the repetitions of a cell (src/metrics/stats.c): the
  * distribution-free interval of a median, a two-cluster (bimodality) test,
  * the Mann-Whitney U test and the Hodges-Lehmann interval of a ratio. No
  * state, no allocation the caller sees, no printing; every function takes

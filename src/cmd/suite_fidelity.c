@@ -304,7 +304,7 @@ static int fid_write(const struct fid_opts *o, struct result *const *rounds, uns
 static int fid_rounds(const struct fid_opts *o, const struct plan *pl, struct result **rounds,
 		      unsigned *nr, size_t *n, struct env_info *env)
 {
-	struct session_opts so = { .repeat = 1, .pm_qos_us = -1, .reference = true };
+	struct session_opts so = { .repeat = 1, .pm_qos_us = -1, .reference = &reference_ops };
 	int ret = 0;
 
 	for (*nr = 0; *nr < o->repeat && !ret;) {

@@ -11,7 +11,6 @@
 #include "ipclab/engine.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
-#include "../pattern/common.h"
 
 void plan_spec_defaults(struct plan_spec *s)
 {

@@ -69,10 +69,11 @@ static void round_order(size_t *ord, size_t n, uint64_t *seed)
 
 /* --reference: the cell's bare loop, run right after it (step + 1);
  * 0 or 128+signal. */
-static int run_reference(const struct cell *c, struct result *out, uint32_t *step)
+static int run_reference(const struct reference_ops *ref, const struct cell *c,
+			 struct result *out, uint32_t *step)
 {
 	struct ref_result *x = &out->ref;
-	int ret = reference_run(c, out, x);
+	int ret = ref->run(c, out, x);
 
 	x->pairs = 1;
 	x->order[0][0] = *step;
@@ -122,7 +123,7 @@ static void run_one(struct rounds *rs, size_t i, unsigned r)
 		rs->sig = 128 + (runner_interrupted ? runner_interrupted : SIGINT);
 	fill_result_config(out, c);
 	if (o->reference && !rs->sig) /* B right after A */
-		rs->sig = run_reference(c, out, &rs->step);
+		rs->sig = run_reference(o->reference, c, out, &rs->step);
 	rs->step++;
 }
 
@@ -204,7 +205,7 @@ static void fold_cells(struct rounds *rs, size_t ncells, unsigned rounds, const 
 				if (reps[r].status == RES_OK && reps[r].trace.perturbation_pairs)
 					cost[ncost++] = reps[r].trace.perturbation;
 			if (o->reference)
-				reference_fold(reps, rounds, &ref);
+				o->reference->fold(reps, rounds, &ref);
 			repeat_fold(reps, rounds);
 			if (o->reference)
 				reps[0].ref = ref;
@@ -224,7 +225,7 @@ static void fold_cells(struct rounds *rs, size_t ncells, unsigned rounds, const 
 			memcpy(&rs->res[i], reps, sizeof(*reps));
 	}
 	for (size_t i = 0; o->reference && i < ncells; i++)
-		reference_ratio(&rs->res[i]);
+		o->reference->ratio(&rs->res[i]);
 }
 
 /* The runs a progress line expects: every round so far and the next, at

@@ -66,55 +66,6 @@ void pat_recv_done(struct participant *p, struct tp_endpoint *ep, bool zerocopy)
 		p->cell->tp->release(ep);
 }
 
-static inline void think_loop(uint64_t n)
-{
-	volatile unsigned int v = 1;
-
-	for (uint64_t i = 0; i < n; i++)
-		v *= 3;
-}
-
-void pat_think_loop(const struct participant *p)
-{
-	const struct cell *c = p->cell;
-
-	if (c->think)
-		think_loop(c->think * c->size);
-	else if (c->think_iters)
-		think_loop(c->think_iters);
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-/* Timed on this thread's CPU clock, not the wall clock: time the loop
- * spent preempted (a loaded machine) would make every later think too
- * short. The fastest of three rounds. */
-double think_calibrate(void)
-{
-	double best = 0;
-
-	think_loop(1 << 17);	/* warm */
-	for (int round = 0; round < 3; round++) {
-		uint64_t n = 1 << 20, t0, el;
-
-		do {
-			t0 = thread_cpu_ns();
-			think_loop(n);
-			el = thread_cpu_ns() - t0;
-			n *= 2;
-		} while (el < 10 * NSEC_PER_MSEC);
-		if ((double)(n / 2) / (double)el > best)
-			best = (double)(n / 2) / (double)el;
-	}
-	return best;
-}
-
 void pat_wait_until(const struct participant *p, uint64_t t_ns)
 {
 	struct timespec ts = ns_to_timespec(t_ns);

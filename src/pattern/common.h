@@ -56,18 +56,6 @@ bool pat_use_zerocopy(const struct participant *p, int recv_mode);
 
 enum { RECV_AUTO, RECV_COPY, RECV_PEEK };
 
-/* Busy computation between messages (--think, --think-ns): seed 001's loop,
- * `v *= 3` on a volatile, size * think times (or think_iters times). */
-void pat_think_loop(const struct participant *p);
-static inline void pat_think(const struct participant *p)
-{
-	if (__builtin_expect(p->cell->think || p->cell->think_iters, 0))
-		pat_think_loop(p);
-}
-
-/* Loop iterations per nanosecond of pat_think's loop, measured. */
-double think_calibrate(void);
-
 /* Paced sending (--rate): the intended send time of message k of the window. */
 static inline uint64_t pat_intended(const struct participant *p, uint64_t t0, uint64_t k)
 {

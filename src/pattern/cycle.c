@@ -18,7 +18,8 @@
  * --period and derives the warm-up and the watchdog from it; each side
  * counts into a record of its own (struct cycle_side, side_stats.pat),
  * folded into the result by cycle_collect.c; its fields and sections of
- * the result record are src/report/cycle_out.c's (cycle_report). */
+ * the result record are src/report/cycle_out.c's (cycle_report, listed
+ * in src/report/pat_reports.c). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <math.h>
@@ -469,6 +470,18 @@ static int cycle_stage(struct participant *p)
 	return 0;
 }
 
+/* For --trace's cause split (struct pattern.cycles_of). */
+static bool cycle_cycles_of(const struct result *r, uint64_t *cycles, bool *chain)
+{
+	const struct cycle_result *cy = cycle_result_of(r);
+
+	if (!cy || !cy->on)
+		return false;
+	*cycles = cy->cycles;
+	*chain = strcmp(cy->shape, "fan") != 0;
+	return true;
+}
+
 const struct pattern pat_cycle = {
 	.name = "cycle",
 	.summary = "a periodic graph with a deadline, as an audio server runs it (xruns, completion time, per-stage wait and busy)",
@@ -490,5 +503,5 @@ const struct pattern pat_cycle = {
 	.collect = cycle_collect,
 	.collect_trace = cycle_collect_trace,
 	.live = cycle_live,
-	.report = &cycle_report,
+	.cycles_of = cycle_cycles_of,
 };

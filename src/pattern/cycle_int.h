@@ -20,7 +20,6 @@ struct cycle_opts {
 };
 
 extern const struct pattern pat_cycle;
-extern const struct pat_report cycle_report;
 
 static inline const struct cycle_cell *cycle_cell(const struct cell *c)
 {

@@ -368,3 +368,9 @@ void reference_ratio(struct result *r)
 		x->overhead_pct = 100.0 * (1 / x->ratio - 1);
 	}
 }
+
+const struct reference_ops reference_ops = {
+	.run = reference_run,
+	.fold = reference_fold,
+	.ratio = reference_ratio,
+};

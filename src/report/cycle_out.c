@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* -p cycle in the reports (cycle_out.h, docs/output.md): its fields of the
  * one field table, its JSON sections and its lines under a table row, which
- * the pattern hands the reporters (struct pat_report, cycle_report). */
+ * the reporters reach as cycle_report (struct pat_report, pat_reports.c). */
 #include <errno.h>
 #include <math.h>
 #include <string.h>

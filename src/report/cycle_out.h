@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* -p cycle in the reports (src/report/cycle_out.c): the stages[] of a
  * result's metrics, its completion-time series, and the line the text
- * table prints under a cycle row; the pattern hands them to the reporters
- * as cycle_report (ipclab/report.h: struct pat_report). */
+ * table prints under a cycle row; the reporters reach them through
+ * cycle_report (ipclab/report.h: struct pat_report; pat_reports.c). */
 #ifndef IPCLAB_REPORT_CYCLE_OUT_H
 #define IPCLAB_REPORT_CYCLE_OUT_H
 

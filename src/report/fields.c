@@ -229,14 +229,16 @@ static void fields_add(const struct field *f, size_t n)
  * where they do not apply). */
 __attribute__((constructor)) static void fields_build(void)
 {
+	const struct pat_report *pr;
+
 	fields_add(head_fields, ARRAY_SIZE(head_fields));
 	for (size_t i = 0; i < n_patterns; i++)
-		if (patterns[i]->report)
-			fields_add(patterns[i]->report->config, patterns[i]->report->nconfig);
+		if ((pr = pat_report_of(patterns[i])))
+			fields_add(pr->config, pr->nconfig);
 	fields_add(tail_fields, ARRAY_SIZE(tail_fields));
 	for (size_t i = 0; i < n_patterns; i++)
-		if (patterns[i]->report)
-			fields_add(patterns[i]->report->metrics, patterns[i]->report->nmetrics);
+		if ((pr = pat_report_of(patterns[i])))
+			fields_add(pr->metrics, pr->nmetrics);
 }
 
 const struct field *field_find(const char *key)

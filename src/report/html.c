@@ -114,9 +114,12 @@ static int view_body(struct html *h, struct html_view *v)
 		return errf(h->err, h->errlen, -ret, "out of memory drawing the figures");
 	html_traces(h, v);
 	html_profiles(h, v);
-	for (size_t i = 0; i < n_patterns; i++)	/* each pattern's own section */
-		if (patterns[i]->report && patterns[i]->report->html)
-			patterns[i]->report->html(h, v);
+	for (size_t i = 0; i < n_patterns; i++) {	/* each pattern's own section */
+		const struct pat_report *pr = pat_report_of(patterns[i]);
+
+		if (pr && pr->html)
+			pr->html(h, v);
+	}
 	return 0;
 }
 

@@ -265,7 +265,7 @@ static json_t *repeat_json(const struct result *r)
  * pattern's own sections where its report hooks put them. */
 static int put_measured(json_t *res, const struct result *r)
 {
-	const struct pat_report *pr = r->cell.pat ? r->cell.pat->report : NULL;
+	const struct pat_report *pr = pat_report_of(r->cell.pat);
 	json_t *metrics = json_object();
 	int rc = 0;
 

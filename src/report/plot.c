@@ -196,9 +196,12 @@ static int plot_figures(struct plot_ctx *ctx)
 		ret = fig_cpu(ctx);
 	if (!ret)
 		ret = fig_matrix(ctx);
-	for (size_t i = 0; !ret && i < n_patterns; i++)	/* each pattern's own figures */
-		if (patterns[i]->report && patterns[i]->report->plot)
-			ret = patterns[i]->report->plot(ctx);
+	for (size_t i = 0; !ret && i < n_patterns; i++) {	/* each pattern's own figures */
+		const struct pat_report *pr = pat_report_of(patterns[i]);
+
+		if (pr && pr->plot)
+			ret = pr->plot(ctx);
+	}
 	for (unsigned i = 0; !ret && i < ctx->o->npivots; i++)
 		ret = fig_heatmap(ctx, &ctx->o->pivots[i]);
 	return ret;

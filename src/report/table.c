@@ -394,9 +394,10 @@ static void print_text(FILE *f, const struct layout *lay)
 			cells[c] = lay->cells[i][c];
 		if (row_ok(w)) {
 			text_line(f, lay, cells, lay->ncols, NULL);
-			if (w->r->cell.pat && w->r->cell.pat->report &&
-			    w->r->cell.pat->report->table_line)
-				w->r->cell.pat->report->table_line(f, w->r);
+			const struct pat_report *pr = pat_report_of(w->r->cell.pat);
+
+			if (pr && pr->table_line)
+				pr->table_line(f, w->r);
 			if (w->r->trace.on)
 				trace_table_line(f, &w->r->trace);
 			if (w->r->profile.on)

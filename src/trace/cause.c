@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/cycle.h"
 #include "ipclab/report.h"
 #include "ipclab/trace.h"
 
@@ -186,13 +185,12 @@ static void cause_stream(const struct result *r, struct trace_cause *c)
 /* Cycle: per cycle, the driver's timer lateness and each side's work,
  * wakeups and preemption; a chain's stages run one after another (summed),
  * a fan's at once (the busiest one). */
-static void cause_cycle(const struct result *r, const struct cycle_result *cy,
+static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
 			struct trace_cause *c)
 {
 	const struct trace_result *tr = &r->trace;
-	double n = (double)cy->cycles, busiest = -1;
+	double n = (double)cycles, busiest = -1;
 	struct parts q = { { 0 } }, fan = { { 0 } };
-	bool chain = strcmp(cy->shape, "fan") != 0;
 
 	if (!n || !tr->nsides)
 		return;
@@ -269,14 +267,15 @@ static void sentence(struct trace_cause *c, const struct result *r)
 void trace_cause_fill(struct result *r)
 {
 	struct trace_cause *c = &r->trace.cause;
-	const struct cycle_result *cy = cycle_result_of(r);
-	bool rtt = r->lat_kind == LAT_RTT;
+	const struct pattern *pat = r->cell.pat;
+	uint64_t cycles = 0;
+	bool rtt = r->lat_kind == LAT_RTT, chain = true;
 
 	memset(c, 0, sizeof(*c));
 	if (!r->trace.on)
 		return;
-	if (cy && cy->on)
-		cause_cycle(r, cy, c);
+	if (pat && pat->cycles_of && pat->cycles_of(r, &cycles, &chain))
+		cause_cycle(r, cycles, chain, c);
 	else if (rtt && r->trace.has_cpath)
 		cause_pingpong(r, c);
 	else if (rtt && r->trace.nsides > 2)

@@ -34,7 +34,7 @@
 #include "tp_common.h"
 
 /* Private options, -O key=value: a typed, ranged, defaulted table that
- * `ipclab list` prints and the one option parser fills (core/opt.c). */
+ * `ipclab list` prints and the one option parser fills (base/opt.c). */
 struct skel_opts {
 	uint64_t sndbuf;
 };

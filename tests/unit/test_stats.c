@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The statistics of --repeat and compare (src/report/stats.c): the ranks of
+/* The statistics of --repeat and compare (src/metrics/stats.c): the ranks of
  * the median's interval against the binomial, its coverage over seeded
  * samples, the exact Mann-Whitney distribution against a brute-force count
  * of every ordering, textbook p-values, the tie-corrected normal p, the

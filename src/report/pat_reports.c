@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+/* THE list of the patterns' own parts of the result record (struct
+ * pat_report): a pattern with fields, JSON sections, table lines or
+ * figures of its own has one entry here, naming it, and the reporters
+ * reach it through pat_report_of. The report layer names the pattern,
+ * never the reverse (tests/cli/layers.sh). */
+#include "ipclab/report.h"
+#include "cycle_out.h"
+
+extern const struct pattern pat_cycle;
+
+static const struct {
+	const struct pattern *pat;
+	const struct pat_report *report;
+} pat_reports[] = {
+	{ &pat_cycle, &cycle_report },
+};
+
+const struct pat_report *pat_report_of(const struct pattern *p)
+{
+	for (size_t i = 0; p && i < ARRAY_SIZE(pat_reports); i++)
+		if (pat_reports[i].pat == p)
+			return pat_reports[i].report;
+	return NULL;
+}
