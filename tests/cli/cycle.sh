@@ -12,14 +12,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 before=$(leftovers)
 
-run_json() {	# run_json NAME args...: JSON into $dir/NAME.json, exit status 0 expected
-	local name=$1
-	shift
-	"$IPCLAB" run -p cycle -q -f json -o "$dir/$name.json" "$@" 2>"$dir/$name.err"
-	local rc=$?
-	[ $rc = 0 ] || fail "$name: exit $rc: $(head -3 "$dir/$name.err")"
-	return $rc
-}
+. "$(dirname "$0")/../lib/cycle_run.sh"
 
 # 1. the null transport, threads: -d 1s is 500 periods of 2 ms (the count
 # comes from the schedule), and they took at least 500 x 2 ms: the driver

@@ -14,14 +14,7 @@ hog=
 trap '[ -n "$hog" ] && kill "$hog" 2>/dev/null; rm -rf "$dir"' EXIT
 before=$(leftovers)
 
-run_json() {	# run_json NAME args...: JSON into $dir/NAME.json, exit status 0 expected
-	local name=$1
-	shift
-	"$IPCLAB" run -p cycle -q -f json -o "$dir/$name.json" "$@" 2>"$dir/$name.err"
-	local rc=$?
-	[ $rc = 0 ] || fail "$name: exit $rc: $(head -3 "$dir/$name.err")"
-	return $rc
-}
+. "$(dirname "$0")/../lib/cycle_run.sh"
 
 # each xrun once: the causes (preempted null untraced) add up to xruns,
 # and each stage's xruns are its wait, work and preemption
