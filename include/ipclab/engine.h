@@ -74,6 +74,16 @@ struct plan {
 	unsigned nblocks;
 };
 
+/* Indices into each list of a spec: one of its cells. */
+struct plan_pick {
+	unsigned pat, size, tp, ep, pin, sched, clients, think, rate;
+};
+
+/* Where plan_build put k's cell among the cells of s, counted from the
+ * first cell s added (its results are in the same order), or -1 when k
+ * is past the end of one of s's lists. */
+long plan_cell_index(const struct plan_spec *s, const struct plan_pick *k);
+
 /* Append the cells of spec to pl. 0, -EINVAL (bad input: why in err, one
  * line for the user) or -ENOMEM. */
 int plan_build(const struct plan_spec *spec, struct plan *pl, char *err, size_t errlen)

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
+#include "suite_int.h"
 #include "ipclab/outdir.h"
 #include "ipclab/profile.h"
 #include "ipclab/trace.h"
@@ -84,31 +85,52 @@ static void seed_transports(const struct seed *sd, struct plan_spec *s, unsigned
 		printf("  (not built here, so not measured: %s)\n", missing);
 }
 
+static double cell_size(const struct result *r)
+{
+	return (double)r->cell.size;
+}
+
+/* A cell of --dry-run: its configuration, each value after its name. */
+static const struct field dry_size = { .key = "size_bytes", .label = "size", .kind = F_U64,
+				       .unit = U_COUNT, .get_num = cell_size, .config = true };
+static const struct rows_col dry_cols[] = {
+	{ .key = "transport", .width = -12 }, { .key = "pattern", .width = -9 },
+	{ .own = &dry_size, .width = 7 }, { .key = "endpoints", .width = -7, .gap = " B  " },
+	{ .key = "pin", .width = -5, .gap = " pin " }, { .key = "sched", .width = -7, .gap = " sched " },
+	{ .key = "clients", .gap = " clients " }, { .key = "think", .gap = " think " },
+	{ .label = "rate", .gap = " rate " }, { .label = "skipped", .gap = "" },
+};
+static const struct rows dry_table = { .cols = dry_cols, .ncols = ARRAY_SIZE(dry_cols) };
+
 static void print_dry_run(const struct result *r, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		printf("  %-12s %-9s %7llu B  %-7s pin %-5s sched %-7s clients %u think %llu rate %s%s%s\n",
-		       r[i].transport, r[i].pattern, (unsigned long long)r[i].cell.size,
-		       r[i].cell.threads ? "thread" : "process", r[i].cell.pin.text, r[i].cell.sched.text,
-		       r[i].cell.clients, (unsigned long long)r[i].cell.think, r[i].cell.rate_text,
-		       strcmp(r[i].reason, "dry run") ? "  skipped: " : "",
-		       strcmp(r[i].reason, "dry run") ? r[i].reason : "");
+	char why[ERRLEN + 16];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *text[ARRAY_SIZE(dry_cols)] = { [8] = r[i].cell.rate_text, [9] = why };
+
+		snprintf(why, sizeof(why), "%s%s", strcmp(r[i].reason, "dry run") ? "  skipped: " : "",
+			 strcmp(r[i].reason, "dry run") ? r[i].reason : "");
+		rows_line_of(stdout, &dry_table, &r[i], text);
+	}
 }
-/* The specs of one seed into a plan (their option blocks too); 0 or 2. */
-static int seed_plan(const struct suite_opts *o, const struct seed *sd, struct plan *pl)
+
+/* The specs of one seed (s: two) into a plan (their option blocks too),
+ * and where each spec's cells begin in it (c); 0 or 2. */
+static int seed_plan(const struct suite_opts *o, const struct seed *sd, struct plan_spec *s,
+		     struct plan *pl, struct seed_cells *c)
 {
-	struct plan_spec *s = calloc(2, sizeof(*s));
 	char err[ERRLEN];
-	unsigned n;
+	unsigned n = sd->plan(o, s, err, sizeof(err));
 	int ret = 0;
 
-	if (!s)
-		return usage_error("out of memory");
-	n = sd->plan(o, s, err, sizeof(err));
 	seed_transports(sd, s, n);
 	if (!n)
 		ret = usage_error("%s", err);
+	c->spec = s;
 	for (unsigned i = 0; i < n && !ret; i++) {
+		c->first[i] = pl->n;
+		c->nspec = i + 1;
 		if (!s[i].ntp)
 			ret = usage_error("-t: no transport named; e.g. -t pipe,unix-stream or -t all");
 		else if (run_spec_default_options(&s[i], pl))
@@ -116,7 +138,6 @@ static int seed_plan(const struct suite_opts *o, const struct seed *sd, struct p
 		else if (plan_build(&s[i], pl, err, sizeof(err)))
 			ret = usage_error("%s", err);
 	}
-	free(s);
 	return ret;
 }
 
@@ -132,7 +153,7 @@ struct suite_out {
 struct print_args {
 	const struct suite_opts *o;
 	const struct seed *sd;
-	const struct report *rep;
+	const struct seed_cells *c;
 };
 
 static void print_section(void *arg)
@@ -140,9 +161,9 @@ static void print_section(void *arg)
 	const struct print_args *p = arg;
 
 	if (p->o->dry_run)
-		print_dry_run(p->rep->results, p->rep->n);
+		print_dry_run(p->c->r, p->c->n);
 	else
-		p->sd->print(p->o, p->rep->results, p->rep->n);
+		p->sd->print(p->o, p->c);
 }
 
 /* Run one seed; append its results and text to out. Returns 0, 2 or 128+N. */
@@ -151,23 +172,28 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct suite_ou
 	struct session_opts so = { .repeat = o->dry_run ? 1 : o->quick ? sd->repeat_quick : sd->repeat,
 				   .dry_run = o->dry_run, .pm_qos_us = -1 };
 	struct report rep = { .cmdline = o->cmdline };
-	struct print_args pa = { o, sd, &rep };
+	struct plan_spec *s = calloc(2, sizeof(*s));
+	struct seed_cells c = { 0 };
+	struct print_args pa = { o, sd, &c };
 	struct plan pl = { 0 };
 	char *text;
 	int ret;
 
 	printf("\n== %s: %s\n", sd->name, sd->title);
-	ret = seed_plan(o, sd, &pl);
+	ret = s ? seed_plan(o, sd, s, &pl, &c) : usage_error("out of memory");
 	fflush(stdout);
 	if (!ret)
 		ret = run_session(&pl, &so, o->quiet, &rep);
+	c.r = rep.results;
+	c.n = rep.n;
 	if (!ret && o->explain && !o->dry_run && rep.results)
-		ret = seed_explain(o, sd, rep.results, rep.n);
+		ret = seed_explain(o, sd, &c, rep.results);
 	plan_free(&pl);
 	if (!rep.results)
-		return ret;
+		return free(s), ret;
 	out->env = rep.env;
 	text = suite_capture(print_section, &pa);
+	free(s);
 	if (out->nsec < ARRAY_SIZE(out->sec))
 		out->sec[out->nsec++] = (struct report_section){ sd->name, sd->title, text };
 	else

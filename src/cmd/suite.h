@@ -27,6 +27,8 @@ struct suite_opts {
  * named, so a cell they cannot run is skipped: the suite is lenient). */
 #define SEED_MAX_TP 8
 
+struct seed_cells;
+
 struct seed {
 	const char *name, *title;
 	/* up to two specs (a plan of both); returns how many, or 0 with why
@@ -34,18 +36,19 @@ struct seed {
 	unsigned (*plan)(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen);
 	const char *const *transports;	/* NULL-terminated */
 	unsigned repeat, repeat_quick;	/* 0 = 1 */
-	void (*print)(const struct suite_opts *o, const struct result *r, size_t n);
+	void (*print)(const struct suite_opts *o, const struct seed_cells *c);
 	/* the cell its reading explains, for --explain (NULL: none) */
-	const struct result *(*pick)(const struct suite_opts *o, const struct result *r, size_t n);
+	const struct result *(*pick)(const struct suite_opts *o, const struct seed_cells *c);
 };
 
 extern const struct seed seeds[];
 extern const size_t n_seeds;
 
-/* --explain (suite_explain.c): sd's pick of its results r run once more,
+/* --explain (suite_explain.c): sd's pick of its cells c run once more,
  * traced, with its cause tested; what that measured into the picked
- * result's trace.explain. 0, 2 or 128+N. */
-int seed_explain(const struct suite_opts *o, const struct seed *sd, struct result *r, size_t n);
+ * result's trace.explain (r: c's results, writable). 0, 2 or 128+N. */
+int seed_explain(const struct suite_opts *o, const struct seed *sd, const struct seed_cells *c,
+		 struct result *r);
 
 /* `ipclab suite fidelity` (suite_fidelity.c): its own options and plan. */
 int cmd_suite_fidelity(int argc, char **argv);

@@ -45,25 +45,25 @@ int spec_pins(struct plan_spec *s, const char *const *names, char *err, size_t e
 const struct sched_spec seed_sched_other = { SCHED_OTHER, 0, "other" };
 const struct sched_spec seed_sched_fifo90 = { SCHED_FIFO, 90, "fifo:90" };
 
-/* ---- finding results --------------------------------------------------------- */
+/* ---- finding results: by their cells --------------------------------------- */
 
-
-bool seed_wanted(const struct result *x, const struct want *w)
+const struct result *seed_cell(const struct seed_cells *c, unsigned spec, const struct plan_pick *k)
 {
-	return (!w->tp || !strcmp(x->transport, w->tp)) &&
-	       (!w->pin || !strcmp(x->cell.pin.text, w->pin)) &&
-	       (!w->sched || !strcmp(x->cell.sched.text, w->sched)) &&
-	       (w->ep == EP_ANY || x->cell.threads == (w->ep == EP_THREAD)) &&
-	       (!w->clients || x->cell.clients == w->clients) &&
-	       (!w->by_rate || x->cell.rate == w->rate);
+	long i = spec < c->nspec ? plan_cell_index(&c->spec[spec], k) : -1;
+
+	if (i < 0 || c->first[spec] + (size_t)i >= c->n)
+		return NULL;
+	return &c->r[c->first[spec] + (size_t)i];
 }
 
-const struct result *seed_find(const struct result *r, size_t n, const struct want *w)
+int seed_tp(const struct plan_spec *s, const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (seed_wanted(&r[i], w))
-			return &r[i];
-	return NULL;
+	const struct transport *tp = transport_find(name);
+
+	for (unsigned i = 0; tp && i < s->ntp; i++)
+		if (s->tp[i] == tp)
+			return (int)i;
+	return -1;
 }
 
 bool seed_ok(const struct result *r)
@@ -98,10 +98,10 @@ bool seed_traced(const struct result *r)
 	return seed_ok(r) && r->trace.on;
 }
 
-bool seed_any_traced(const struct result *r, size_t n)
+bool seed_any_traced(const struct seed_cells *c)
 {
-	for (size_t i = 0; i < n; i++)
-		if (seed_traced(&r[i]))
+	for (size_t i = 0; i < c->n; i++)
+		if (seed_traced(&c->r[i]))
 			return true;
 	return false;
 }
@@ -121,8 +121,10 @@ double seed_pct_of(uint64_t part, uint64_t whole)
 }
 
 /* What tracing cost over the section's traced cells, and events lost. */
-void seed_trace_cost(const struct result *r, size_t n)
+void seed_trace_cost(const struct seed_cells *c)
 {
+	const struct result *r = c->r;
+	size_t n = c->n;
 	double lo = 0, hi = 0;
 	unsigned long long lost = 0;
 	unsigned k = 0, noise = 0;

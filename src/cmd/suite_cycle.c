@@ -66,46 +66,56 @@ static bool cycle_better(const struct result *a, const struct result *b)
 	       (cyc(a)->xruns == cyc(b)->xruns && cyc(a)->cycle_p99_ns < cyc(b)->cycle_p99_ns);
 }
 
-void print_000_cycle(const struct suite_opts *o, const struct result *r, size_t n)
+static double get_wait(const struct result *r)
 {
-	static const char *const tps[] = { "shm-futex", "shm-eventfd", "pipe", "posix-mq",
-					   "unix-stream", "ring" };
-	static const char *const scheds[] = { "other", "fifo:80" };
+	return (double)worst_wait_p99(r);
+}
+
+/* The worst stage's p99 wait: this section's own column. */
+static const struct field stage_wait = { .key = "stage_wait_p99_ns", .label = "stage wait",
+					 .kind = F_U64, .unit = U_NS, .get_num = get_wait };
+
+static const struct rows_col cols[] = {
+	{ .key = "sched", .width = -8 }, { .key = "transport", .width = -12 },
+	{ .key = "xruns", .width = 7 }, { .key = "xruns_per_million", .width = 9 },
+	{ .key = "cycle_p50_ns", .width = 10 }, { .key = "cycle_p99_ns", .width = 10 },
+	{ .key = "cycle_max_ns", .width = 10 }, { .own = &stage_wait, .width = 11 },
+	{ .key = "timer_late_p99_ns", .width = 10 },
+};
+static const struct rows table = { .cols = cols, .ncols = ARRAY_SIZE(cols) };
+
+void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
+{
 	const struct result *best = NULL, *worst = NULL;
-	char b[6][32];
+	char b[6][32], rest[ERRLEN + 16];
 
 	printf("A 3-stage chain at %s (period %s = the deadline), %s of processing per stage, %d s each: "
 	       "the driver's timer wakes stage 1, which wakes stage 2 ... back to the driver\n",
 	       CYCLE_000_PERIOD, fmt_ns(b[0], 32, 1e9 * 64 / 48000),
 	       fmt_ns(b[1], 32, CYCLE_000_THINK_NS), o->quick ? 2 : 10);
-	printf("  %-8s %-12s %7s %9s %10s %10s %10s %11s %10s\n", "sched", "transport", "xruns",
-	       "xruns/M", "cycle p50", "cycle p99", "cycle max", "stage wait", "timer p99");
-	for (int k = 0; k < 2; k++) {
+	rows_head(stdout, &table);
+	for (unsigned k = 0; k < 2; k++) {
 		if (k && !o->fifo_ok) {
 			printf("  %s\n", o->fifo_why);
 			break;
 		}
-		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+		for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+			const struct result *x = seed_cell(c, 0, &(struct plan_pick){ .tp = t, .sched = k });
+			struct rows_row row = { .r = { x, x }, .rest = rest, .rest_at = 2 };
 
 			if (!x)
 				continue;
 			if (!seed_ok(x)) {
-				printf("  %-8s %-12s %s: %s\n", scheds[k], tps[i],
-				       x->status == RES_SKIPPED ? "skipped" : "failed", x->reason);
+				snprintf(rest, sizeof(rest), "%s: %s", x->status == RES_SKIPPED ? "skipped" :
+					 "failed", x->reason);
+				rows_line(stdout, &table, &row);
 				continue;
 			}
 			if (cycle_better(x, best))
 				best = x;
 			if (!worst || cycle_better(worst, x))
 				worst = x;
-			printf("  %-8s %-12s %7llu %9.0f %10s %10s %10s %11s %10s\n", scheds[k], tps[i],
-			       (unsigned long long)cyc(x)->xruns, cyc(x)->xruns_per_million,
-			       fmt_ns(b[0], 32, (double)cyc(x)->cycle_p50_ns),
-			       fmt_ns(b[1], 32, (double)cyc(x)->cycle_p99_ns),
-			       fmt_ns(b[2], 32, (double)cyc(x)->cycle_max_ns),
-			       fmt_ns(b[3], 32, (double)worst_wait_p99(x)),
-			       fmt_ns(b[4], 32, (double)cyc(x)->timer_late_p99_ns));
+			rows_line_of(stdout, &table, x, NULL);
 		}
 	}
 	printf("  (stage wait: the worst stage's p99 from the previous hop's send to its receive)\n");

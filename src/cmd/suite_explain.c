@@ -22,76 +22,86 @@ static const struct result *slower(const struct result *a, const struct result *
 }
 
 /* Seed 000: the slowest transport under normal scheduling. */
-const struct result *pick_000(const struct suite_opts *o, const struct result *r, size_t n)
+const struct result *pick_000(const struct suite_opts *o, const struct seed_cells *c)
 {
 	const struct result *worst = NULL;
 
 	(void)o;
-	for (size_t i = 0; i < n; i++)
-		if (seed_ok(&r[i]) && !strcmp(r[i].cell.sched.text, "other") &&
-		    (!worst || r[i].msgs_per_s < worst->msgs_per_s))
-			worst = &r[i];
+	for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+		const struct result *x = seed_cell(c, 0, &(struct plan_pick){ .tp = t, .sched = S_OTHER });
+
+		if (seed_ok(x) && (!worst || x->msgs_per_s < worst->msgs_per_s))
+			worst = x;
+	}
 	return seed_traced(worst) ? worst : NULL;
 }
 
 /* Seed 001: the grid's cell that parallelised worst. */
-const struct result *pick_001(const struct suite_opts *o, const struct result *r, size_t n)
+const struct result *pick_001(const struct suite_opts *o, const struct seed_cells *c)
 {
 	const struct result *low = NULL;
 
 	(void)o;
-	for (size_t i = 0; i < n; i++)
-		if (seed_ok(&r[i]) && (!low || r[i].cpu_pct_total < low->cpu_pct_total))
-			low = &r[i];
+	for (size_t i = 0; i < c->n; i++)
+		if (seed_ok(&c->r[i]) && (!low || c->r[i].cpu_pct_total < low->cpu_pct_total))
+			low = &c->r[i];
 	return seed_traced(low) ? low : NULL;
 }
 
 /* Seed 002: the slower of the best on one CPU and the best on two, under
  * the policy its reading compares. */
-const struct result *pick_002(const struct suite_opts *o, const struct result *r, size_t n)
+const struct result *pick_002(const struct suite_opts *o, const struct seed_cells *c)
 {
-	const char *sched = o->fifo_ok ? "fifo:90" : "other";
 	const struct result *best[2] = { NULL, NULL };
 
-	for (size_t i = 0; i < n; i++) {
-		int k = !strcmp(r[i].cell.pin.text, "split") ? 1 : !strcmp(r[i].cell.pin.text, "same") ? 0 : -1;
+	for (unsigned t = 0; t < c->spec[0].ntp; t++)
+		for (unsigned k = 0; k < 2; k++) {
+			const struct result *x = seed_cell(c, 0, &(struct plan_pick){ .tp = t,
+						.pin = k ? P002_SPLIT : P002_SAME, .sched = o->fifo_ok ? S_FIFO : S_OTHER });
 
-		if (k >= 0 && seed_ok(&r[i]) && !strcmp(r[i].cell.sched.text, sched) &&
-		    (!best[k] || r[i].msgs_per_s > best[k]->msgs_per_s))
-			best[k] = &r[i];
-	}
+			if (seed_ok(x) && (!best[k] || x->msgs_per_s > best[k]->msgs_per_s))
+				best[k] = x;
+		}
 	return slower(best[0], best[1]);
 }
 
 /* Seed 003: the paced cell of the transport with the lowest flood round
  * trip, one client. */
-const struct result *pick_003(const struct suite_opts *o, const struct result *r, size_t n)
+const struct result *pick_003(const struct suite_opts *o, const struct seed_cells *c)
 {
-	const struct result *fast = NULL;
+	const struct result *fast = NULL, *p = NULL;
 
-	for (size_t i = 0; i < n; i++)
-		if (seed_ok(&r[i]) && r[i].cell.clients == 1 && r[i].cell.rate == 0 &&
-		    (!fast || r[i].lat_p50_ns < fast->lat_p50_ns))
-			fast = &r[i];
-	if (!fast)
-		return NULL;
-	const struct result *p = seed_find(r, n, &(struct want){ .tp = fast->transport, .clients = 1,
-				      .by_rate = true, .rate = o->quick ? 20 : 1 });
+	(void)o;
+	for (unsigned t = 0; t < c->spec[SPEC003_FLOOD].ntp; t++) {
+		struct plan_pick k = { .tp = t, .clients = C003_ONE };
+		const struct result *f = seed_cell(c, SPEC003_FLOOD, &k);
 
+		if (seed_ok(f) && (!fast || f->lat_p50_ns < fast->lat_p50_ns)) {
+			fast = f;
+			p = seed_cell(c, SPEC003_PACED, &k);
+		}
+	}
 	return seed_traced(p) ? p : NULL;
 }
 
 /* Seed 004: unpinned, the slower of processes and threads over a pipe. */
-const struct result *pick_004(const struct suite_opts *o, const struct result *r, size_t n)
+const struct result *pick_004(const struct suite_opts *o, const struct seed_cells *c)
 {
+	int pipe = seed_tp(&c->spec[0], "pipe");
+
 	(void)o;
-	return slower(seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS }),
-		      seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD }));
+	if (pipe < 0)
+		return NULL;
+	return slower(seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)pipe, .pin = P004_NONE,
+							    .ep = EP_PROCESS }),
+		      seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)pipe, .pin = P004_NONE,
+							    .ep = EP_THREAD }));
 }
 
-int seed_explain(const struct suite_opts *o, const struct seed *sd, struct result *r, size_t n)
+int seed_explain(const struct suite_opts *o, const struct seed *sd, const struct seed_cells *sc,
+		 struct result *r)
 {
-	const struct result *k = sd->pick ? sd->pick(o, r, n) : NULL;
+	const struct result *k = sd->pick ? sd->pick(o, sc) : NULL;
 	struct session_opts so = { .repeat = 1, .pm_qos_us = -1 };
 	struct report rep = { .cmdline = o->cmdline };
 	struct plan one = { 0 };
@@ -110,7 +120,7 @@ int seed_explain(const struct suite_opts *o, const struct seed *sd, struct resul
 	fflush(stdout);
 	ret = run_session(&one, &so, o->quiet, &rep);
 	if (rep.results && rep.n == 1 && rep.results[0].status == RES_OK)
-		r[k - r].trace.explain = rep.results[0].trace.explain;
+		r[k - sc->r].trace.explain = rep.results[0].trace.explain;
 	free(rep.results);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "run.h"
 #include "suite.h"
+#include "ipclab/rows.h"
 #include "ipclab/placement.h"
 #include "ipclab/stats.h"
 
@@ -218,7 +219,7 @@ struct fid_row {
 static void fid_row(struct result *const *rounds, unsigned nr, size_t i, struct fid_row *row)
 {
 	double a[FID_MAX_ROUNDS], b[FID_MAX_ROUNDS], q[FID_MAX_ROUNDS];
-	bool rtt = !strcmp(rounds[0][i].pattern, "pingpong");
+	bool rtt = rounds[0][i].cell.pat->lat_kind == LAT_RTT;
 
 	*row = (struct fid_row){ .r = &rounds[0][i], .ratio = NAN };
 	for (unsigned k = 0; k < nr; k++) {
@@ -249,33 +250,55 @@ static int cmp_rows(const void *x, const void *y)
 	return da < db ? 1 : da > db ? -1 : 0;
 }
 
+/* The ranked table: the cell's configuration from the one field table,
+ * then what its rounds measured (each row's own figures, as text). */
+static const struct rows_col fid_cols[] = {
+	{ .label = "rank", .width = 4 }, { .key = "transport", .width = -12, .gap = "  " },
+	{ .key = "pattern", .width = -9 }, { .label = "size", .width = 5 },
+	{ .label = "endpts", .key = "endpoints", .width = -8, .gap = "  " },
+	{ .key = "pin", .width = -5 }, { .label = "ipclab", .width = 12 },
+	{ .label = "reference", .width = 12 }, { .label = "ratio", .width = 7 },
+	{ .label = "pairs min-max", .width = 14 }, { .label = "spread", .width = 7 },
+};
+static const struct rows fid_table = { .indent = "", .cols = fid_cols, .ncols = ARRAY_SIZE(fid_cols) };
+
+/* One row: its rank (0: no ratio, why instead of the figures). */
+static void fid_line(const struct fid_row *w, size_t rank)
+{
+	const struct result *r = w->r;
+	bool rtt = r->cell.pat->lat_kind == LAT_RTT;
+	char t[6][24], why[ERRLEN + 16];
+	const char *text[ARRAY_SIZE(fid_cols)] = { t[0], [3] = t[1], [6] = t[2], t[3], t[4], t[5], why };
+	struct rows_row row = { .rest = rank ? NULL : why, .rest_at = 6 };
+
+	snprintf(t[0], sizeof(t[0]), rank ? "%zu" : "-", rank);
+	snprintf(t[1], sizeof(t[1]), "%lluB", (unsigned long long)r->cell.size);
+	snprintf(t[2], sizeof(t[2]), rtt ? "%.0f ns" : "%.3gM/s", rtt ? w->ipclab : w->ipclab / 1e6);
+	snprintf(t[3], sizeof(t[3]), rtt ? "%.0f ns" : "%.3gM/s", rtt ? w->ref : w->ref / 1e6);
+	snprintf(t[4], sizeof(t[4]), "%.3f", w->ratio);
+	snprintf(t[5], sizeof(t[5]), "%2u %5.2f-%-5.2f", w->pairs, w->lo, w->hi);
+	if (rank)
+		snprintf(why, sizeof(why), "%.1f%%", 100 * (w->hi - w->lo) / w->ratio);
+	else
+		snprintf(why, sizeof(why), "no ratio: %s", w->why);
+	for (unsigned i = 0; i < ARRAY_SIZE(fid_cols); i++) {
+		row.r[i] = r;
+		row.text[i] = text[i];
+	}
+	rows_line(stdout, &fid_table, &row);
+}
+
 static void fid_print(struct fid_row *rows, size_t n, unsigned nr)
 {
 	qsort(rows, n, sizeof(*rows), cmp_rows);
-	printf("\n%4s  %-12s %-9s %5s  %-8s %-5s %12s %12s %7s %15s %7s\n", "rank", "transport",
-	       "pattern", "size", "endpts", "pin", "ipclab", "reference", "ratio", "pairs min-max",
-	       "spread");
-	for (size_t i = 0, rank = 1; i < n; i++) {
-		const struct fid_row *w = &rows[i];
-		const struct result *r = w->r;
-		bool rtt = !strcmp(r->pattern, "pingpong");
-		char a[24], b[24];
-
-		if (w->why)
-			continue;
-		snprintf(a, sizeof(a), rtt ? "%.0f ns" : "%.3gM/s", rtt ? w->ipclab : w->ipclab / 1e6);
-		snprintf(b, sizeof(b), rtt ? "%.0f ns" : "%.3gM/s", rtt ? w->ref : w->ref / 1e6);
-		printf("%4zu  %-12s %-9s %4lluB  %-8s %-5s %12s %12s %7.3f %2u %5.2f-%-5.2f %6.1f%%\n",
-		       rank++, r->transport, r->pattern, (unsigned long long)r->cell.size,
-		       r->cell.threads ? "thread" : "process", r->cell.pin.text, a, b, w->ratio,
-		       w->pairs, w->lo, w->hi, 100 * (w->hi - w->lo) / w->ratio);
-	}
+	printf("\n");
+	rows_head(stdout, &fid_table);
+	for (size_t i = 0, rank = 1; i < n; i++)
+		if (!rows[i].why)
+			fid_line(&rows[i], rank++);
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].why)
-			printf("   -  %-12s %-9s %4lluB  %-8s %-5s no ratio: %s\n", rows[i].r->transport,
-			       rows[i].r->pattern, (unsigned long long)rows[i].r->cell.size,
-			       rows[i].r->cell.threads ? "thread" : "process", rows[i].r->cell.pin.text,
-			       rows[i].why);
+			fid_line(&rows[i], 0);
 	printf("ratio: ipclab over its reference, the median of %u interleaved pair ratio%s: msgs/s for "
 	       "stream (below 1 = ipclab slower), mean RTT for ping-pong (above 1 = ipclab slower); "
 	       "spread = (max - min) / median of the pair ratios\n",

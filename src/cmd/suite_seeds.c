@@ -36,45 +36,93 @@ static unsigned plan_000(const struct suite_opts *o, struct plan_spec *s, char *
 	return 1;
 }
 
-/* Seed 000 laid out as its author printed it: one table, a reading, and
- * the trace's reading when traced (one printf after another). */
-static void print_000(const struct suite_opts *o, const struct result *r, size_t n)
+static double side_ns(const struct result *r, enum tp_role role)
 {
-	static const char *const tps[] = { "pipe", "posix-mq", "unix-stream" };
-	static const char *const scheds[] = { "other", "fifo:90" };
+	return seed_side_secs(r, role) * 1e9;
+}
+static double get_send(const struct result *r) { return side_ns(r, TP_CLIENT); }
+static double get_recv(const struct result *r) { return side_ns(r, TP_SERVER); }
+
+/* Each side's time from its first to its last measured message: seed
+ * 000's own columns. */
+static const struct field f_send = { .key = "send_time_ns", .label = "send time", .kind = F_DBL,
+				     .unit = U_NS, .get_num = get_send };
+static const struct field f_recv = { .key = "recv_time_ns", .label = "recv time", .kind = F_DBL,
+				     .unit = U_NS, .get_num = get_recv };
+static const struct rows_col cols_000[] = {
+	{ .key = "sched", .width = -8 }, { .key = "transport", .width = -12 },
+	{ .own = &f_send, .width = 10 }, { .own = &f_recv, .width = 10 },
+	{ .key = "msgs_per_s", .width = 10 }, { .key = "sys_ctx_switches_per_s", .width = 10 },
+};
+static const struct rows table_000 = { .cols = cols_000, .ncols = ARRAY_SIZE(cols_000) };
+
+/* The trace's line: per message, each transport under each policy. */
+static void print_000_trace(const struct seed_cells *c, const struct result *best,
+			    const struct result *worst)
+{
+	unsigned shown = 0;
+
+	printf("Trace, per message:");
+	for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+		bool first = true;
+
+		for (unsigned k = 0; k < 2; k++) {
+			const struct result *x = seed_cell(c, 0, &(struct plan_pick){ .tp = t, .sched = k });
+
+			if (!seed_traced(x))
+				continue;
+			if (first)
+				printf("%s %s %.2f cs and %.2f wakeups under %s", shown++ ? ";" : "",
+				       x->transport, x->trace.per_msg.ctx_switches, x->trace.per_msg.wakeups,
+				       x->cell.sched.text);
+			else
+				printf(", %.2f/%.2f under %s", x->trace.per_msg.ctx_switches,
+				       x->trace.per_msg.wakeups, x->cell.sched.text);
+			first = false;
+		}
+	}
+	if (seed_traced(best) && seed_traced(worst) && worst->trace.per_msg.ctx_switches > 0)
+		printf("; under other the fastest (%s) switched %.2fx as often per message as the slowest (%s)",
+		       best->transport, best->trace.per_msg.ctx_switches / worst->trace.per_msg.ctx_switches,
+		       worst->transport);
+	seed_trace_cost(c);
+}
+
+/* Seed 000 laid out as its author printed it: one table (a row a cell),
+ * a reading, and the trace's reading when traced. */
+static void print_000(const struct suite_opts *o, const struct seed_cells *c)
+{
 	const struct result *best[2] = { NULL, NULL }, *worst = NULL;
-	char b1[32], b2[32], b3[32], b4[32], w[WHY_LEN];
+	int pipe = seed_tp(&c->spec[0], "pipe");
+	char w[WHY_LEN];
 
 	printf("Sending a 4096 byte message %llu times (per side: time from its first to its last measured message)\n",
 	       (unsigned long long)(o->quick ? 20000 : 100000));
-	printf("  %-8s %-12s %10s %10s %10s %10s\n", "sched", "transport", "send time", "recv time",
-	       "msgs/s", "cs/s");
-	for (int k = 0; k < 2; k++) {
+	rows_head(stdout, &table_000);
+	for (unsigned k = 0; k < 2; k++) {
 		if (k && !o->fifo_ok) {
 			printf("  %s\n", o->fifo_why);
 			break;
 		}
-		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
+		for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+			const struct result *x = seed_cell(c, 0, &(struct plan_pick){ .tp = t, .sched = k });
 
 			if (seed_ok(x) && (!best[k] || x->msgs_per_s > best[k]->msgs_per_s))
 				best[k] = x;
 			if (seed_ok(x) && !k && (!worst || x->msgs_per_s < worst->msgs_per_s))
 				worst = x;
-			snprintf(b1, sizeof(b1), "%.3fs", seed_ok(x) ? seed_side_secs(x, TP_CLIENT) : 0);
-			snprintf(b2, sizeof(b2), "%.3fs", seed_ok(x) ? seed_side_secs(x, TP_SERVER) : 0);
-			printf("  %-8s %-12s %10s %10s %10s %10s\n", scheds[k], tps[i],
-			       seed_ok(x) ? b1 : seed_val(b1, 0, x, 0, NULL), seed_ok(x) ? b2 : "",
-			       seed_ok(x) ? fmt_count(b3, sizeof(b3), x->msgs_per_s) : "",
-			       seed_ok(x) ? fmt_count(b4, sizeof(b4), x->sys_ctx_switches_per_s) : "");
+			if (x)
+				rows_line_of(stdout, &table_000, x, NULL);
 		}
 	}
 	if (!best[0]) {
 		printf("Reading: no transport completed here.\n");
 		return;
 	}
-	const struct result *pipe0 = seed_find(r, n, &(struct want){ .tp = "pipe", .sched = "other" });
-	const struct result *pipe1 = seed_find(r, n, &(struct want){ .tp = "pipe", .sched = "fifo:90" });
+	const struct result *pipe0 = pipe < 0 ? NULL :
+		seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)pipe, .sched = S_OTHER });
+	const struct result *pipe1 = pipe < 0 ? NULL :
+		seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)pipe, .sched = S_FIFO });
 
 	printf("Reading: under normal scheduling %s moved 4 KiB messages fastest, %.2fx the slowest (%s)",
 	       best[0]->transport, best[0]->msgs_per_s / worst->msgs_per_s, worst->transport);
@@ -83,34 +131,9 @@ static void print_000(const struct suite_opts *o, const struct result *r, size_t
 		       pipe1->msgs_per_s / pipe0->msgs_per_s,
 		       pipe1->sys_ctx_switches_per_s / (pipe0->sys_ctx_switches_per_s ? pipe0->sys_ctx_switches_per_s : 1));
 	printf(".\n");
-	if (!seed_any_traced(r, n))
+	if (!seed_any_traced(c))
 		return;
-	unsigned shown = 0;
-
-	printf("Trace, per message:");
-	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		bool first = true;
-
-		for (int k = 0; k < 2; k++) {
-			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .sched = scheds[k] });
-
-			if (!seed_traced(x))
-				continue;
-			if (first)
-				printf("%s %s %.2f cs and %.2f wakeups under %s", shown++ ? ";" : "", tps[i],
-				       x->trace.per_msg.ctx_switches, x->trace.per_msg.wakeups, scheds[k]);
-			else
-				printf(", %.2f/%.2f under %s", x->trace.per_msg.ctx_switches,
-				       x->trace.per_msg.wakeups, scheds[k]);
-			first = false;
-		}
-	}
-	if (seed_traced(best[0]) && seed_traced(worst) && worst->trace.per_msg.ctx_switches > 0)
-		printf("; under other the fastest (%s) switched %.2fx as often per message as the slowest (%s)",
-		       best[0]->transport,
-		       best[0]->trace.per_msg.ctx_switches / worst->trace.per_msg.ctx_switches,
-		       worst->transport);
-	seed_trace_cost(r, n);
+	print_000_trace(c, best[0], worst);
 	why_print(why_000(w, sizeof(w), best[0], worst), w);
 }
 
@@ -136,8 +159,10 @@ static unsigned plan_001(const struct suite_opts *o, struct plan_spec *s, char *
 }
 
 
-static void print_001(const struct suite_opts *o, const struct result *r, size_t n)
+static void print_001(const struct suite_opts *o, const struct seed_cells *c)
 {
+	const struct result *r = c->r;
+	size_t n = c->n;
 	const struct field *spec[3];
 	struct report rep = { .results = (struct result *)r, .n = n };
 	unsigned both = 0, cells = 0;
@@ -181,7 +206,7 @@ static void print_001(const struct suite_opts *o, const struct result *r, size_t
 		       seed_pct_of(rd->runnable_ns + rd->preempted_ns, rd->wall_ns),
 		       seed_pct_of(rd->sleep_ns, rd->wall_ns));
 	}
-	seed_trace_cost(r, n);
+	seed_trace_cost(c);
 	why_print(why_001(why, sizeof(why), low, high), why);
 }
 
@@ -199,61 +224,40 @@ static unsigned plan_002(const struct suite_opts *o, struct plan_spec *s, char *
 }
 
 
-/* Seed 002: placements x policies per transport, laid out as the seed
- * did, a reading, and the trace's migrations when traced. */
-static void print_002(const struct suite_opts *o, const struct result *r, size_t n)
+/* Seed 002's table: a row a transport, a column a (policy, placement). */
+static const struct rows_col cols_002[] = {
+	{ .key = "transport", .width = -12 },
+	{ .label = "other/same", .key = "msgs_per_s", .width = 14 },
+	{ .label = "other/split", .key = "msgs_per_s", .width = 14 },
+	{ .label = "fifo/same", .key = "msgs_per_s", .width = 14 },
+	{ .label = "fifo/split", .key = "msgs_per_s", .width = 14 },
+};
+static const struct rows table_002 = { .cols = cols_002, .ncols = ARRAY_SIZE(cols_002) };
+static const struct { unsigned sched, pin; } at_002[] = {
+	{ S_OTHER, P002_SAME }, { S_OTHER, P002_SPLIT }, { S_FIFO, P002_SAME }, { S_FIFO, P002_SPLIT },
+};
+
+static const struct result *cell_002(const struct seed_cells *c, unsigned t, unsigned sched,
+				     unsigned pin)
 {
-	static const char *const tps[] = { "pipe", "unix-stream", "posix-mq" };
-	static const char *const cols[][2] = {
-		{ "other", "same" }, { "other", "split" }, { "fifo:90", "same" }, { "fifo:90", "split" },
-	};
-	const struct result *best_same = NULL, *best_split = NULL;
-	const char *sched = o->fifo_ok ? "fifo:90" : "other";
-	char b[32], w[WHY_LEN];
+	return seed_cell(c, 0, &(struct plan_pick){ .tp = t, .pin = pin, .sched = sched });
+}
 
-	printf("4 KiB messages/s, both processes on one CPU (same) or on different CPUs (split)\n");
-	printf("  %-12s %14s %14s %14s %14s\n", "transport", "other/same", "other/split",
-	       "fifo/same", "fifo/split");
-	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		printf("  %-12s", tps[i]);
-		for (size_t c = 0; c < ARRAY_SIZE(cols); c++) {
-			const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i],
-						      .pin = cols[c][1], .sched = cols[c][0] });
-
-			printf(" %14s", x ? seed_val(b, sizeof(b), x, x->msgs_per_s, fmt_count) :
-					    (c >= 2 && !o->fifo_ok ? "not permitted" : "-"));
-			if (seed_ok(x) && !strcmp(x->cell.sched.text, sched)) {
-				const struct result **bp = !strcmp(cols[c][1], "same") ? &best_same : &best_split;
-
-				if (!*bp || x->msgs_per_s > (*bp)->msgs_per_s)
-					*bp = x;
-			}
-		}
-		printf("\n");
-	}
-	if (!o->fifo_ok)
-		printf("  %s\n", o->fifo_why);
-	if (best_same && best_split)
-		printf("Reading: under %s, %s was fastest on one CPU and %s across two; the best across two CPUs moved %.2fx the best on one.\n",
-		       sched, best_same->transport, best_split->transport,
-		       best_split->msgs_per_s / best_same->msgs_per_s);
-	if (!seed_any_traced(r, n))
-		return;
-	static const char *const pl[] = { "none", "same", "split" };
+/* Migrations per message, unpinned / same CPU / two CPUs, under each policy. */
+static void print_002_trace(const struct suite_opts *o, const struct seed_cells *c)
+{
+	static const unsigned pl[] = { P002_NONE, P002_SAME, P002_SPLIT };
 
 	printf("Trace, migrations per message unpinned / same CPU / two CPUs (and the unpinned rate against two CPUs'):");
-	for (int k = 0; k < (o->fifo_ok ? 2 : 1); k++) {
-		const char *sc = k ? "fifo:90" : "other";
+	for (unsigned k = 0; k < (o->fifo_ok ? 2u : 1u); k++) {
+		printf("%s under %s", k ? ";" : "", k ? "fifo:90" : "other");
+		for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+			const struct result *none = cell_002(c, t, k, P002_NONE);
+			const struct result *split = cell_002(c, t, k, P002_SPLIT);
 
-		printf("%s under %s", k ? ";" : "", sc);
-		for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-			const struct result *none = seed_find(r, n, &(struct want){ .tp = tps[i], .pin = "none", .sched = sc });
-			const struct result *split = seed_find(r, n, &(struct want){ .tp = tps[i], .pin = "split", .sched = sc });
-
-			printf("%s %s", i ? "," : "", tps[i]);
+			printf("%s %s", t ? "," : "", c->spec[0].tp[t]->name);
 			for (size_t j = 0; j < ARRAY_SIZE(pl); j++) {
-				const struct result *x = seed_find(r, n, &(struct want){ .tp = tps[i], .pin = pl[j],
-							      .sched = sc });
+				const struct result *x = cell_002(c, t, k, pl[j]);
 
 				if (seed_traced(x))
 					printf("%s%.2g", j ? "/" : " ", x->trace.per_msg.migrations);
@@ -264,142 +268,47 @@ static void print_002(const struct suite_opts *o, const struct result *r, size_t
 				printf(" (%.2fx)", none->msgs_per_s / split->msgs_per_s);
 		}
 	}
-	seed_trace_cost(r, n);
-	why_print(why_002(w, sizeof(w), best_same, best_split), w);
+	seed_trace_cost(c);
 }
 
-/* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
-
-/* Two specs, one plan: paced (a rate, a duration) and flood (a count). */
-static unsigned plan_003(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
+/* Seed 002: placements x policies per transport, laid out as the seed
+ * did, a reading, and the trace's migrations when traced. */
+static void print_002(const struct suite_opts *o, const struct seed_cells *c)
 {
-	static const char *const pins[] = { "none", NULL };
-
-	for (int i = 0; i < 2; i++) {
-		seed_spec(o, &s[i], "seed-003");
-		spec_pattern(&s[i], "pingpong");
-		spec_sizes(&s[i], 64, 64);
-		s[i].nclients = 2;
-		s[i].clients[0] = 1;
-		s[i].clients[1] = 4;
-		if (spec_pins(&s[i], pins, err, errlen))
-			return 0;
-	}
-	s[0].rate[0] = o->quick ? 20 : 1;
-	snprintf(s[0].rate_text[0], sizeof(s[0].rate_text[0]), "%s", o->quick ? "20/s" : "1/s");
-	s[0].duration_ns = (o->quick ? 1 : 6) * NSEC_PER_SEC;
-	s[0].warmup = 1;
-	s[0].warmup_set = true;
-	s[1].count = o->quick ? 5000 : 20000;
-	return 2;
-}
-
-
-/* The reader (the server, which waits for each request): its profile
- * grouped, when there is one, and its sleeps, flood (f) vs paced (p). */
-static void print_003_trace(const struct result *r, size_t n, const struct result *f,
-			    const struct result *p)
-{
-	const struct result *x[2] = { f, p };
-	double g[2][PG_N];
+	const struct result *best_same = NULL, *best_split = NULL;
+	const unsigned sched = o->fifo_ok ? S_FIFO : S_OTHER;
 	char w[WHY_LEN];
-	uint64_t samples[2] = { seed_prof_groups(f, true, g[0]), seed_prof_groups(p, true, g[1]) };
 
-	if (!seed_tside(f, true))
-		return;
-	if (samples[0] >= PROF_MIN_SAMPLES) {
-		printf("Profile of %s's reader (server), copy / wait / syscall entry / wake path / other %% of its samples:",
-		       f->transport);
-		for (int k = 0; k < 2; k++)
-			if (samples[k] >= PROF_MIN_SAMPLES || !k)
-				printf("%s %s %.0f/%.0f/%.0f/%.0f/%.0f (%llu samples)", k ? ";" : "",
-				       k ? "paced" : "flood", g[k][PG_COPY], g[k][PG_WAIT], g[k][PG_SYSCALL],
-				       g[k][PG_WAKE], g[k][PG_OTHER], (unsigned long long)samples[k]);
-		printf(".\n");
-	}
-	printf("Trace of %s's reader (server)", f->transport);
-	if (!f->profile.on)
-		printf(" (no --profile: copy vs wait vs syscall not split; its sleeps instead)");
-	else if (samples[0] < PROF_MIN_SAMPLES)
-		printf(" (its flood profile has %llu samples, too few to split copy vs wait vs syscall; its sleeps instead)",
-		       (unsigned long long)samples[0]);
-	printf(":");
-	for (int k = 0; k < 2; k++) {
-		const struct trace_side *t = seed_tside(x[k], true);
+	printf("4 KiB messages/s, both processes on one CPU (same) or on different CPUs (split)\n");
+	rows_head(stdout, &table_002);
+	for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+		struct rows_row row = { .r = { cell_002(c, t, S_OTHER, P002_SAME) },
+					.text = { c->spec[0].tp[t]->name } };
 
-		if (!t || !x[k]->msgs)
-			continue;
-		printf("%s %s %.2f sleeps and %.2f wakeups per exchange, asleep %.0f %% and running %.0f %% of its window, woken to running p50 %s",
-		       k ? ";" : "", k ? "paced" : "flood", (double)t->vol_cs / (double)x[k]->msgs,
-		       (double)t->wakeups / (double)x[k]->msgs, seed_pct_of(t->sleep_ns, t->wall_ns),
-		       seed_pct_of(t->user_ns + t->sys_ns, t->wall_ns),
-		       t->lat_count ? fmt_ns((char[32]){ 0 }, 32, (double)t->lat_p50_ns) : "-");
-	}
-	seed_trace_cost(r, n);
-	why_print(why_003(w, sizeof(w), f, p), w);
-}
+		for (unsigned k = 0; k < ARRAY_SIZE(at_002); k++) {
+			const struct result *x = cell_002(c, t, at_002[k].sched, at_002[k].pin);
 
-static void print_003(const struct suite_opts *o, const struct result *r, size_t n)
-{
-	static const char *const tps[] = { "ring-ipc", "libqb-ipc", "ring", "libqb-rb", "shm-futex",
-					   "shm-eventfd", "shm-sem", "unix-stream" };
-	const double rate = o->quick ? 20 : 1;
-	const struct result *fast = NULL;
-	char b[5][32];
+			row.r[k + 1] = x;
+			row.text[k + 1] = at_002[k].sched == S_FIFO && !o->fifo_ok ? "not permitted" : NULL;
+			if (seed_ok(x) && at_002[k].sched == sched) {
+				const struct result **bp = at_002[k].pin == P002_SAME ? &best_same : &best_split;
 
-	printf("64 B ping-pong round trip: paced at %.0f msg/s (the reader sleeps between messages) vs flood\n",
-	       rate);
-	printf("  %-12s %7s %12s %12s %12s %12s %12s\n", "transport", "clients", "paced p50",
-	       "paced p99", "timer late", "flood p50", "flood exch/s");
-	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		for (unsigned c = 1; c <= 4; c += 3) {
-			const struct result *p = seed_find(r, n, &(struct want){ .tp = tps[i], .clients = c,
-						      .by_rate = true, .rate = rate });
-			const struct result *f = seed_find(r, n, &(struct want){ .tp = tps[i], .clients = c,
-						      .by_rate = true, .rate = 0 });
-
-			if (!p && !f)
-				continue;
-			if (p && p->status == RES_SKIPPED && c == 1) {
-				printf("  %-12s %7u  skipped: %s\n", tps[i], c, p->reason);
-				continue;
+				if (!*bp || x->msgs_per_s > (*bp)->msgs_per_s)
+					*bp = x;
 			}
-			if (p && p->status == RES_SKIPPED)
-				continue;
-			printf("  %-12s %7u %12s %12s %12s %12s %12s\n", tps[i], c,
-			       seed_val(b[0], 32, p, seed_ok(p) ? (double)p->lat_p50_ns : 0, fmt_ns),
-			       seed_val(b[1], 32, p, seed_ok(p) ? (double)p->lat_p99_ns : 0, fmt_ns),
-			       seed_val(b[4], 32, p, seed_ok(p) ? (double)p->send_late_p50_ns : 0,
-					fmt_ns),
-			       seed_val(b[2], 32, f, seed_ok(f) ? (double)f->lat_p50_ns : 0, fmt_ns),
-			       seed_val(b[3], 32, f, seed_ok(f) ? f->msgs_per_s : 0, fmt_count));
-			if (seed_ok(f) && c == 1 && (!fast || f->lat_p50_ns < fast->lat_p50_ns))
-				fast = f;
 		}
+		rows_line(stdout, &table_002, &row);
 	}
-	if (!fast)
+	if (!o->fifo_ok)
+		printf("  %s\n", o->fifo_why);
+	if (best_same && best_split)
+		printf("Reading: under %s, %s was fastest on one CPU and %s across two; the best across two CPUs moved %.2fx the best on one.\n",
+		       o->fifo_ok ? "fifo:90" : "other", best_same->transport, best_split->transport,
+		       best_split->msgs_per_s / best_same->msgs_per_s);
+	if (!seed_any_traced(c))
 		return;
-	const struct result *fp = seed_find(r, n, &(struct want){ .tp = fast->transport, .clients = 1,
-					.by_rate = true, .rate = rate });
-	const struct result *f4 = seed_find(r, n, &(struct want){ .tp = fast->transport, .clients = 4,
-					.by_rate = true, .rate = rate });
-
-	printf("Reading: %s had the lowest flood round trip (%s)", fast->transport,
-	       fmt_ns(b[0], 32, (double)fast->lat_p50_ns));
-	if (seed_ok(fp)) {
-		printf("; paced at %.0f/s its round trip, timed from the actual send, was %.1fx "
-		       "the flood one", rate, (double)fp->lat_p50_ns / (double)fast->lat_p50_ns);
-		if (fp->paced_samples)
-			printf(" (timed from the intended send, %.1fx: the sender's timer woke %s "
-			       "late at the median)",
-			       (double)fp->lat_intended_p50_ns / (double)fast->lat_p50_ns,
-			       fmt_ns(b[4], 32, (double)fp->send_late_p50_ns));
-	}
-	if (seed_ok(fp) && seed_ok(f4))
-		printf(", and 4 paced clients gave %.2fx the p50 of 1", (double)f4->lat_p50_ns /
-								       (double)fp->lat_p50_ns);
-	printf(".\n");
-	print_003_trace(r, n, fast, fp);
+	print_002_trace(o, c);
+	why_print(why_002(w, sizeof(w), best_same, best_split), w);
 }
 
 /* ---- seed 004: ping-pong exchanges, processes vs threads, pipe vs barrier -------- */
@@ -421,7 +330,7 @@ static unsigned plan_004(const struct suite_opts *o, struct plan_spec *s, char *
 
 /* Where the threads' extra time goes: wakeup latency on the round trip's
  * critical path, migrations, switches, and the wake path's profile share. */
-static void print_004_trace(const struct result *r, size_t n, const struct result *pp,
+static void print_004_trace(const struct seed_cells *c, const struct result *pp,
 			    const struct result *pt)
 {
 	const struct result *x[2] = { pp, pt };
@@ -450,34 +359,47 @@ static void print_004_trace(const struct result *r, size_t n, const struct resul
 	if (sp[0] >= PROF_MIN_SAMPLES && sp[1] >= PROF_MIN_SAMPLES)
 		printf("; the wake path (try_to_wake_up and kin, its lock release included) took %.1f %% vs %.1f %% of the samples, futex and scheduler waits %.1f %% vs %.1f %%",
 		       g[0][0][PG_WAKE], g[1][0][PG_WAKE], g[0][0][PG_WAIT], g[1][0][PG_WAIT]);
-	seed_trace_cost(r, n);
+	seed_trace_cost(c);
 }
 
-static void print_004(const struct suite_opts *o, const struct result *r, size_t n)
+/* Seed 004's table: a row a transport and kind of endpoint, a column a
+ * placement (the plan's pin list, in its order). */
+static const struct rows_col cols_004[] = {
+	{ .label = "", .width = -44 },
+	{ .label = "unpinned", .key = "msgs_per_s", .width = 12 },
+	{ .label = "same CPU", .key = "msgs_per_s", .width = 12 },
+	{ .label = "two CPUs", .key = "msgs_per_s", .width = 12 },
+};
+static const struct rows table_004 = { .cols = cols_004, .ncols = ARRAY_SIZE(cols_004) };
+
+static const struct result *cell_004(const struct seed_cells *c, int tp, unsigned ep, unsigned pin)
 {
-	static const struct { const char *tp, *label; enum want_ep ep; } rows[] = {
-		{ "pipe", "processes synchronised by a pipe", EP_PROCESS },
-		{ "pipe", "threads synchronised by a pipe", EP_THREAD },
-		{ "barrier", "threads synchronised by a pthread_barrier", EP_THREAD },
+	return tp < 0 ? NULL : seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)tp, .ep = ep,
+								     .pin = pin });
+}
+
+static void print_004(const struct suite_opts *o, const struct seed_cells *c)
+{
+	const int pipe = seed_tp(&c->spec[0], "pipe"), barrier = seed_tp(&c->spec[0], "barrier");
+	const struct { int tp; const char *label; unsigned ep; } rows[] = {
+		{ pipe, "processes synchronised by a pipe", EP_PROCESS },
+		{ pipe, "threads synchronised by a pipe", EP_THREAD },
+		{ barrier, "threads synchronised by a pthread_barrier", EP_THREAD },
 	};
-	static const char *const pins[] = { "none", "same", "split" };
-	const struct result *pp = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_PROCESS });
-	const struct result *pt = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "none", .ep = EP_THREAD });
-	const struct result *ps = seed_find(r, n, &(struct want){ .tp = "pipe", .pin = "same", .ep = EP_PROCESS });
-	char b[32], w[WHY_LEN];
+	const struct result *pp = cell_004(c, pipe, EP_PROCESS, P004_NONE);
+	const struct result *pt = cell_004(c, pipe, EP_THREAD, P004_NONE);
+	const struct result *ps = cell_004(c, pipe, EP_PROCESS, P004_SAME);
+	char w[WHY_LEN];
 
 	(void)o;
 	printf("Exchanges/second (a 16 B request answered by a 16 B reply)\n");
-	printf("  %-44s %12s %12s %12s\n", "", "unpinned", "same CPU", "two CPUs");
+	rows_head(stdout, &table_004);
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		printf("  %-44s", rows[i].label);
-		for (size_t k = 0; k < ARRAY_SIZE(pins); k++) {
-			const struct result *x = seed_find(r, n, &(struct want){ .tp = rows[i].tp,
-						      .pin = pins[k], .ep = rows[i].ep });
+		struct rows_row row = { .text = { rows[i].label } };
 
-			printf(" %12s", seed_val(b, sizeof(b), x, seed_ok(x) ? x->msgs_per_s : 0, fmt_count));
-		}
-		printf("\n");
+		for (unsigned k = P004_NONE; k <= P004_SPLIT; k++)
+			row.r[1 + k] = cell_004(c, rows[i].tp, rows[i].ep, k);
+		rows_line(stdout, &table_004, &row);
 	}
 	if (seed_ok(pp) && seed_ok(pt))
 		printf("Reading: unpinned, threads exchanged %.2fx as often as processes over a pipe",
@@ -487,7 +409,7 @@ static void print_004(const struct suite_opts *o, const struct result *r, size_t
 		       ps->msgs_per_s / pp->msgs_per_s);
 	if (seed_ok(pp))
 		printf(".\n");
-	print_004_trace(r, n, pp, pt);
+	print_004_trace(c, pp, pt);
 	why_print(why_004(w, sizeof(w), pp, pt), w);
 }
 

@@ -155,12 +155,7 @@ static uint64_t derive_max_time(const struct cell *c, double pat_expect)
 	return limit >= 1.8e19 ? UINT64_MAX : (uint64_t)limit;
 }
 
-/* Indices into each list of a spec: one cell. */
-struct pick {
-	unsigned pat, size, tp, ep, pin, sched, clients, think, rate;
-};
-
-static int cell_fill(struct cell *c, const struct plan_spec *s, const struct pick *k, char *err,
+static int cell_fill(struct cell *c, const struct plan_spec *s, const struct plan_pick *k, char *err,
 		     size_t errlen)
 {
 	double pat_expect = 0;
@@ -202,7 +197,7 @@ static int cell_fill(struct cell *c, const struct plan_spec *s, const struct pic
 }
 
 /* One cell: filled, checked against its transport and its placement. */
-static int cell_add(struct plan *pl, const struct plan_spec *s, const struct pick *k, char *err,
+static int cell_add(struct plan *pl, const struct plan_spec *s, const struct plan_pick *k, char *err,
 		    size_t errlen)
 {
 	struct cell *c = plan_add(pl);
@@ -233,7 +228,7 @@ int plan_build(const struct plan_spec *s, struct plan *pl, char *err, size_t err
 	unsigned npin = s->pins_ext ? s->npins_ext : s->npin;
 	unsigned long long n = (unsigned long long)s->npat * s->nsize * s->ntp * s->nep *
 			       npin * s->nsched * s->nclients * s->nthink * s->nrate;
-	struct pick k;
+	struct plan_pick k;
 	int ret = 0;
 
 	if (n + pl->n > PLAN_MAX_CELLS) {
@@ -243,7 +238,8 @@ int plan_build(const struct plan_spec *s, struct plan *pl, char *err, size_t err
 	}
 	if ((ret = period_check(s->period_text, err, errlen)))
 		return ret;
-	/* the order of the loops is the order of the results: pattern first */
+	/* the order of the loops is the order of the results: pattern first
+	 * (plan_cell_index says where a pick's cell is) */
 	for (k.pat = 0; k.pat < s->npat; k.pat++)
 	for (k.size = 0; k.size < s->nsize; k.size++)
 	for (k.tp = 0; k.tp < s->ntp; k.tp++)
@@ -256,4 +252,22 @@ int plan_build(const struct plan_spec *s, struct plan *pl, char *err, size_t err
 		if ((ret = cell_add(pl, s, &k, err, errlen)))
 			return ret;
 	return 0;
+}
+
+/* Where plan_build put k's cell among spec s's cells: the loops' order. */
+long plan_cell_index(const struct plan_spec *s, const struct plan_pick *k)
+{
+	const unsigned n[] = { s->npat, s->nsize, s->ntp, s->nep,
+			       s->pins_ext ? s->npins_ext : s->npin, s->nsched, s->nclients,
+			       s->nthink, s->nrate };
+	const unsigned at[] = { k->pat, k->size, k->tp, k->ep, k->pin, k->sched, k->clients,
+				k->think, k->rate };
+	long i = 0;
+
+	for (size_t d = 0; d < ARRAY_SIZE(n); d++) {
+		if (at[d] >= n[d])
+			return -1;
+		i = i * n[d] + at[d];
+	}
+	return i;
 }
