@@ -113,6 +113,14 @@ void *pat_side_own(const struct participant *p, unsigned i)
 	return ctl_of(p)->sides[i].pat;
 }
 
+int pat_hist_open(struct participant *p)
+{
+	if (!p->st->hist)
+		return pat_fail(p, EINVAL, "no latency histogram (the runner mapped none)");
+	p->st->has_hist = true;
+	return 0;
+}
+
 bool pat_lost_ns(const struct participant *p, uint64_t *ns)
 {
 	const struct run_ctl *ctl = ctl_of(p);
