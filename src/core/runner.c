@@ -17,12 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipclab/cell_remote.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/idle.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/profile.h"
-#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"

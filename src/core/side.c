@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipclab/cell_remote.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
-#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
