@@ -79,7 +79,7 @@ struct cell {
 #define MAX_CLIENTS 64
 #define MAX_SIDES (MAX_CLIENTS + 1)
 
-/* --rate, each paced side's: side_stats.hist counts from the actual send
+/* --rate, each paced side's: *side_stats.hist counts from the actual send
  * (the IPC's own); intended from the intended send time (the open-loop
  * view of a round trip), late the send's lateness (intended -> actual). */
 struct side_paced {
@@ -108,8 +108,11 @@ struct side_stats {
 	bool zerocopy;			/* received in place (peek/release) */
 	bool serve_ready;		/* server: waited on every client at once (fan-in) */
 	bool serve_spin;		/* ... spinning over them first (the ready hook) */
+	/* its latencies (has_hist: it timed messages into hist): mapped by
+	 * the runner, in the same shared memory, for every side of a cell
+	 * whose pattern measures latency (pattern.lat_kind), NULL otherwise */
 	bool has_hist;
-	struct hist hist;
+	struct hist *hist;
 	/* --rate: the paced views (struct side_paced), mapped by the runner
 	 * for a paced cell only (NULL otherwise) */
 	bool has_paced;

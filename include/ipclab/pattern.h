@@ -95,6 +95,10 @@ static inline void pat_mark(struct participant *p, uint64_t t0, uint64_t t1)
  * that side runs on this machine, else NULL (it runs elsewhere): for a
  * pattern whose server reads what its clients published (-p cycle). */
 void *pat_side_own(const struct participant *p, unsigned i);
+/* This side times messages into its histogram (side_stats.hist, which
+ * the runner maps for a pattern with a lat_kind): 0, or pat_fail()'s
+ * result when there is none. */
+int pat_hist_open(struct participant *p);
 /* --trace: the time so far in this side's window that other tasks ran on
  * the CPU it waited for (true), or false when the cell is not traced. */
 bool pat_lost_ns(const struct participant *p, uint64_t *ns);

@@ -3,9 +3,9 @@
  * remote clients, `ipclab run --peer HOST[:PORT]` runs the clients here.
  * The two talk over a control connection (TCP, separate from the measured
  * one): length-prefixed JSON frames, a versioned handshake with a shared
- * token, then clock probes and one cell at a time (src/remote/). The
- * runner sees only struct cell_remote: which sides run here, and two hooks
- * around the channel and the sides' records. */
+ * token, then clock probes and one cell at a time (src/remote/). This is
+ * the remote code's own interface, for the commands (serve, run --peer);
+ * the engine sees only the hooks it hangs on a cell (cell_remote.h). */
 #ifndef IPCLAB_REMOTE_H
 #define IPCLAB_REMOTE_H
 
@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipclab/cell_remote.h"
 #include "ipclab/experiment.h"
 
 #define REMOTE_PROTO "ipclab-remote"
@@ -23,36 +24,6 @@
 #define REMOTE_TOKEN_GEN 24	/* random bytes of a generated token (48 hex digits) */
 #define REMOTE_MAX_CPUS 1024	/* CPUs --allow-cpus can name */
 #define REMOTE_MAX_CLIENTS 16	/* clients of one remote cell */
-
-/* Which sides of a cell run in this process (the others elsewhere). */
-enum cell_sides { CELL_SIDES_ALL, CELL_SIDES_SERVER, CELL_SIDES_CLIENTS };
-
-struct result;
-
-/* Hung on struct cell (cell->remote) by the remote code. */
-struct cell_remote {
-	enum cell_sides local;
-	/* after the channel was created, before any side starts (serve: tells
-	 * the client where the measured connection listens); 0 or -errno */
-	int (*created)(const struct cell *c, struct tp_channel *ch, char *err, size_t errlen);
-	/* every local side is done, before the result is collected: fill the
-	 * records of the sides that ran elsewhere (client), or send ours
-	 * (serve); 0 or -errno with why */
-	int (*sides_done)(const struct cell *c, struct side_stats *sides, unsigned n, char *err,
-			  size_t errlen);
-	/* --peer: run_cell hands the whole cell here (with the runner's own
-	 * one-cell function), which negotiates and then calls it */
-	int (*run)(const struct cell *c, struct result *res,
-		   int (*run_local)(const struct cell *c, struct result *res));
-	void *arg;
-};
-
-static inline bool cell_side_local(const struct cell *c, unsigned side)
-{
-	enum cell_sides l = c->remote ? c->remote->local : CELL_SIDES_ALL;
-
-	return l == CELL_SIDES_ALL || (l == CELL_SIDES_SERVER) == (side == 0);
-}
 
 /* The shared token (src/remote/token.c). It is a secret: nothing here
  * writes it into an error message. A token is REMOTE_TOKEN_MIN to

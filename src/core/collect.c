@@ -49,8 +49,8 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 			res->serve_ready = true;
 		if (st->serve_spin)
 			res->serve_spin = true;
-		if (st->has_hist)
-			hist_merge(&res->hist, &st->hist);
+		if (st->has_hist && st->hist)
+			hist_merge(&res->hist, st->hist);
 	}
 	res->elapsed_ns = end > start ? end - start : 0;
 }

@@ -17,12 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipclab/cell_remote.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/idle.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
 #include "ipclab/profile.h"
-#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
@@ -139,7 +139,6 @@ static int start_sides(struct run_state *rs)
 		a->st = &rs->ctl->sides[i];
 		a->st->role = a->role;
 		a->st->id = a->id;
-		hist_init(&a->st->hist);
 		if (!cell_side_local(rs->cell, i))
 			continue;
 		if (rs->cell->threads) {
@@ -251,29 +250,39 @@ static int trace_setup(struct run_state *rs, const struct cell *c)
 	return 0;
 }
 
+#define ALIGN64(n) (((n) + 63) / 64 * 64)	/* a cache line's multiple */
+
 /* The shared record: the run's control, every side's record and after
- * them, for each side, the pattern's own record (side_stats.pat) and a
- * paced cell's views (side_stats.paced), mapped before any side starts,
- * so that every process sees them at one address. */
+ * them, for each side, the pattern's own record (side_stats.pat), its
+ * latency histogram where the pattern measures latency (side_stats.hist)
+ * and a paced cell's views (side_stats.paced), mapped before any side
+ * starts, so that every process sees them at one address. */
 static int map_shared(struct run_state *rs, const struct cell *c)
 {
-	size_t own = c->pat ? (c->pat->side_size + 63) / 64 * 64 : 0;
-	size_t paced = c->rate > 0 ? (sizeof(struct side_paced) + 63) / 64 * 64 : 0;
+	size_t own = c->pat ? ALIGN64(c->pat->side_size) : 0;
+	size_t hist = c->pat && c->pat->lat_kind != LAT_NONE ? ALIGN64(sizeof(struct hist)) : 0;
+	size_t paced = c->rate > 0 ? ALIGN64(sizeof(struct side_paced)) : 0;
+	size_t each = own + hist + paced;
+	size_t recs = ALIGN64(sizeof(struct run_ctl) + rs->nsides * sizeof(struct side_stats));
 	char *base;
 
-	rs->ctl_size = sizeof(struct run_ctl) + rs->nsides * (sizeof(struct side_stats) + own + paced);
+	rs->ctl_size = recs + rs->nsides * each;
 	rs->ctl = mmap(NULL, rs->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rs->ctl == MAP_FAILED) {
 		rs->ctl = NULL;
 		return errf(rs->fail, sizeof(rs->fail), ENOMEM, "cannot map shared state: %s",
 			    strerror(errno));
 	}
-	base = (char *)&rs->ctl->sides[rs->nsides];
+	base = (char *)rs->ctl + recs;
 	for (unsigned i = 0; i < rs->nsides; i++) {
-		char *mine = base + i * (own + paced);
+		char *mine = base + i * each;
+		struct side_stats *st = &rs->ctl->sides[i];
 
-		rs->ctl->sides[i].pat = own ? mine : NULL;
-		rs->ctl->sides[i].paced = paced ? (struct side_paced *)(mine + own) : NULL;
+		st->pat = own ? mine : NULL;
+		st->hist = hist ? (struct hist *)(mine + own) : NULL;
+		st->paced = paced ? (struct side_paced *)(mine + own + hist) : NULL;
+		if (st->hist)
+			hist_init(st->hist);
 	}
 	return 0;
 }

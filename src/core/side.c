@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipclab/cell_remote.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
-#include "ipclab/remote.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
@@ -111,6 +111,14 @@ void *pat_side_own(const struct participant *p, unsigned i)
 	if (i > c->clients || !cell_side_local(c, i))
 		return NULL;
 	return ctl_of(p)->sides[i].pat;
+}
+
+int pat_hist_open(struct participant *p)
+{
+	if (!p->st->hist)
+		return pat_fail(p, EINVAL, "no latency histogram (the runner mapped none)");
+	p->st->has_hist = true;
+	return 0;
 }
 
 bool pat_lost_ns(const struct participant *p, uint64_t *ns)

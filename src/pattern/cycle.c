@@ -321,7 +321,7 @@ static void count_cycle(struct participant *p, struct cycle_side *cs, uint32_t m
 		cp->driver_lost_ns = lost > *lost0 ? lost - *lost0 : 0;
 		*lost0 = lost;
 	}
-	hist_add(&p->st->hist, cp->completion_ns);
+	hist_add(p->st->hist, cp->completion_ns);
 	pat_mark(p, due, cp->done_ns);
 	cs->cycles++;
 	cs->xruns += xrun;
@@ -361,7 +361,8 @@ static int cycle_driver(struct participant *p)
 
 	if (!period || !cs)
 		return pat_fail(p, EINVAL, "no period (the cell was planned without --period)");
-	p->st->has_hist = true;
+	if ((ret = pat_hist_open(p)))
+		return ret;
 	/* an audio driver's wake is exact; a non-realtime thread's timers
 	 * are otherwise deferred by up to its slack (50 us by default) */
 	if (prctl(PR_SET_TIMERSLACK, ((const struct cycle_opts *)c->pat_opts)->timer_slack_ns, 0, 0,
@@ -430,6 +431,8 @@ static int cycle_stage(struct participant *p)
 
 	if (!cs)
 		return pat_fail(p, EINVAL, "no record of the cycle's own (the runner made none)");
+	if (!p->st->hist)
+		return pat_fail(p, EINVAL, "no latency histogram (the runner mapped none)");
 	hist_init(&cs->b);
 	for (uint32_t m = 0;; m++) {
 		uint64_t t_in, t_out, sent_at;
@@ -455,7 +458,7 @@ static int cycle_stage(struct participant *p)
 			break;
 		if (m >= c->warmup) {
 			/* a clock read on the same machine: CLOCK_MONOTONIC is one clock */
-			hist_add(&p->st->hist, t_in > sent_at ? t_in - sent_at : 0);
+			hist_add(p->st->hist, t_in > sent_at ? t_in - sent_at : 0);
 			hist_add(&cs->b, t_out - t_in);
 			pat_mark(p, t_in, t_out);
 			got++;

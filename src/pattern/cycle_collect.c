@@ -56,10 +56,10 @@ static void collect_stages(const struct side_stats *sides, unsigned n, uint64_t 
 		const struct cycle_side *cs = st->pat;
 		struct cycle_stage *sg = &cr->stages[cr->nstages++];
 
-		if (st->hist.count) {
-			sg->wait_p50_ns = hist_quantile(&st->hist, 0.50);
-			sg->wait_p99_ns = hist_quantile(&st->hist, 0.99);
-			sg->wait_max_ns = st->hist.max;
+		if (st->hist && st->hist->count) {
+			sg->wait_p50_ns = hist_quantile(st->hist, 0.50);
+			sg->wait_p99_ns = hist_quantile(st->hist, 0.99);
+			sg->wait_max_ns = st->hist->max;
 		}
 		if (cs && cs->b.count) {
 			sg->busy_p50_ns = hist_quantile(&cs->b, 0.50);
@@ -106,11 +106,11 @@ void cycle_collect(const struct side_stats *sides, unsigned n, struct result *re
 	cr->xruns = d->xruns;
 	cr->late_starts = d->late_starts;
 	cr->xruns_per_million = cr->cycles ? 1e6 * (double)cr->xruns / (double)cr->cycles : 0;
-	if (drv->hist.count) {
-		cr->cycle_p50_ns = hist_quantile(&drv->hist, 0.50);
-		cr->cycle_p99_ns = hist_quantile(&drv->hist, 0.99);
-		cr->cycle_p99_9_ns = hist_quantile(&drv->hist, 0.999);
-		cr->cycle_max_ns = drv->hist.max;
+	if (drv->hist && drv->hist->count) {
+		cr->cycle_p50_ns = hist_quantile(drv->hist, 0.50);
+		cr->cycle_p99_ns = hist_quantile(drv->hist, 0.99);
+		cr->cycle_p99_9_ns = hist_quantile(drv->hist, 0.999);
+		cr->cycle_max_ns = drv->hist->max;
 	}
 	cr->timer_samples = tl->count;
 	if (tl->count) {

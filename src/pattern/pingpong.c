@@ -31,7 +31,8 @@ static int pingpong_client(struct participant *p)
 	int ret;
 
 	p->st->zerocopy = zc;
-	p->st->has_hist = true;
+	if ((ret = pat_hist_open(p)))
+		return ret;
 	if (c->rate > 0) {
 		if (!p->st->paced)
 			return pat_fail(p, EINVAL, "paced, but no record of the pacing");
@@ -65,7 +66,7 @@ static int pingpong_client(struct participant *p)
 		pat_recv_done(p, p->ep, zc);
 		t1 = now_ns();
 		if (seq >= c->warmup) {
-			hist_add(&p->st->hist, t1 - t0);
+			hist_add(p->st->hist, t1 - t0);
 			if (intended) {
 				hist_add(&p->st->paced->intended, t1 - intended);
 				hist_add(&p->st->paced->late, t0 > intended ? t0 - intended : 0);

@@ -201,7 +201,8 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 	int ret;
 
 	p->st->zerocopy = zc;
-	p->st->has_hist = true;
+	if ((ret = pat_hist_open(p)))
+		return ret;
 	if (stream_fast(p, n, eps))
 		return stream_recv_fast(p, eps[0], zc);
 	for (round = 0; left; round++) {
@@ -226,7 +227,7 @@ static int stream_recv_loop(struct participant *p, int recv_mode)
 			if (h->ts_ns && h->seq >= c->warmup) {
 				uint64_t now = now_ns();
 
-				hist_add(&p->st->hist, now - h->ts_ns);
+				hist_add(p->st->hist, now - h->ts_ns);
 				pat_mark(p, h->ts_ns, now);
 			}
 			pat_recv_done(p, eps[i], zc);
@@ -256,7 +257,8 @@ static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc
 	const struct msg_hdr *h;
 	int n, ret;
 
-	p->st->has_hist = true;
+	if ((ret = pat_hist_open(p)))
+		return ret;
 	while (left) {
 		n = pat_fanin_wait(p, f, ready);
 		if (n < 0)
@@ -281,7 +283,7 @@ static int stream_recv_ready(struct participant *p, struct pat_fanin *f, bool zc
 			if (h->ts_ns && h->seq >= c->warmup) {
 				uint64_t now = now_ns();
 
-				hist_add(&p->st->hist, now - h->ts_ns);
+				hist_add(p->st->hist, now - h->ts_ns);
 				pat_mark(p, h->ts_ns, now);
 			}
 			pat_recv_done(p, p->eps[i], zc);

@@ -236,7 +236,7 @@ static int stream_recv_batched(struct participant *p, struct tp_endpoint *ep)
 	const size_t len = c->size;
 	const bool verify = c->verify;
 	const uint64_t warmup = c->warmup;
-	struct hist *hist = &p->st->hist;
+	struct hist *hist = p->st->hist;
 	const void *msgs[TP_BATCH_MAX];
 	size_t lens[TP_BATCH_MAX];
 	uint64_t want = 0;
@@ -292,7 +292,7 @@ int stream_recv_fast(struct participant *p, struct tp_endpoint *ep, bool zc)
 	const bool verify = c->verify;
 	const uint64_t warmup = c->warmup;
 	void *const pbuf = p->buf;
-	struct hist *hist = &p->st->hist;
+	struct hist *hist = p->st->hist;
 	uint64_t want;
 	int ret;
 

@@ -406,7 +406,7 @@ static int peer_sides_done(const struct cell *c, struct side_stats *sides, unsig
 			   size_t errlen)
 {
 	struct peer *p = c->remote->arg;
-	struct side_stats st = { 0 };
+	struct side_stats st = { .hist = n ? sides[0].hist : NULL };
 	int ret = wait_done(p, c, done_deadline(c));
 
 	if (ret)

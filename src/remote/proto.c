@@ -5,6 +5,7 @@
  * through a getter that checks its type and range. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <float.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,43 +158,113 @@ bool rp_token_equal(const char *a, const char *b)
 	return diff == 0 && la <= REMOTE_TOKEN_MAX;
 }
 
-json_t *rp_side_json(const struct side_stats *st)
+/* A side's histogram: the buckets that counted anything, as [index,
+ * count] pairs (all of them fit in a frame: HIST_BUCKETS pairs of at most
+ * ~25 bytes), an empty list when it has none. */
+static json_t *hist_buckets_json(const struct side_stats *st)
 {
 	json_t *b = json_array();
-	json_t *o;
 
-	for (unsigned i = 0; b && st->has_hist && i < HIST_BUCKETS; i++)
-		if (st->hist.buckets[i])
+	for (unsigned i = 0; b && st->has_hist && st->hist && i < HIST_BUCKETS; i++)
+		if (st->hist->buckets[i])
 			json_array_append_new(b, json_pack("[I,I]", (json_int_t)i,
-							   (json_int_t)st->hist.buckets[i]));
-	o = json_pack("{s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:b,"
-		      "s:I,s:I,s:I,s:f,s:o}",
-		      "role", (int)st->role, "cpu", st->cpu, "msgs", (json_int_t)st->msgs,
-		      "bytes", (json_int_t)st->bytes, "win_start_ns", (json_int_t)st->win_start_ns,
-		      "win_end_ns", (json_int_t)st->win_end_ns, "user_ns", (json_int_t)st->ru.user_ns,
-		      "sys_ns", (json_int_t)st->ru.sys_ns, "vol_cs", (json_int_t)st->ru.vol_cs,
-		      "invol_cs", (json_int_t)st->ru.invol_cs, "status", st->status, "err", st->err,
-		      "lost", (json_int_t)st->lost, "dups", (json_int_t)st->dups,
-		      "reorders", (json_int_t)st->reorders, "sample_every", (json_int_t)st->sample_every,
-		      "zerocopy", st->zerocopy, "serve_ready", st->serve_ready, "serve_spin", st->serve_spin, "has_hist", st->has_hist,
-		      "hist_count", (json_int_t)st->hist.count,
-		      "hist_min", (json_int_t)(st->hist.count ? st->hist.min : 0),
-		      "hist_max", (json_int_t)(st->hist.count ? st->hist.max : 0), "hist_sum", st->hist.sum,
-		      "buckets", b ? b : json_array());
-	return o;
+							   (json_int_t)st->hist->buckets[i]));
+	return b;
+}
+
+json_t *rp_side_json(const struct side_stats *st)
+{
+	static const struct hist none = { .count = 0 };
+	const struct hist *h = st->hist ? st->hist : &none;
+	json_t *b = hist_buckets_json(st);
+
+	return json_pack("{s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:s,s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:b,"
+			 "s:I,s:I,s:I,s:f,s:o}",
+			 "role", (int)st->role, "cpu", st->cpu, "msgs", (json_int_t)st->msgs,
+			 "bytes", (json_int_t)st->bytes, "win_start_ns", (json_int_t)st->win_start_ns,
+			 "win_end_ns", (json_int_t)st->win_end_ns, "user_ns", (json_int_t)st->ru.user_ns,
+			 "sys_ns", (json_int_t)st->ru.sys_ns, "vol_cs", (json_int_t)st->ru.vol_cs,
+			 "invol_cs", (json_int_t)st->ru.invol_cs, "status", st->status, "err", st->err,
+			 "lost", (json_int_t)st->lost, "dups", (json_int_t)st->dups,
+			 "reorders", (json_int_t)st->reorders, "sample_every", (json_int_t)st->sample_every,
+			 "zerocopy", st->zerocopy, "serve_ready", st->serve_ready,
+			 "serve_spin", st->serve_spin, "has_hist", st->has_hist,
+			 "hist_count", (json_int_t)h->count,
+			 "hist_min", (json_int_t)(h->count ? h->min : 0),
+			 "hist_max", (json_int_t)(h->count ? h->max : 0), "hist_sum", h->sum,
+			 "buckets", b ? b : json_array());
 }
 
 #define BIG ((uint64_t)INT64_MAX)
 
+/* The histogram of a side's record into h (initialised), hostile input:
+ * count, min and max (already read, each at most BIG) and the buckets
+ * must agree: every index in range, once; the counts add up to count
+ * without wrapping; min in the lowest bucket that counted, max in the
+ * highest; the sum a number between count * min and count * max (up to
+ * rounding). 0 or -EPROTO with why. */
+static int hist_parse(const json_t *j, uint64_t count, uint64_t min, uint64_t max, struct hist *h,
+		      char *err, size_t errlen)
+{
+	const json_t *b = json_object_get(j, "buckets"), *js = json_object_get(j, "hist_sum");
+	unsigned lo = HIST_BUCKETS, hi = 0;
+	uint64_t cnt = 0;
+	double sum, tol;
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(b) || json_array_size(b) > HIST_BUCKETS)
+		return errf(err, errlen, EPROTO, "control message: histogram buckets malformed");
+	json_array_foreach(b, i, e) {
+		json_t *ji = json_array_get(e, 0), *jn = json_array_get(e, 1);
+
+		if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(ji) ||
+		    !json_is_integer(jn) || json_integer_value(ji) < 0 ||
+		    json_integer_value(ji) >= HIST_BUCKETS || json_integer_value(jn) < 0 ||
+		    h->buckets[json_integer_value(ji)])
+			return errf(err, errlen, EPROTO, "control message: histogram bucket malformed");
+		/* counts at most count (<= INT64_MAX) in all: no sum wraps */
+		if ((uint64_t)json_integer_value(jn) > count - cnt)
+			return errf(err, errlen, EPROTO, "control message: histogram counts disagree");
+		unsigned k = (unsigned)json_integer_value(ji);
+		uint64_t n = (uint64_t)json_integer_value(jn);
+
+		h->buckets[k] = n;
+		cnt += n;
+		if (n && k < lo)
+			lo = k;
+		if (n && k > hi)
+			hi = k;
+	}
+	if (cnt != count || min > max)
+		return errf(err, errlen, EPROTO, "control message: histogram counts disagree");
+	if (!cnt)
+		return 0;
+	sum = json_number_value(js);
+	if (hist_index(min) != lo || hist_index(max) != hi)
+		return errf(err, errlen, EPROTO,
+			    "control message: histogram min or max outside its buckets");
+	tol = 1e-6 + (double)cnt * DBL_EPSILON;	/* the sender's rounding, added up */
+	if (!json_is_number(js) || !(sum >= (double)min * (double)cnt * (1 - tol)) ||
+	    !(sum <= (double)max * (double)cnt * (1 + tol)))
+		return errf(err, errlen, EPROTO, "control message: histogram sum out of range");
+	h->count = count;
+	h->min = min;
+	h->max = max;
+	h->sum = sum;
+	return 0;
+}
+
 /* A side's record from the peer, hostile input: every field looked up,
- * typed and bounded one after another (long, but flat). */
+ * typed and bounded one after another (long, but flat). Its histogram
+ * goes into st->hist, the side's own (NULL: it has none, and a record
+ * with one is refused). */
 int rp_side_parse(const json_t *j, struct side_stats *st, char *err, size_t errlen)
 {
-	uint64_t v[20], cnt = 0;
+	uint64_t v[20];
 	static const char *const keys[] = { "msgs", "bytes", "win_start_ns", "win_end_ns",
 					    "user_ns", "sys_ns", "vol_cs", "invol_cs", "lost",
 					    "dups", "reorders", "hist_count", "hist_min", "hist_max" };
-	json_t *b = json_object_get(j, "buckets"), *e;
 	uint64_t se, cpu;
 	size_t i;
 	int ret;
@@ -235,32 +306,14 @@ int rp_side_parse(const json_t *j, struct side_stats *st, char *err, size_t errl
 
 	st->status = json_is_integer(js) && json_integer_value(js) <= 0 &&
 		     json_integer_value(js) > -4096 ? (int)json_integer_value(js) : -EPROTO;
-	hist_init(&st->hist);
+	if (st->hist)
+		hist_init(st->hist);
 	if (!st->has_hist)
 		return 0;
-	if (!json_is_array(b) || json_array_size(b) > HIST_BUCKETS)
-		return errf(err, errlen, EPROTO, "control message: histogram buckets malformed");
-	json_array_foreach(b, i, e) {
-		json_t *ji = json_array_get(e, 0), *jn = json_array_get(e, 1);
-
-		if (!json_is_integer(ji) || !json_is_integer(jn) || json_integer_value(ji) < 0 ||
-		    json_integer_value(ji) >= HIST_BUCKETS || json_integer_value(jn) < 0)
-			return errf(err, errlen, EPROTO, "control message: histogram bucket malformed");
-		/* counts at most hist_count (<= INT64_MAX) in all: no sum wraps */
-		if ((uint64_t)json_integer_value(jn) > v[11] - cnt)
-			return errf(err, errlen, EPROTO, "control message: histogram counts disagree");
-		st->hist.buckets[json_integer_value(ji)] += (uint64_t)json_integer_value(jn);
-		cnt += (uint64_t)json_integer_value(jn);
-	}
-	if (cnt != v[11] || v[12] > v[13])
-		return errf(err, errlen, EPROTO, "control message: histogram counts disagree");
-	st->hist.count = v[11];
-	if (cnt) {
-		st->hist.min = v[12];
-		st->hist.max = v[13];
-	}
-	st->hist.sum = json_real_value(json_object_get(j, "hist_sum"));
-	return 0;
+	if (!st->hist)
+		return errf(err, errlen, EPROTO,
+			    "control message: a latency histogram for a side that records none");
+	return hist_parse(j, v[11], v[12], v[13], st->hist, err, errlen);
 }
 
 json_t *rp_env_sanitize(const json_t *env)

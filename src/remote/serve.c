@@ -131,8 +131,7 @@ struct serve_cell {
 	struct cell cell;
 	struct cell_remote hooks;
 	struct serve *s;
-	struct side_stats side;		/* the server side's record (sides_done) */
-	bool have_side;
+	json_t *side;			/* the server side's record (sides_done), NULL until then */
 };
 
 /* The request's one cell, made by plan_build as every other cell is. */
@@ -197,11 +196,10 @@ static int hook_sides_done(const struct cell *c, struct side_stats *sides, unsig
 	struct serve_cell *sc = c->remote->arg;
 
 	(void)n;
-	(void)err;
-	(void)errlen;
-	sc->side = sides[0];
-	sc->have_side = true;
-	return 0;
+	/* now: its histogram is in memory the runner unmaps when the cell ends */
+	json_decref(sc->side);
+	sc->side = rp_side_json(&sides[0]);
+	return sc->side ? 0 : errf(err, errlen, ENOMEM, "out of memory");
 }
 
 static json_t *settings_json(const struct tp_settings *st)
@@ -240,7 +238,8 @@ static void cell_child(struct serve_cell *sc, const json_t *req)
 		o = json_pack("{s:s,s:s,s:s,s:o,s:o*}", "type", "done",
 			      "status", res->status == RES_OK ? "ok" : res->status == RES_SKIPPED ? "skipped" : "failed",
 			      "reason", res->reason, "settings", settings_json(&res->settings),
-			      "side", sc->have_side ? rp_side_json(&sc->side) : NULL);
+			      "side", sc->side);
+		sc->side = NULL;	/* the frame holds it */
 	}
 	if (o)
 		(void)rp_send(sc->s->cfd, o);

@@ -49,7 +49,7 @@ hdr envcheck.h 2
 hdr report.h 2
 hdr trace.h 2
 hdr profile.h 2
-hdr remote.h 2
+hdr cell_remote.h 2
 hdr reference.h 2
 dir src/reference 3 the reference loops: the session runs them through reference_ops, a transport names its own
 dir src/pattern 4 plugins
@@ -58,6 +58,7 @@ hdr cycle.h 4 src/pattern
 dir src/report 5 the reporters
 hdr reporter.h 5
 dir src/remote 6 ipclab serve and its peer: transports and patterns by name, the machine as report JSON
+hdr remote.h 6
 dir src/db 7 the results store: result files through report/rfile.c
 dir src/cmd 8 the commands
 dir src 8 main.c, cli_internal.h
