@@ -188,8 +188,12 @@ int ipcring_server_set_reply_limits(struct ipcring_server *srv, size_t max_queue
  * starves), detect dead clients (their socket's hangup, at once) and free
  * them. When every ring is empty it spins for spin_ns, then announces sleep
  * on every request ring and sleeps in epoll until a request, a connection
- * or a hangup comes, or @timeout_ms passes. Returns the number of records
- * served (0 on timeout), or -errno. While replies wait in a queue (see
+ * or a hangup comes, or @timeout_ms passes. The replies the message hook
+ * sends to a run of one client's requests are published as one run: a
+ * reply while that client's next request already waits is committed as
+ * with IPCRING_MORE, and the reply to the last one waiting (or the end of
+ * its turn) publishes them all, with at most one wake. Returns the number
+ * of records served (0 on timeout), or -errno. While replies wait in a queue (see
  * ipcring_server_set_reply_limits()), a timer in its epoll set ticks every
  * millisecond, so that they move on as their client reads.
  * Set-up: the server keeps one channel made ahead (two rings, its ends

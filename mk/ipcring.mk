@@ -20,7 +20,7 @@ IPCRING_PC	:= $(B)/ipcring.pc
 IPCRING_MAP	:= $(IPCRING_DIR)/libipcring.map
 
 IPCRING_TEST_NAMES := unit attach stress death eventfd examples hostile \
-		      connect peers dispatch kills batch strangers stuck fair
+		      connect peers dispatch kills batch strangers stuck fair runs
 IPCRING_TESTS	:= $(IPCRING_TEST_NAMES:%=$(B)/tests/ipcring-%)
 IPCRING_EXAMPLES := $(B)/examples/ipcring-server $(B)/examples/ipcring-client
 IPCRING_BENCH	:= $(B)/bench/ring_bare $(B)/bench/ring_setup

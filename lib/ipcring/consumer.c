@@ -108,6 +108,18 @@ void ring_cons_publish(struct ipcring *r)
 	ring_notify(r);
 }
 
+bool ring_cons_more(const struct ipcring *r)
+{
+	const struct ring_rec *next;
+
+	if (!r->peek_rs)
+		return false;
+	/* pre-zeroed before the record handed out was committed (acquired):
+	 * never a stale commit word of the previous lap */
+	next = ring_rec_at(r, r->pos + r->peek_rs);
+	return atomic_load_explicit(&next->w0, memory_order_acquire) & REC_COMMITTED;
+}
+
 static int cons_wait(struct ipcring *r, const void **msg, size_t *len,
 		     int timeout_ms)
 {

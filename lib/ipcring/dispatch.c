@@ -352,7 +352,9 @@ static int srv_on_msg(void *ctx, const void *msg, size_t len)
 
 	if (!b->s->ops.message)
 		return 0;
+	b->s->in_msg = true;	/* its replies: one run with the turn's others */
 	b->ret = b->s->ops.message(b->s->ops_ctx, b->c, msg, len);
+	b->s->in_msg = false;
 	/* a reply queued: no more requests until it is in the ring */
 	return b->ret || b->s->drop_cur || b->c->q.len;
 }
@@ -385,7 +387,7 @@ static int srv_serve_conn(struct ipcring_server *s, struct ipcring_conn *c,
 		*gone = b.ret;
 	else if (s->drop_cur)
 		*gone = 2;
-	(void)ipcring_flush(c->tx);	/* replies committed with IPCRING_MORE */
+	(void)ipcring_flush(c->tx);	/* the run's replies, one publication */
 	return n > 0 ? n : 0;
 }
 

@@ -191,6 +191,9 @@ uint64_t ring_deadline(int timeout_ms);
 /* consumer.c */
 int ring_cons_ready(struct ipcring *r, bool sc);
 void ring_cons_publish(struct ipcring *r);
+/* With a record handed out (peek, or a read_batch handler): is the one
+ * after it committed already? A hint, for a run's replies (dispatch.c). */
+bool ring_cons_more(const struct ipcring *r);
 
 static inline uint64_t ring_now_ns(void)
 {

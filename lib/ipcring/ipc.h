@@ -122,6 +122,7 @@ struct ipcring_server {
 	uint64_t last_check_ns;
 	struct ipcring_conn *cur;	/* in a hook */
 	bool drop_cur;
+	bool in_msg;			/* cur's message hook: a run's replies */
 	struct {			/* a channel made ahead (rx NULL: none) */
 		struct ipcring *rx, *tx;
 		int fds[HS_NFDS];

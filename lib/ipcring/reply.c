@@ -105,16 +105,34 @@ static int outq_put(struct ipcring_server *s, struct ipcring_conn *c, const void
 }
 
 /*
+ * A reply from the message hook while the client's next request already
+ * waits: committed with IPCRING_MORE, so that the replies to a run of
+ * requests are published as one run (one flush, at most one wake) when the
+ * run ends: at the reply to the last request waiting, or at the end of the
+ * connection's turn (a quantum), whichever comes first. None is held for a
+ * request that has not come.
+ */
+static unsigned int srv_reply_flags(const struct ipcring_conn *c, unsigned int flags)
+{
+	const struct ipcring_server *s = c->srv;
+
+	if (s->in_msg && s->cur == c && ring_cons_more(c->rx))
+		return flags | IPCRING_MORE;
+	return flags;
+}
+
+/*
  * ipcring_conn_send() on a dispatcher's connection: at once if nothing
- * waits before it and it fits; else queued behind the others. A connection
- * being dropped (its disconnected hook) queues nothing.
+ * waits before it and it fits (in a run, see srv_reply_flags); else queued
+ * behind the others. A connection being dropped (its disconnected hook)
+ * queues nothing.
  */
 int ipc_srv_send(struct ipcring_conn *c, const void *buf, size_t len, unsigned int flags)
 {
 	int ret;
 
 	if (!c->q.len) {
-		ret = ipcring_write(c->tx, buf, len, flags, 0);
+		ret = ipcring_write(c->tx, buf, len, srv_reply_flags(c, flags), 0);
 		if (ret != -EAGAIN || c->state != CONN_OPEN)
 			return ret;
 	} else if (len > c->tx->max_record) {

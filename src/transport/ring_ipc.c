@@ -223,14 +223,23 @@ static void ripc_mark(struct tp_endpoint *ep)
 		ep->marked = true;
 }
 
-/* Fan-in: the eventfd is readable iff a request (or the end) is waiting. */
+/* Fan-in: the eventfd is readable iff a request (or the end) is waiting.
+ * A request already there keeps the mark this side wrote. Only when there
+ * is none does it announce sleep, which drains the eventfd: if a request
+ * then came before the announcement (the client saw no sleeper and wrote
+ * nothing), the mark is gone and is written again. */
 static void ripc_arm(struct tp_endpoint *ep)
 {
-	if (ipcring_prepare_wait(ep->re.rx) == 0) {
-		ep->marked = false;	/* drained; the client writes it now */
+	const void *msg;
+	size_t n;
+
+	if (ipcring_peek(ep->re.rx, &msg, &n, 0) != -EAGAIN) {
+		ripc_mark(ep);		/* a request, the end or an error */
 		return;
 	}
-	ripc_mark(ep);
+	ep->marked = false;	/* drained; the client writes it now */
+	if (ipcring_prepare_wait(ep->re.rx) != 0)
+		ripc_mark(ep);
 }
 
 /* ipcring_connect_cancel's question: has the cell been told to stop? */

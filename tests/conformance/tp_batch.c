@@ -7,8 +7,9 @@
  * runs), every message checked as in the other cases, then EOF. And the
  * checks' own test: a message of a run spoilt just before the run's
  * commit, as null-zc's -O fault does it (lost, sent twice, a payload byte
- * flipped), which the receiver must name, message and kind, and nothing
- * earlier; and a peek_n blocked on nothing and a reserve_n blocked on a
+ * flipped), in the client's runs and in the server's (ring-ipc: the
+ * server's ring), which the receiver must name, message and kind, and
+ * nothing earlier; and a peek_n blocked on nothing and a reserve_n blocked on a
  * full channel that a stop request ends (-EINTR). */
 #include <errno.h>
 #include <pthread.h>
@@ -39,13 +40,24 @@ static uint64_t side_seed(const struct side *s)
 	       ((uint64_t)s->id << 20) ^ 1;
 }
 
+bool fault_side(const struct side *s, bool sending)
+{
+	const struct tcase *tc = s->tc;
+
+	if (!tc->fault || s->id)
+		return false;
+	return (s->role == TP_SERVER) == (sending == tc->fault_s2c);
+}
+
 /* The message at place @pos of the run, its sequence number *next
- * (advanced), spoilt as tc->fault asks when @pos is tc->fault_at: drop
- * skips a number, dup repeats the one before, corrupt flips the last byte. */
-static void place_fill(const struct tcase *tc, unsigned char *p, uint32_t pos, uint32_t *next)
+ * (advanced), spoilt as tc->fault asks when @pos is tc->fault_at and
+ * @spoil: drop skips a number, dup repeats the one before, corrupt flips
+ * the last byte. */
+static void place_fill(const struct tcase *tc, unsigned char *p, uint32_t pos, uint32_t *next,
+		       bool spoil)
 {
 	size_t size = tc->cfg.msg_size;
-	bool at = tc->fault && pos == tc->fault_at;
+	bool at = spoil && pos == tc->fault_at;
 	uint32_t v = *next;
 	struct msg_hdr h = { .len = (uint32_t)size };
 
@@ -68,6 +80,7 @@ int send_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 	uint32_t pos = 0, next = 0, count = s->tc->count;
 	uint64_t rnd = side_seed(s);
 	void *bufs[TP_BATCH_MAX];
+	bool spoil = fault_side(s, true);
 
 	while (pos < count) {
 		unsigned max = 1 + next_rand(&rnd) % TP_BATCH_MAX;
@@ -77,7 +90,7 @@ int send_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 		if (max > count - pos)
 			max = count - pos;
 		if (next_rand(&rnd) % RUN_SINGLE_ONE_IN == 0) {
-			place_fill(s->tc, buf, pos, &next);
+			place_fill(s->tc, buf, pos, &next, spoil);
 			k = tp->send(ep, buf, size);
 			if (k != (ssize_t)size)
 				return side_fail(s, "send %u of %u: %zd (%s)", pos, count, k, rstr(k));
@@ -89,7 +102,7 @@ int send_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 			return side_fail(s, "reserve_n %u of %u (max %u): %zd (%s)", pos, count, max,
 					 k, k < 0 ? rstr(k) : "out of range");
 		for (unsigned i = 0; i < (unsigned)k; i++)
-			place_fill(s->tc, bufs[i], pos + i, &next);
+			place_fill(s->tc, bufs[i], pos + i, &next, spoil);
 		r = tp->commit_n(ep, (unsigned)k, size);
 		if (r)
 			return side_fail(s, "commit_n of %zd at %u: %d (%s)", k, pos, r, rstr(r));
@@ -100,7 +113,8 @@ int send_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 
 /* One message of a run (or received alone): checked in order. In a
  * fault case the first bad one is recorded and the rest only read. */
-static int take_one(struct side *s, const void *msg, ssize_t n, uint32_t *want, bool *bad)
+static int take_one(struct side *s, const void *msg, ssize_t n, uint32_t *want, bool *bad,
+		    bool faulty)
 {
 	uint32_t seq;
 
@@ -110,7 +124,7 @@ static int take_one(struct side *s, const void *msg, ssize_t n, uint32_t *want, 
 		side_fail(s, "got message %u, expected %u", seq, *want);
 	(*want)++;
 	*bad = s->res->failed;
-	return *bad && !s->tc->fault ? -1 : 0;
+	return *bad && !faulty ? -1 : 0;
 }
 
 int recv_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
@@ -120,58 +134,61 @@ int recv_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf)
 	size_t lens[TP_BATCH_MAX];
 	uint32_t want = 0, count = s->tc->count;
 	uint64_t rnd = side_seed(s);
-	bool bad = false;
+	bool bad = false, faulty = fault_side(s, false);
 	int ret = 0;
 
 	/* a fault case reads to the end: the sender may have sent one more */
-	while (!ret && (s->tc->fault || want < count)) {
+	while (!ret && (faulty || want < count)) {
 		unsigned max = 1 + next_rand(&rnd) % TP_BATCH_MAX;
 		ssize_t k;
 
-		if (!s->tc->fault && max > count - want)
+		if (!faulty && max > count - want)
 			max = count - want;
 		if (next_rand(&rnd) % RUN_SINGLE_ONE_IN == 0) {
 			k = tp->recv(ep, buf, s->tc->cfg.msg_size);
-			if (k == 0 && s->tc->fault)
+			if (k == 0 && faulty)
 				break;
 			if (k <= 0)
 				return side_fail(s, "recv %u of %u: %zd (%s)", want, count, k, rstr(k));
-			ret = take_one(s, buf, k, &want, &bad);
+			ret = take_one(s, buf, k, &want, &bad, faulty);
 			continue;
 		}
 		k = tp->peek_n(ep, msgs, lens, max);
-		if (k == 0 && s->tc->fault)
+		if (k == 0 && faulty)
 			break;
 		if (k < 1 || k > (ssize_t)max)
 			return side_fail(s, "peek_n %u of %u (max %u): %zd (%s)", want, count, max, k,
 					 k < 0 ? rstr(k) : k ? "out of range" : "EOF");
 		for (unsigned i = 0; i < (unsigned)k && !ret; i++)
-			ret = take_one(s, msgs[i], (ssize_t)lens[i], &want, &bad);
+			ret = take_one(s, msgs[i], (ssize_t)lens[i], &want, &bad, faulty);
 		tp->release_n(ep, (unsigned)k);
 	}
 	return ret;
 }
 
-/* A fault case passes when the server, and only it, named the spoilt
- * message as it was spoilt. */
+/* A fault case passes when the receiver (the server, or client 0 of a
+ * spoilt server's run), and only it, named the spoilt message as it was
+ * spoilt. */
 void fault_verdict(const struct tcase *tc, const struct side_res *res)
 {
+	const char *who = tc->fault_s2c ? "client" : "server";
+	const struct side_res *rx = &res[tc->fault_s2c], *tx = &res[!tc->fault_s2c];
 	char want[96];
 	uint32_t f = tc->fault_at;
 
 	if (tc->fault == BF_DROP)
-		snprintf(want, sizeof(want), "server 0: got message %u, expected %u", f + 1, f);
+		snprintf(want, sizeof(want), "%s 0: got message %u, expected %u", who, f + 1, f);
 	else if (tc->fault == BF_DUP)
-		snprintf(want, sizeof(want), "server 0: got message %u, expected %u", f - 1, f);
+		snprintf(want, sizeof(want), "%s 0: got message %u, expected %u", who, f - 1, f);
 	else
-		snprintf(want, sizeof(want), "server 0: message %u: payload wrong at byte %zu", f,
+		snprintf(want, sizeof(want), "%s 0: message %u: payload wrong at byte %zu", who, f,
 			 tc->cfg.msg_size - 1);
-	if (res[1].failed)
-		case_fail(tc, "the sender failed: %s", res[1].err);
-	else if (!res[0].failed)
+	if (tx->failed)
+		case_fail(tc, "the sender failed: %s", tx->err);
+	else if (!rx->failed)
 		case_fail(tc, "the spoilt message %u went unnoticed", f);
-	else if (strcmp(res[0].err, want))
-		case_fail(tc, "expected \"%s\", the receiver said \"%s\"", want, res[0].err);
+	else if (strcmp(rx->err, want))
+		case_fail(tc, "expected \"%s\", the receiver said \"%s\"", want, rx->err);
 }
 
 /* reserve_n on a full channel: the client fills it in runs while the
@@ -209,7 +226,7 @@ static ssize_t fill_runs(const struct tcase *tc, struct tp_endpoint *ep)
 
 	while ((k = tc->tp->reserve_n(ep, bufs, tc->cfg.msg_size, TP_BATCH_MAX)) > 0) {
 		for (unsigned i = 0; i < (unsigned)k; i++)
-			place_fill(tc, bufs[i], pos + i, &next);
+			place_fill(tc, bufs[i], pos + i, &next, false);
 		r = tc->tp->commit_n(ep, (unsigned)k, tc->cfg.msg_size);
 		if (r)
 			return r;
@@ -281,8 +298,9 @@ out:
 }
 
 /* Runs each way, process and thread endpoints, 16 B to 4 KiB, one client
- * and MAXC; then each fault, threads, one client, c2s; then a peek_n
- * blocked on nothing and a reserve_n on a full channel, interrupted. */
+ * and MAXC; then each fault, threads, one client, in the client's runs and
+ * in the server's; then a peek_n blocked on nothing and a reserve_n on a
+ * full channel, interrupted. */
 void run_batch_cases(struct tcase *tc, unsigned div)
 {
 	static const size_t sizes[] = { 16, 64, 4096 };
@@ -315,20 +333,23 @@ void run_batch_cases(struct tcase *tc, unsigned div)
 			run_case(tc);
 		}
 	}
-	for (int f = BF_DROP; f <= BF_CORRUPT && (!getenv("ENDPOINTS") ||
-						   !strcmp(getenv("ENDPOINTS"), "thread")); f++) {
+	for (int f = BF_DROP; f <= 2 * BF_CORRUPT && (!getenv("ENDPOINTS") ||
+						       !strcmp(getenv("ENDPOINTS"), "thread")); f++) {
 		tc->cfg = (struct tp_config){ .opts = tc->cfg.opts, .dir = tc->cfg.dir,
 					      .stop = tc->cfg.stop, .clients = 1, .threads = true,
 					      .msg_size = 64 };
 		tc->count = FAULT_COUNT;
-		tc->fault = f;
+		tc->fault = f > BF_CORRUPT ? f - BF_CORRUPT : f;
+		tc->fault_s2c = f > BF_CORRUPT;
 		tc->fault_at = FAULT_AT;
 		tc->seed = ++serial;
-		snprintf(tc->name, sizeof(tc->name), "%s thread runs, %s at %u (seed %llu)",
-			 base, faults[f], FAULT_AT, (unsigned long long)tc->seed);
+		snprintf(tc->name, sizeof(tc->name), "%s thread %s runs, %s at %u (seed %llu)",
+			 base, tc->fault_s2c ? "server's" : "client's", faults[tc->fault], FAULT_AT,
+			 (unsigned long long)tc->seed);
 		run_case(tc);
 	}
 	tc->fault = BF_NONE;
+	tc->fault_s2c = false;
 	tc->cfg.msg_size = 64;
 	tc->cfg.clients = 1;
 	tc->cfg.threads = true;

@@ -23,7 +23,8 @@ struct tcase {
 	bool eof_at_server;	/* which side reads EOF after the other's close */
 	bool lossy;
 	bool runs;		/* through reserve_n/commit_n, peek_n/release_n */
-	int fault;		/* runs: BF_* spoilt in the client's run, c2s only */
+	int fault;		/* runs: BF_* spoilt in one side's run */
+	bool fault_s2c;		/* ... the server's (to client 0), else the client's */
 	uint32_t fault_at;	/* the place (counted from 0) it spoils */
 	uint64_t seed;		/* runs: of the random run sizes */
 	char name[160];
@@ -80,6 +81,8 @@ int check_msg(struct side *s, const unsigned char *buf, ssize_t n, uint32_t *seq
  * verdict (the receiver must name the spoilt message); and every batch
  * case of a transport that has the operations. */
 int send_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf);
+/* In a fault case: does side @s send (@sending) or receive the spoilt run? */
+bool fault_side(const struct side *s, bool sending);
 int recv_runs(struct side *s, struct tp_endpoint *ep, unsigned char *buf);
 void fault_verdict(const struct tcase *tc, const struct side_res *res);
 void run_batch_cases(struct tcase *tc, unsigned div);

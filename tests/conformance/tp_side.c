@@ -167,7 +167,7 @@ void *server_main(void *arg)
 	}
 	for (id = 0; id < n && !ret; id++)
 		s->id = id, ret = recv_n(s, eps[id], buf);
-	for (id = 0; id < n && !ret && !s->tc->fault; id++)
+	for (id = 0; id < n && !ret && (!s->tc->fault || s->tc->fault_s2c); id++)
 		s->id = id, ret = send_n(s, eps[id], buf);
 	for (id = 0; id < n && !ret && s->tc->eof_at_server && !s->tc->lossy && !s->tc->fault;
 	     id++)
@@ -192,8 +192,8 @@ void *client_main(void *arg)
 		side_fail(s, "out of memory");
 	else if (tp->open(s->ch, TP_CLIENT, s->id, &ep, err, sizeof(err)))
 		side_fail(s, "open: %s", err);
-	else if (!send_n(s, ep, buf) && !s->tc->fault && !recv_n(s, ep, buf) &&
-		 !s->tc->eof_at_server && !s->tc->lossy)
+	else if (!send_n(s, ep, buf) && (!s->tc->fault || s->tc->fault_s2c) &&
+		 !recv_n(s, ep, buf) && !s->tc->fault && !s->tc->eof_at_server && !s->tc->lossy)
 		expect_eof(s, ep, buf);
 	if (ep)
 		tp->close(ep);
