@@ -21,7 +21,7 @@ $(B)/src/trace/embed.o: $(TRACE_BPF_OBJ)
 $(B)/src/trace/trace.o: $(B)/src/trace/sysnames.h
 
 $(TRACE_BPF_OBJ): src/trace/bpf/sched.bpf.c src/trace/bpf/preempt.bpf.h src/trace/bpf/cpath.bpf.h \
-		  src/trace/trace_shared.h
+		  src/trace/bpf/unseen.bpf.h src/trace/trace_shared.h
 	@mkdir -p $(@D)
 	$(TRACE_CLANG) $(TRACE_BPF_CFLAGS) -c -o $@ $<
 
@@ -48,6 +48,13 @@ $(B)/tests/test_trace: $(B)/tests/unit/test_trace.o $(IPCLAB_LIB)
 
 TEST_PROGS += $(B)/tests/test_trace
 DEPS_FILES += $(B)/tests/unit/test_trace.d
+
+$(B)/tests/test_trace_unseen: $(B)/tests/unit/test_trace_unseen.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_trace_unseen
+DEPS_FILES += $(B)/tests/unit/test_trace_unseen.d
 
 $(B)/tests/test_explain: $(B)/tests/unit/test_explain.o $(IPCLAB_LIB)
 	@mkdir -p $(@D)

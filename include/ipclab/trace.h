@@ -31,6 +31,9 @@ struct trace_target {
 	const char *name;		/* the cell, as the timeline names its process */
 	const char *mark_name;		/* what a message mark is ("round trip", ...) */
 	bool round_trips;		/* a mark is a round trip (the pattern's lat_kind) */
+	int hide_tid;			/* tests: every probe drops the events in this
+					 * task's context, as a kernel that keeps a
+					 * task out of tracing does; 0 none */
 };
 
 /* A side's getrusage over its window: without syscall probes, running
@@ -187,8 +190,11 @@ struct trace_result {
 	uint64_t lost_events;
 	/* lost_events by kind: a side switched in while thought asleep, a
 	 * (side, syscall) pair the syscall table had no room for, probe runs
-	 * the kernel skipped for recursion */
-	uint64_t lost_missed_wakeups, lost_syscalls, lost_recursion;
+	 * the kernel skipped for recursion, and a side switched in with no
+	 * wakeup seen while a CPU ran what the probes do not see (the kernel
+	 * kept a task out of tracing: its wakeups are invisible) */
+	uint64_t lost_missed_wakeups, lost_syscalls, lost_recursion, lost_unseen_wakeups;
+	uint64_t unseen_spans;		/* spans of a CPU the probes did not see, in the window */
 	unsigned nsides;
 	struct trace_side sides[TRACE_MAX_SIDES];
 	struct {

@@ -174,10 +174,12 @@ json_t *trace_json(const struct trace_result *tr)
 	json_object_set_new(o, "critical_path_ns", tr->has_cpath ? cpath_json(&tr->cpath) : json_null());
 	json_object_set_new(o, "cause", cause_json(trace_cause(tr)));
 	json_object_set_new(o, "lost_events", json_integer((json_int_t)tr->lost_events));
-	json_object_set_new(o, "lost_by", json_pack("{s:I, s:I, s:I}",
+	json_object_set_new(o, "lost_by", json_pack("{s:I, s:I, s:I, s:I}",
 		"missed_wakeups", (json_int_t)tr->lost_missed_wakeups,
 		"syscall_table", (json_int_t)tr->lost_syscalls,
-		"recursion", (json_int_t)tr->lost_recursion));
+		"recursion", (json_int_t)tr->lost_recursion,
+		"unseen_wakeups", (json_int_t)tr->lost_unseen_wakeups));
+	json_object_set_new(o, "unseen_spans", json_integer((json_int_t)tr->unseen_spans));
 	json_object_set_new(o, "complete", json_boolean(tr->complete));
 	json_object_set_new(o, "perturbation", jnum_or_null(tr->perturbation > 0, tr->perturbation));
 	json_object_set_new(o, "perturbation_of",
@@ -332,9 +334,10 @@ void trace_table_line(FILE *f, const struct trace_result *tr)
 		perturbation_text(f, "traced/untraced", tr->perturbation, tr->perturbation_pairs,
 				  tr->perturbation_lo, tr->perturbation_hi, tr->perturbation_separable);
 	if (!tr->complete)
-		fprintf(f, "  INCOMPLETE: %llu events lost (%llu missed wakeups, %llu syscall table, %llu recursion)",
+		fprintf(f, "  INCOMPLETE: %llu events lost (%llu missed wakeups, %llu syscall table, %llu recursion, %llu unseen wakeups)",
 			(unsigned long long)tr->lost_events, (unsigned long long)tr->lost_missed_wakeups,
-			(unsigned long long)tr->lost_syscalls, (unsigned long long)tr->lost_recursion);
+			(unsigned long long)tr->lost_syscalls, (unsigned long long)tr->lost_recursion,
+			(unsigned long long)tr->lost_unseen_wakeups);
 	if (tr->events.on)
 		fprintf(f, "  timeline: process %u, %.3g ms, %llu records%s", tr->events.pid,
 			(double)tr->events.span_ns / 1e6, (unsigned long long)tr->events.recorded,

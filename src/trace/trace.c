@@ -305,6 +305,7 @@ int trace_open(const struct trace_target *tt, struct trace **out, char *err, siz
 	}
 	t->g->cp_on = tt->nsides == 2;
 	t->g->nsides = tt->nsides;
+	t->g->hide_tid = tt->hide_tid > 0 ? (__u64)tt->hide_tid : 0;
 	t->rtt_marks = t->g->cp_on && tt->round_trips;
 	t->misses0 = prog_misses(t->obj);
 	*out = t;
@@ -434,7 +435,8 @@ static void collect_latency(struct trace *t, unsigned i, const struct tr_side *s
 	free(h);
 }
 
-static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uint64_t *lost)
+static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uint64_t *lost,
+			 uint64_t *unseen)
 {
 	const struct tr_side *s = &t->g->sides[i];
 	const struct tr_win *w = &t->g->wins[i];
@@ -465,6 +467,7 @@ static void collect_side(struct trace *t, unsigned i, struct trace_side *ts, uin
 	collect_latency(t, i, s, ts);
 	collect_syscalls(t, i, ts);
 	*lost += s->missed_wakeups;
+	*unseen += s->unseen_wakeups;
 }
 
 /* --trace=events: the recorder stopped, the cell's timeline written. */
@@ -497,7 +500,7 @@ static void events_collect(struct trace *t, struct trace_result *r)
 void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		   const struct trace_rusage *ru, struct trace_result *r)
 {
-	uint64_t cs = 0, wk = 0, mig = 0, sc = 0, ipi = 0, idle = 0, cpus = 0, lost = 0;
+	uint64_t cs = 0, wk = 0, mig = 0, sc = 0, ipi = 0, idle = 0, cpus = 0, lost = 0, unseen = 0;
 
 	memset(r, 0, sizeof(*r));
 	if (!t)
@@ -507,7 +510,7 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 	for (unsigned i = 0; i < t->nsides; i++) {
 		struct trace_side *ts = &r->sides[i];
 
-		collect_side(t, i, ts, &lost);
+		collect_side(t, i, ts, &lost, &unseen);
 		if (!t->syscalls)
 			trace_split_run(ts->user_ns + ts->sys_ns, ru ? &ru[i] : NULL, &ts->user_ns, &ts->sys_ns);
 		cs += ts->vol_cs + ts->invol_cs;
@@ -537,9 +540,11 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 	if (t->g->cp_on && msgs && rtt_mean_ns > 0)
 		trace_path_collect(t->g, t->syscalls, msgs, rtt_mean_ns, ru, r);
 	r->lost_missed_wakeups = lost;
+	r->lost_unseen_wakeups = unseen;
+	r->unseen_spans = t->g->unseen_spans;
 	r->lost_syscalls = t->g->lost_syscalls;
 	r->lost_recursion = prog_misses(t->obj) - t->misses0;
-	lost += r->lost_syscalls + r->lost_recursion;
+	lost += r->lost_syscalls + r->lost_recursion + unseen;
 	r->lost_events = lost;
 	r->complete = !lost;
 	if (t->rec)

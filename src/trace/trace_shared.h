@@ -48,6 +48,8 @@ struct tr_side {
 	__u64 cpus_seen;	/* bit per CPU the side ran on in its window */
 	__u64 lat_count, lat_sum, lat_min, lat_max;	/* wakeup latency */
 	__u64 missed_wakeups;	/* switched in while we thought it slept */
+	__u64 unseen_wakeups;	/* ... while a CPU ran what the probes do not see */
+	__u64 miss_t0, miss_t1;	/* the last missed wakeup's sleep, not yet explained */
 	__u64 wake_pending;	/* woken while still on CPU, about to sleep */
 	__u64 run_t;		/* when it was last switched in */
 	__u64 waking_t;		/* its last sched_waking, written whatever its phase */
@@ -95,6 +97,15 @@ struct tr_globals {
 	__u64 nwait[TR_MAX_CPUS];	/* sides waiting on each CPU's runqueue */
 	__u64 irq_t0[TR_MAX_CPUS], irq_side[TR_MAX_CPUS];	/* a handler's start; 1 + the side it interrupted */
 	__u64 sirq_t0[TR_MAX_CPUS], sirq_side[TR_MAX_CPUS];	/* the same for softirqs */
+	/* Each CPU's switches form a chain (a switch's prev is the last one's
+	 * next) unless a task runs whose events the probes never get: the
+	 * kernel can keep a task out of tracing. A broken chain marks the time
+	 * since the CPU's last switch seen as unseen. */
+	__u64 cpu_next[TR_MAX_CPUS];	/* 1 + the tid the last switch seen switched in */
+	__u64 cpu_next_t[TR_MAX_CPUS];	/* ... when */
+	__u64 unseen_t0[TR_MAX_CPUS], unseen_t1[TR_MAX_CPUS];	/* its last unseen span */
+	__u64 unseen_spans;		/* unseen spans that ended in the server's window */
+	__u64 hide_tid;			/* tests: drop every event in this task's context */
 };
 
 /* Per (side << 32 | tid) of another task: the time it ran on the CPU the

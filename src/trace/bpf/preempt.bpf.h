@@ -109,7 +109,7 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
 {
 	int j = side_of((__u32)p->pid);
 
-	if (j >= 0 && sides[j].phase == TR_PH_WOKEN)
+	if (j >= 0 && !hidden() && sides[j].phase == TR_PH_WOKEN)
 		wait_on(j, task_cpu(p), bpf_ktime_get_ns());
 	return 0;
 }
@@ -121,7 +121,7 @@ static __always_inline void irq_in(int soft)
 	__u32 cpu = bpf_get_smp_processor_id();
 	int i = side_of((__u32)bpf_get_current_pid_tgid());
 
-	if (cpu >= TR_MAX_CPUS)
+	if (cpu >= TR_MAX_CPUS || hidden())
 		return;
 	if (soft) {
 		G.sirq_side[cpu] = i >= 0 ? (__u64)i + 1 : 0;
@@ -189,7 +189,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	int i = side_of((__u32)bpf_get_current_pid_tgid());
 	__u64 now;
 
-	if (i < 0)
+	if (i < 0 || hidden())
 		return 0;
 	now = bpf_ktime_get_ns();
 	close_iv(i, now, TR_PH_RUN, 0);
@@ -209,7 +209,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct tr_side *s;
 	__u64 now;
 
-	if (i < 0)
+	if (i < 0 || hidden())
 		return 0;
 	s = &sides[i];
 	now = bpf_ktime_get_ns();

@@ -195,6 +195,7 @@ __noinline int close_iv(__u64 i, __u64 now, __u64 implied, __u64 implied_sys)
 }
 
 #include "cpath.bpf.h"
+#include "unseen.bpf.h"	/* what the probes cannot see */
 
 /* Side j's wakeup latency (woken at wake_t, running at now) ended on a CPU
  * that had been idle, running another task, or another endpoint. */
@@ -232,6 +233,9 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 	__u32 cpu = bpf_get_smp_processor_id();
 	int i = side_of((__u32)prev->pid), j = side_of((__u32)next->pid);
 
+	if (hidden())
+		return 0;
+	chain(cpu, (__u32)prev->pid, (__u32)next->pid, now);
 	if (prev->pid == 0 && cpu < TR_MAX_CPUS && in_win(now, &wins[0]))
 		__sync_fetch_and_add(&G.idle_exits[cpu], 1);
 	if (cpu < TR_MAX_CPUS) {
@@ -310,7 +314,7 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct *prev, struct task_str
 				s->wakeups_same_cpu++;
 			woken_end(j, now, prev->pid, i);
 		} else if (ph == TR_PH_SLEEP && w) {
-			s->missed_wakeups++;
+			no_wakeup_seen((__u32)j, s->wake_t, now);	/* wake_t: its switch out */
 		}
 		if (j == 1)
 			cp_client_runs(now);
@@ -330,6 +334,8 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	__u64 now = bpf_ktime_get_ns();
 	int i = side_of((__u32)bpf_get_current_pid_tgid()), j = side_of((__u32)p->pid);
 
+	if (hidden())
+		return 0;
 	if (i >= 0 && in_win(now, &wins[i]))
 		sides[i].wakes_sent++;
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -383,7 +389,7 @@ int BPF_PROG(on_timer_in, void *timer, void *now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 
-	if (cpu < TR_MAX_CPUS)
+	if (cpu < TR_MAX_CPUS && !hidden())
 		G.in_timer[cpu & (TR_MAX_CPUS - 1)] = 1;
 	return 0;
 }
@@ -393,7 +399,7 @@ int BPF_PROG(on_timer_out, void *timer)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 
-	if (cpu < TR_MAX_CPUS)
+	if (cpu < TR_MAX_CPUS && !hidden())
 		G.in_timer[cpu & (TR_MAX_CPUS - 1)] = 0;
 	return 0;
 }
@@ -403,6 +409,8 @@ int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 {
 	int j = side_of((__u32)p->pid);
 
+	if (hidden())
+		return 0;
 	if (j >= 0 && in_win(bpf_ktime_get_ns(), &wins[j]))
 		__sync_fetch_and_add(&sides[j].migrations, 1);
 	if (j >= 0 && sides[j].wait_cpu) {	/* a runnable side moved: it waits there now */
@@ -422,7 +430,7 @@ int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 
 static __always_inline int ev_wanted(int i, __u64 now)
 {
-	return i >= 0 && wins[i].start && now >= wins[i].start && (!wins[i].end || now <= wins[i].end);
+	return i >= 0 && !hidden() && wins[i].start && now >= wins[i].start && (!wins[i].end || now <= wins[i].end);
 }
 
 static __always_inline void ev_put(__u64 now, __u32 kind, __u32 a, __u32 b, __u32 c, __u32 d)
