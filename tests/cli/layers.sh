@@ -57,6 +57,7 @@ dir src/transport 4 plugins
 hdr cycle.h 4 src/pattern
 dir src/report 5 the reporters
 hdr reporter.h 5
+hdr rows.h 5
 dir src/remote 6 ipclab serve and its peer: transports and patterns by name, the machine as report JSON
 hdr remote.h 6
 dir src/db 7 the results store: result files through report/rfile.c
