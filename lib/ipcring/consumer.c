@@ -103,8 +103,8 @@ void ring_cons_publish(struct ipcring *r)
 	if (!r->unreleased)
 		return;
 	r->unreleased = 0;
+	stat_add(&r->my_stats->flushes, 1);	/* counted before the producer can see it */
 	atomic_store(&r->shm->head, r->pos);	/* seq_cst: StoreLoad before the ec load */
-	stat_add(&r->my_stats->flushes, 1);
 	ring_notify(r);
 }
 

@@ -215,8 +215,10 @@ int ipcring_flush(struct ipcring *r)
 	if (!r->unflushed)
 		return 0;
 	r->unflushed = false;
-	atomic_store(&r->shm->tail, r->pos);	/* seq_cst: StoreLoad before the ec load */
+	/* counted before the tail moves: a consumer that sees the records
+	 * also sees the publication that carried them counted */
 	stat_add(&r->my_stats->flushes, 1);
+	atomic_store(&r->shm->tail, r->pos);	/* seq_cst: StoreLoad before the ec load */
 	ring_notify(r);
 	return 0;
 }
