@@ -40,7 +40,15 @@ wait_for() {
 }
 # the process has ended (a zombie its new parent has not reaped yet counts)
 gone() { local st; st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null); [ -z "$st" ] || [ "$st" = Z ]; }
-daemon_of() { pgrep -P "$1" -x dbus-daemon >/dev/null; }
+# the bus daemon a run started (--nofork), not the short-lived child that
+# asks dbus-daemon --version first
+bus_daemon() {
+	local p
+	for p in $(pgrep -P "$1" -x dbus-daemon); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- '--nofork' && echo "$p"
+	done
+}
+daemon_of() { [ -n "$(bus_daemon "$1")" ]; }
 no_daemons() { [ -z "$(test_daemons)" ]; }
 endpoints_of() { [ "$(pgrep -P "$1" -x ipclab | grep -c .)" -ge "$2" ]; }
 
@@ -82,7 +90,7 @@ for e in process thread; do
 	"$IPCLAB" run -t dbus -O via=bus -p pingpong -e $e -d 3s -q >"$dir/out" 2>"$dir/err" &
 	pid=$!
 	if wait_for daemon_of $pid; then
-		echo "ok   $e: dbus-daemon $(pgrep -P $pid -x dbus-daemon) is a child of ipclab $pid"
+		echo "ok   $e: dbus-daemon $(bus_daemon $pid) is a child of ipclab $pid"
 		wait_for test -n "$(sockets)" || fail "$e: no bus socket in the private directory"
 	else
 		fail "$e: no dbus-daemon child of ipclab $pid"
@@ -138,7 +146,7 @@ for e in process thread; do
 	"$IPCLAB" run -t dbus -O via=bus -p stream -e $e -d 60s -q >"$dir/out" 2>"$dir/err" &
 	pid=$!
 	if wait_for daemon_of $pid; then
-		daemon=$(pgrep -P $pid -x dbus-daemon)
+		daemon=$(bus_daemon $pid)
 		kill -9 $pid
 		wait $pid 2>/dev/null
 		wait_for gone "$daemon" ||
