@@ -235,6 +235,11 @@ struct trace_pick {
 	double pct;			/* of their sum */
 };
 struct trace_pick explain_pick(const struct trace_result *tr);
+/* ... for endpoints that each have a CPU of their own (@own_cpus: --pin
+ * split, or two different CPUs): they cannot wait for each other's CPU, so
+ * what held theirs was someone else's, and a wakeup from the peer came from
+ * the other CPU. */
+struct trace_pick explain_pick_placed(const struct trace_result *tr, bool own_cpus);
 const char *explain_cause_name(enum explain_cause c);
 
 /* Untraced and traced runs of a traced cell, interleaved (U T U T U T). */

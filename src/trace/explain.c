@@ -44,7 +44,7 @@ static double sub0(double a, double b)
 /* The cause split's share (trace_cause) that a knob can remove: the
  * sides' own work and their waiting for each other are the figure itself. */
 static enum explain_cause knob_of(const struct trace_share *sh, const struct trace_cause *c,
-				  const struct trace_result *tr)
+				  const struct trace_result *tr, bool own_cpus)
 {
 	uint64_t taken = 0, lost = 0;
 
@@ -55,9 +55,9 @@ static enum explain_cause knob_of(const struct trace_share *sh, const struct tra
 	switch (sh->kind) {
 	case TC_PREEMPTED:
 	case TC_CPU_WAIT:	/* by other tasks, or by its peer on one CPU */
-		return 2 * taken >= lost ? EX_OTHERS : EX_PEER_CPU;
+		return own_cpus || 2 * taken >= lost ? EX_OTHERS : EX_PEER_CPU;
 	case TC_WAKEUP:
-		return c->cross_cpu_frac >= 0.5 ? EX_CROSS_CPU : EX_PEER_CPU;
+		return own_cpus || c->cross_cpu_frac >= 0.5 ? EX_CROSS_CPU : EX_PEER_CPU;
 	case TC_WAKEUP_IDLE: return EX_IDLE_EXIT;
 	case TC_TIMER: return EX_TIMER_LATE;
 	default: return EX_NONE;
@@ -66,7 +66,7 @@ static enum explain_cause knob_of(const struct trace_share *sh, const struct tra
 
 /* From the cause split: its largest share a knob can act on, as a share of
  * the figure; EX_NONE when no share of EXPLAIN_MIN_PCT or more can. */
-static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p)
+static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p, bool own_cpus)
 {
 	const struct trace_cause *c = trace_cause(tr);
 
@@ -74,7 +74,7 @@ static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p)
 		return false;
 	*p = (struct trace_pick){ EX_NONE, 0, 0 };
 	for (unsigned k = 0; k < c->nshares && k < TC_NKINDS; k++) {
-		enum explain_cause e = knob_of(&c->shares[k], c, tr);
+		enum explain_cause e = knob_of(&c->shares[k], c, tr, own_cpus);
 
 		if (e != EX_NONE && c->shares[k].pct >= EXPLAIN_MIN_PCT) {
 			*p = (struct trace_pick){ e, c->shares[k].ns, c->shares[k].pct };
@@ -90,10 +90,15 @@ static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p)
  * leave the CPU); and preemption that was not by others (by a peer). */
 struct trace_pick explain_pick(const struct trace_result *tr)
 {
+	return explain_pick_placed(tr, false);
+}
+
+struct trace_pick explain_pick_placed(const struct trace_result *tr, bool own_cpus)
+{
 	double ns[EX_PEER_CPU + 1] = { 0 }, wall = 0, wk = 0, same = 0, cross, idle;
 	struct trace_pick p = { EX_NONE, 0, 0 };
 
-	if (pick_from_cause(tr, &p))
+	if (pick_from_cause(tr, &p, own_cpus))
 		return p;
 
 	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
@@ -108,7 +113,11 @@ struct trace_pick explain_pick(const struct trace_result *tr)
 		wk += (double)s->wakeups;
 		same += (double)s->wakeups_same_cpu;
 	}
-	cross = wk > 0 ? (wk - same) / wk : 0;
+	cross = own_cpus ? 1 : wk > 0 ? (wk - same) / wk : 0;
+	if (own_cpus) {		/* preempted, with no peer on the CPU: by others */
+		ns[EX_OTHERS] += ns[EX_PEER_CPU];
+		ns[EX_PEER_CPU] = 0;
+	}
 	idle = tr->per_msg.wakeups > 0 ? tr->per_msg.idle_exits / tr->per_msg.wakeups : 0;
 	ns[EX_PEER_CPU] += ns[EX_CROSS_CPU] * (1 - cross);
 	ns[EX_CROSS_CPU] *= cross;
@@ -307,7 +316,7 @@ int trace_explain(const struct cell *c, struct result *res,
 		snprintf(e->note, sizeof(e->note), "the traced run did not complete");
 		return 0;
 	}
-	p = explain_pick(&res->trace);
+	p = explain_pick_placed(&res->trace, !one_cpu(&c->pin) && c->pin.mode != PIN_NONE);
 	timer_late(c, res, &p);
 	e->of = p.cause == EX_TIMER_LATE ? "send_late_p50_ns" :
 		res->lat_kind == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";

@@ -76,6 +76,37 @@ static void test_peer(void **state)
 	assert_int_equal(explain_pick(&tr).cause, EX_PEER_CPU);
 }
 
+/* Endpoints on CPUs of their own cannot wait for each other's CPU: what
+ * test_peer blames on the peer is someone else's, or a cross-CPU wakeup. */
+static void test_own_cpus(void **state)
+{
+	struct trace_result tr;
+
+	two_sides(&tr);
+	for (unsigned i = 0; i < 2; i++) {
+		tr.sides[i].runnable_ns = 100000000;
+		tr.sides[i].wakeups_same_cpu = 1000;
+	}
+	assert_int_equal(explain_pick_placed(&tr, false).cause, EX_PEER_CPU);
+	assert_int_equal(explain_pick_placed(&tr, true).cause, EX_CROSS_CPU);
+	two_sides(&tr);
+	tr.sides[0].preempted_ns = 50000000;
+	assert_int_equal(explain_pick_placed(&tr, true).cause, EX_OTHERS);
+	/* from the cause split: the CPU wait and the wakeup shares */
+	two_sides(&tr);
+	tr.sides[0].runnable_ns = 300000000;	/* lost > 2 x taken */
+	tr.cause.on = true;
+	tr.cause.nshares = 1;
+	tr.cause.shares[0] = (struct trace_share){ .kind = TC_CPU_WAIT, .ns = 3000, .pct = 65 };
+	assert_int_equal(explain_pick_placed(&tr, false).cause, EX_PEER_CPU);
+	assert_int_equal(explain_pick_placed(&tr, true).cause, EX_OTHERS);
+	tr.cause.shares[0].kind = TC_WAKEUP;
+	tr.cause.cross_cpu_frac = 0.2;
+	assert_int_equal(explain_pick_placed(&tr, false).cause, EX_PEER_CPU);
+	assert_int_equal(explain_pick_placed(&tr, true).cause, EX_CROSS_CPU);
+	assert_true(explain_pick_placed(&tr, true).pct > 64.9);
+}
+
 static void test_none(void **state)
 {
 	struct trace_result tr;
@@ -110,6 +141,7 @@ int main(void)
 		cmocka_unit_test(test_others),
 		cmocka_unit_test(test_cross_and_idle),
 		cmocka_unit_test(test_peer),
+		cmocka_unit_test(test_own_cpus),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_comm_clean),
 	};
