@@ -31,6 +31,8 @@ struct trace_target {
 	const char *name;		/* the cell, as the timeline names its process */
 	const char *mark_name;		/* what a message mark is ("round trip", ...) */
 	bool round_trips;		/* a mark is a round trip (the pattern's lat_kind) */
+	bool paced;			/* the client sends at --rate: what it does between
+					 * two round trips is never on their path */
 	int hide_tid;			/* tests: every probe drops the events in this
 					 * task's context, as a kernel that keeps a
 					 * task out of tracing does; 0 none */

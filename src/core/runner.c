@@ -241,6 +241,7 @@ static int trace_setup(struct run_state *rs, const struct cell *c)
 	profile_cell_name(c, name, sizeof(name));
 	tt.name = name;
 	tt.round_trips = c->pat && c->pat->lat_kind == LAT_RTT;
+	tt.paced = c->rate > 0;
 	tt.mark_name = c->pat && c->pat->mark_name ? c->pat->mark_name :
 		       c->pat && c->pat->lat_kind == LAT_RTT ? "round trip" :
 							       "one-way (sampled)";

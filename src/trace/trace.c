@@ -307,6 +307,7 @@ int trace_open(const struct trace_target *tt, struct trace **out, char *err, siz
 	t->g->nsides = tt->nsides;
 	t->g->hide_tid = tt->hide_tid > 0 ? (__u64)tt->hide_tid : 0;
 	t->rtt_marks = t->g->cp_on && tt->round_trips;
+	t->g->cp_paced = t->rtt_marks && tt->paced;
 	t->misses0 = prog_misses(t->obj);
 	*out = t;
 	return 0;

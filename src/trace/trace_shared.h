@@ -85,6 +85,7 @@ struct tr_globals {
 	__u64 in_timer[TR_MAX_CPUS];	/* the CPU runs a timer's expiry now */
 	__u64 cp_send_t, cp_reply_t;	/* the client's last send, and its run with the reply */
 	__u64 cp_send_paced;		/* ... that send came after its pacing timer */
+	__u64 cp_paced;			/* the client paces its sends (--rate, with marks) */
 	__u64 mk_t0, mk_t1, mk_seq;	/* the client's last round trip as it timed it (a
 					 * ping-pong's, stored by user space), and a count */
 	__u64 mk_used;			/* mk_seq when last read */

@@ -82,19 +82,25 @@ static __always_inline void cp_client_woken(__u64 now, int timer)
 	G.cp_mode = timer ? TR_CP_TIMER : TR_CP_IN;
 }
 
-/* The client sends (wakes the server): a round trip starts. */
+/* The client sends (wakes the server): a round trip starts. A paced
+ * client that was behind its schedule sends without sleeping on its timer
+ * first: what it did since the last reply (preempted there, on a busy
+ * machine) is its pacing all the same, left out as the timer's case is. */
 static __always_inline void cp_client_sends(__u64 now)
 {
 	__u64 m = G.cp_mode;
+	int late = m == TR_CP_TENT && G.cp_paced;
 
 	if (!G.cp_on || (m != TR_CP_TENT && m != TR_CP_GAP))
 		return;
 	cp_split(now);
 	if (m == TR_CP_TENT)
-		cp_settle(1);
+		cp_settle(!late);
+	if (late)
+		cp_mark_fix();
 	G.cp_mode = TR_CP_IN;
 	G.cp_send_t = now;
-	G.cp_send_paced = m == TR_CP_GAP;
+	G.cp_send_paced = m == TR_CP_GAP || late;
 }
 
 /* The path moved to the client (it has the reply): if it is running (it
