@@ -359,11 +359,14 @@ out:
 	n_failed += leftovers_report(tc->name, tc->cfg.dir);
 }
 
+/* Messages each way for one size: 8 MiB of them, 32 to 10000; a
+ * transport's own maximum past 1 MiB (dbus's 4 MiB, through its daemon)
+ * 8 of them: still more than its buffers hold, a quarter of the bytes. */
 static unsigned count_for(size_t size, unsigned div)
 {
-	size_t c = size <= 64 ? 10000 : (8u << 20) / size;
+	size_t c = size <= 64 ? 10000 : (8u << 20) / size, least = size > (1u << 20) ? 8 : 32;
 
-	c = c < 32 ? 32 : c > 10000 ? 10000 : c;
+	c = c < least ? least : c > 10000 ? 10000 : c;
 	return (unsigned)(c / div ? c / div : 1);
 }
 
