@@ -42,7 +42,17 @@ size_t why_002(char *buf, size_t len, const struct result *same, const struct re
 size_t why_003(char *buf, size_t len, const struct result *flood, const struct result *paced);
 size_t why_004(char *buf, size_t len, const struct result *procs, const struct result *threads);
 
-/* Its parts, each appended at buf[*n] (bounded; *n grows):
+/* Its parts, each appended at buf[*n] (bounded, always terminated; *n grows):
+ * text; */
+void why_add(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* p->a's largest shares and those that differ most from p->b's (or b's
+ * alone, said so, when a has no cause split); */
+void why_split(char *buf, size_t len, size_t *n, const struct why_pair *p);
+/* why_machine on a then b, then why_explain on a or else b, each ending "; "; */
+void why_others(char *buf, size_t len, size_t *n, const struct why_pair *p);
+/* the end: the last "; " dropped, "." added; returns *n (= strlen(buf)); */
+size_t why_end(char *buf, size_t len, size_t *n);
+/* and:
  * the noise verdict: true (and said) when the repetitions' spread of key
  * in a or b is wider than their difference; */
 bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const struct result *b,
