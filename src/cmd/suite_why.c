@@ -158,8 +158,14 @@ static void takers(char *buf, size_t len, size_t *n, const struct trace_result *
 	for (unsigned j = 0; j < 2 && j < nby && all > 0; j++) {
 		if (j && top[1] == top[0])
 			break;
-		why_add(buf, len, n, "%s%s (pid %u) %.0f %%", j ? ", " : ", by ", by[top[j]].t->comm,
-		    by[top[j]].t->pid, 100 * fmin(by[top[j]].ns / all, 1));
+		const struct trace_taker *t = by[top[j]].t;
+		char comm[TRACE_COMM_MAX + 1];
+
+		/* a record's comm is cleaned where it is read; cleaned again here,
+		 * unterminated or not, since the sentence goes to a terminal */
+		trace_comm_clean(comm, sizeof(comm), t->comm, sizeof(t->comm));
+		why_add(buf, len, n, "%s%s (pid %u) %.0f %%", j ? ", " : ", by ", comm, t->pid,
+			100 * fmin(by[top[j]].ns / all, 1));
 	}
 	if (nby && all > 0)
 		why_add(buf, len, n, " of the time others took");

@@ -131,6 +131,31 @@ static void test_machine(void **state)
 	free(b);
 }
 
+/* A taker's comm with control characters, or filling its array with no
+ * terminator: '?' for each of those bytes, at most TRACE_COMM_MAX of them. */
+static void test_hostile_comm(void **state)
+{
+	struct result *a = cell("pipe", 1000), *b = cell("pipe", 2000);
+	struct trace_side *s = a->trace.sides;
+	char buf[WHY_LEN];
+
+	(void)state;
+	split(a, "rtt_mean_ns", "round trip", 2, TC_PREEMPTED, 6000.0, TC_KERNEL, 4000.0);
+	split(b, "rtt_mean_ns", "round trip", 1, TC_KERNEL, 3000.0);
+	s[0].preempted_ns = s[0].taken_ns = 400000000;
+	s[0].ntakers = 2;
+	s[0].takers[0] = (struct trace_taker){ "\x1b[2Jx\n\r", 9, 9, 300000000, 3 };
+	s[0].takers[1].pid = 10;
+	s[0].takers[1].ns = 100000000;
+	memset(s[0].takers[1].comm, 'A', sizeof(s[0].takers[1].comm));	/* no terminator */
+	why_004(buf, sizeof(buf), a, b);
+	assert_non_null(strstr(buf, "by ?[2Jx?? (pid 9) 75 %, AAAAAAAAAAAAAAA (pid 10) 25 %"));
+	for (const char *c = buf; *c; c++)
+		assert_true(*c >= 0x20 && *c < 0x7f);
+	free(a);
+	free(b);
+}
+
 /* Repetitions spread wider than the difference: the noise is said, and
  * no share is named as the difference's cause. */
 static void test_noise(void **state)
@@ -260,6 +285,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_002_shares),
 		cmocka_unit_test(test_machine),
+		cmocka_unit_test(test_hostile_comm),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_003_paced),
 		cmocka_unit_test(test_001_pct),
