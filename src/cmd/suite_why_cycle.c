@@ -102,6 +102,9 @@ static void xruns(char *buf, size_t len, size_t *n, const struct cycle_result *w
 		return;
 	}
 	why_add(buf, len, n, ": mostly %s (%s)", cycle_cause_name(first), cause_says(first));
+	if (w->causes[XC_PREEMPTED] && w->driver_preempted)
+		why_add(buf, len, n, ", %" PRIu64 " of the preempted on the driver's own CPU",
+			w->driver_preempted < w->causes[XC_PREEMPTED] ? w->driver_preempted : w->causes[XC_PREEMPTED]);
 	for (unsigned i = 0; i < nstages(w); i++)
 		if (w->stages[i].xruns && (st == CYCLE_MAX_STAGES || w->stages[i].xruns > w->stages[st].xruns))
 			st = i;

@@ -423,6 +423,7 @@ static void test_cycle_traced(void **state)
 	w->trace.on = b->trace.on = true;
 	c->causes_traced = true;
 	c->causes[XC_PREEMPTED] = 5;
+	c->driver_preempted = 2;
 	c->causes[XC_STAGE_WAIT] = 1;
 	c->stages[0].xruns = 6;
 	c->stages[0].blame = (struct cycle_blame){ .wait = 1, .busy = 0, .preempted = 5 };
@@ -441,7 +442,7 @@ static void test_cycle_traced(void **state)
 						   .confirmed = true };
 	why_000_cycle(buf, sizeof(buf), b, w);
 	assert_true(!strncmp(buf, "Why (trace): the worst cell (unix-stream, other) missed 6 of 1000", 64));
-	assert_non_null(strstr(buf, "by cause preempted 5, stage_wait 1: mostly preempted (other tasks took the graph's CPUs for longer than it overran); stage 1 made 6 of them (its wait 1, its work 0, preempted 5), its wait p99 2.00ms against 0ns in the best, woken to running p99 1.50ms against 20.0us in the best;"));
+	assert_non_null(strstr(buf, "by cause preempted 5, stage_wait 1: mostly preempted (other tasks took the graph's CPUs for longer than it overran), 2 of the preempted on the driver's own CPU; stage 1 made 6 of them (its wait 1, its work 0, preempted 5), its wait p99 2.00ms against 0ns in the best, woken to running p99 1.50ms against 20.0us in the best;"));
 	assert_null(strstr(buf, "not known without --trace"));
 	assert_non_null(strstr(buf, "; in the worst cell (unix-stream, other) the cycle took 100us per cycle: preempted 60 %, user work 30 %, kernel work 10 %; against 40.0us per cycle in the best cell (pipe, fifo:80), the shares that differ most are preempted by other tasks (60.0us vs 0ns)"));
 	assert_non_null(strstr(buf, "by cc1 (pid 4242) 100 % of the time others took: that figure is the machine's, not the IPC's"));
