@@ -140,14 +140,15 @@ static void xruns(char *buf, size_t len, size_t *n, const struct cycle_result *w
 static void grew(char *buf, size_t len, size_t *n, const struct cycle_result *w,
 		 const struct cycle_result *b)
 {
-	int64_t most = (int64_t)w->timer_late_p99_ns - (int64_t)b->timer_late_p99_ns;
+	/* in double: a record's figures may be anything, up to UINT64_MAX */
+	double most = (double)w->timer_late_p99_ns - (double)b->timer_late_p99_ns;
 	int at = -1;	/* the timer */
 	bool busy = false;
 	char what[48];
 
 	for (unsigned i = 0; i < nstages(w) && i < nstages(b); i++) {
-		int64_t dw = (int64_t)w->stages[i].wait_p99_ns - (int64_t)b->stages[i].wait_p99_ns;
-		int64_t db = (int64_t)w->stages[i].busy_p99_ns - (int64_t)b->stages[i].busy_p99_ns;
+		double dw = (double)w->stages[i].wait_p99_ns - (double)b->stages[i].wait_p99_ns;
+		double db = (double)w->stages[i].busy_p99_ns - (double)b->stages[i].busy_p99_ns;
 
 		if (dw > most || db > most) {
 			busy = db > dw;
@@ -155,7 +156,7 @@ static void grew(char *buf, size_t len, size_t *n, const struct cycle_result *w,
 			at = (int)i;
 		}
 	}
-	if (most <= 0) {
+	if (!(most > 0)) {
 		why_add(buf, len, n, "; no part of its cycle (the timer, a stage's wait or work) has a longer p99");
 		return;
 	}

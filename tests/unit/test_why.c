@@ -405,6 +405,11 @@ static void test_cycle_no_xruns(void **state)
 	cr(w)->timer_late_p99_ns = 0;
 	why_000_cycle(buf, sizeof(buf), b, w);
 	assert_non_null(strstr(buf, "; no part of its cycle (the timer, a stage's wait or work) has a longer p99;"));
+	/* figures at their type's end: compared, not wrapped */
+	cr(w)->stages[1].busy_p99_ns = UINT64_MAX;
+	cr(b)->timer_late_p99_ns = UINT64_MAX;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "the part that grew most is stage 2's work"));
 	free(b);
 	free(w);
 }
