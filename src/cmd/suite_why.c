@@ -205,6 +205,11 @@ bool why_explain(char *buf, size_t len, size_t *n, const struct result *r, const
 		why_add(buf, len, n, "--explain on the %s did not test %s: %.100s", name, e->cause, e->note);
 		return true;
 	}
+	if (!e->pairs) {	/* a run of the pairs failed: the note says which */
+		why_add(buf, len, n, "--explain on the %s could not test %s with %s: %.100s", name, e->cause,
+			e->knob ? e->knob : "?", e->note[0] ? e->note : "no pair ran");
+		return true;
+	}
 	why_add(buf, len, n, "--explain on the %s tested %s (%.0f %%) with %s: %s %.3gx over %u pairs (%.3g-%.3gx), %s",
 	    name, e->cause, e->share_pct, e->knob ? e->knob : "?", e->of ? e->of : "?", e->ratio,
 	    e->pairs, e->ratio_lo, e->ratio_hi,

@@ -246,6 +246,12 @@ static void test_explain(void **state)
 	e->confirmed = false;
 	why_004(buf, sizeof(buf), a, b);
 	assert_non_null(strstr(buf, "which did not confirm it."));
+	/* a run of the pairs failed: no ratio to give */
+	e->pairs = 0;
+	snprintf(e->note, sizeof(e->note), "a run with the knob did not complete: timed out");
+	why_004(buf, sizeof(buf), a, b);
+	assert_non_null(strstr(buf, "; --explain on the process pair could not test cross-CPU wakeups with --pin same: a run with the knob did not complete: timed out."));
+	assert_null(strstr(buf, "0x over 0 pairs"));
 	*e = (struct trace_explain){ .on = true, .cause = "cross-CPU wakeups", .knob = "--pin same" };
 	snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already");
 	why_004(buf, sizeof(buf), a, b);
