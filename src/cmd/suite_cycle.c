@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "suite_int.h"
+#include "suite_why.h"
 #include "ipclab/cycle.h"
 
 /* ---- seed 000, what it asked for: the JACK-like cycle ------------------------------- */
@@ -87,7 +88,7 @@ static const struct rows table = { .cols = cols, .ncols = ARRAY_SIZE(cols) };
 void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
 {
 	const struct result *best = NULL, *worst = NULL;
-	char b[6][32], rest[ERRLEN + 16];
+	char b[6][32], rest[ERRLEN + 16], why[WHY_LEN];
 
 	printf("A 3-stage chain at %s (period %s = the deadline), %s of processing per stage, %d s each: "
 	       "the driver's timer wakes stage 1, which wakes stage 2 ... back to the driver\n",
@@ -134,5 +135,6 @@ void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
 		       cyc(best)->cycle_p99_ns ? (double)cyc(worst)->cycle_p99_ns /
 							(double)cyc(best)->cycle_p99_ns : 0);
 	printf(".\n");
+	why_print(why_000_cycle(why, sizeof(why), best, worst), why);
 }
 

@@ -17,10 +17,7 @@
 #define WHY_DIFFS 2		/* the differing shares named */
 #define WHY_MIN_DIFF 0.05	/* a difference under this part of the gap is not named */
 
-static void add(char *buf, size_t len, size_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void add(char *buf, size_t len, size_t *n, const char *fmt, ...)
+void why_add(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
@@ -83,17 +80,17 @@ bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const s
 		/* the intervals overlap */
 		if (va > vb ? st_a->ci_lo > st_b->ci_hi : st_b->ci_lo > st_a->ci_hi)
 			return false;
-		add(buf, len, n, "the 95 %% intervals of %s (+-%.0f %% and +-%.0f %%) overlap across the %.0f %% difference",
+		why_add(buf, len, n, "the 95 %% intervals of %s (+-%.0f %% and +-%.0f %%) overlap across the %.0f %% difference",
 		    key, ca, cb, gap);
 	} else {
 		double sa = spread_pct(a, key), sb = spread_pct(b, key);
 
 		if (isnan(sa) || isnan(sb) || fmax(sa, sb) < gap)
 			return false;
-		add(buf, len, n, "the repetitions of %s spread %.0f %% and %.0f %%, wider than the %.0f %% difference",
+		why_add(buf, len, n, "the repetitions of %s spread %.0f %% and %.0f %%, wider than the %.0f %% difference",
 		    key, sa, sb, gap);
 	}
-	add(buf, len, n, "%s: the machine's noise was too large to tell",
+	why_add(buf, len, n, "%s: the machine's noise was too large to tell",
 	    bimodal ? " (and fell in two clusters)" : "");
 	return true;
 }
@@ -161,11 +158,17 @@ static void takers(char *buf, size_t len, size_t *n, const struct trace_result *
 	for (unsigned j = 0; j < 2 && j < nby && all > 0; j++) {
 		if (j && top[1] == top[0])
 			break;
-		add(buf, len, n, "%s%s (pid %u) %.0f %%", j ? ", " : ", by ", by[top[j]].t->comm,
-		    by[top[j]].t->pid, 100 * fmin(by[top[j]].ns / all, 1));
+		const struct trace_taker *t = by[top[j]].t;
+		char comm[TRACE_COMM_MAX + 1];
+
+		/* a record's comm is cleaned where it is read; cleaned again here,
+		 * unterminated or not, since the sentence goes to a terminal */
+		trace_comm_clean(comm, sizeof(comm), t->comm, sizeof(t->comm));
+		why_add(buf, len, n, "%s%s (pid %u) %.0f %%", j ? ", " : ", by ", comm, t->pid,
+			100 * fmin(by[top[j]].ns / all, 1));
 	}
 	if (nby && all > 0)
-		add(buf, len, n, " of the time others took");
+		why_add(buf, len, n, " of the time others took");
 }
 
 bool why_machine(char *buf, size_t len, size_t *n, const struct result *r, const char *name)
@@ -179,10 +182,10 @@ bool why_machine(char *buf, size_t len, size_t *n, const struct result *r, const
 	if (pct < WHY_MACHINE_PCT)
 		return false;
 	/* a stream's split is one side's window: "the sender's time" */
-	add(buf, len, n, "other tasks held the CPUs for %.0f %% of the %s%s in the %s (preempted, waiting for a CPU)",
+	why_add(buf, len, n, "other tasks held the CPUs for %.0f %% of the %s%s in the %s (preempted, waiting for a CPU)",
 	    pct, c->whose, strcmp(c->of, "ns_per_msg") ? "" : "'s time", name);
 	takers(buf, len, n, &r->trace);
-	add(buf, len, n, ": that figure is the machine's, not the IPC's");
+	why_add(buf, len, n, ": that figure is the machine's, not the IPC's");
 	return true;
 }
 
@@ -195,14 +198,19 @@ bool why_explain(char *buf, size_t len, size_t *n, const struct result *r, const
 	if (!e || !e->on)
 		return false;
 	if (!e->applied && (!e->cause || !strcmp(e->cause, "none"))) {
-		add(buf, len, n, "--explain on the %s found no cause to test: %.100s", name, e->note);
+		why_add(buf, len, n, "--explain on the %s found no cause to test: %.100s", name, e->note);
 		return true;
 	}
 	if (!e->applied) {
-		add(buf, len, n, "--explain on the %s did not test %s: %.100s", name, e->cause, e->note);
+		why_add(buf, len, n, "--explain on the %s did not test %s: %.100s", name, e->cause, e->note);
 		return true;
 	}
-	add(buf, len, n, "--explain on the %s tested %s (%.0f %%) with %s: %s %.3gx over %u pairs (%.3g-%.3gx), %s",
+	if (!e->pairs) {	/* a run of the pairs failed: the note says which */
+		why_add(buf, len, n, "--explain on the %s could not test %s with %s: %.100s", name, e->cause,
+			e->knob ? e->knob : "?", e->note[0] ? e->note : "no pair ran");
+		return true;
+	}
+	why_add(buf, len, n, "--explain on the %s tested %s (%.0f %%) with %s: %s %.3gx over %u pairs (%.3g-%.3gx), %s",
 	    name, e->cause, e->share_pct, e->knob ? e->knob : "?", e->of ? e->of : "?", e->ratio,
 	    e->pairs, e->ratio_lo, e->ratio_hi,
 	    e->confirmed ? "which confirmed it" : "which did not confirm it");
@@ -229,9 +237,9 @@ static void value(char *buf, size_t len, size_t *n, double v, bool by_pct)
 	char t[32];
 
 	if (by_pct)
-		add(buf, len, n, "%.0f %%", v);
+		why_add(buf, len, n, "%.0f %%", v);
 	else
-		add(buf, len, n, "%s", fmt_ns(t, sizeof(t), v));
+		why_add(buf, len, n, "%s", fmt_ns(t, sizeof(t), v));
 }
 
 /* a's largest shares: "in the paced cell the round trip took 48.1us per
@@ -240,10 +248,10 @@ static void largest(char *buf, size_t len, size_t *n, const struct trace_cause *
 {
 	char t[32];
 
-	add(buf, len, n, "in the %s the %s took %s per %s:", name, c->whose,
+	why_add(buf, len, n, "in the %s the %s took %s per %s:", name, c->whose,
 	    fmt_ns(t, sizeof(t), c->total_ns), unit_of(c));
 	for (unsigned k = 0; k < c->nshares && k < WHY_TOP; k++)
-		add(buf, len, n, "%s %s %.0f %%", k ? "," : "", c->shares[k].name, c->shares[k].pct);
+		why_add(buf, len, n, "%s %s %.0f %%", k ? "," : "", c->shares[k].name, c->shares[k].pct);
 }
 
 /* The shares that differ most between a and b (WHY_DIFFS, each at least
@@ -288,13 +296,13 @@ static void differ(char *buf, size_t len, size_t *n, const struct why_pair *p)
 	for (unsigned k = 0; k < TC_NKINDS; k++)
 		d[k] = share_of(a, k, by_pct) - share_of(b, k, by_pct);
 	if (by_pct)
-		add(buf, len, n, "; against the %s", p->b_name);
+		why_add(buf, len, n, "; against the %s", p->b_name);
 	else
-		add(buf, len, n, "; against %s per %s in the %s", fmt_ns(t, sizeof(t), b->total_ns),
+		why_add(buf, len, n, "; against %s per %s in the %s", fmt_ns(t, sizeof(t), b->total_ns),
 		    unit_of(b), p->b_name);
 	if (strcmp(a->whose, b->whose))	/* a stream's other side set its pace */
-		add(buf, len, n, " (its %s)", b->whose);
-	add(buf, len, n, ",");
+		why_add(buf, len, n, " (its %s)", b->whose);
+	why_add(buf, len, n, ",");
 	for (; named < WHY_DIFFS; named++) {
 		unsigned m = 0;
 
@@ -303,16 +311,16 @@ static void differ(char *buf, size_t len, size_t *n, const struct why_pair *p)
 				m = k;
 		if (!(fabs(d[m]) > 0) || fabs(d[m]) < WHY_MIN_DIFF * gap)
 			break;
-		add(buf, len, n, "%s %s%s (", named ? " and" : " the shares that differ most are",
+		why_add(buf, len, n, "%s %s%s (", named ? " and" : " the shares that differ most are",
 		    trace_cause_name(m), qualifier(m, d[m] > 0 ? p->a : p->b));
 		value(buf, len, n, share_of(a, m, by_pct), by_pct);
-		add(buf, len, n, " vs ");
+		why_add(buf, len, n, " vs ");
 		value(buf, len, n, share_of(b, m, by_pct), by_pct);
-		add(buf, len, n, ")");
+		why_add(buf, len, n, ")");
 		d[m] = 0;
 	}
 	if (!named)
-		add(buf, len, n, " no share differs by %.0f %% of the gap", 100 * WHY_MIN_DIFF);
+		why_add(buf, len, n, " no share differs by %.0f %% of the gap", 100 * WHY_MIN_DIFF);
 }
 
 size_t why_pair(char *buf, size_t len, const struct why_pair *p)
@@ -324,32 +332,46 @@ size_t why_pair(char *buf, size_t len, const struct why_pair *p)
 		buf[0] = '\0';
 	if (!ca && !cb)
 		return 0;
-	add(buf, len, &n, "Why (trace): ");
-	if (ca && cb && why_noise(buf, len, &n, p->a, p->b, p->key)) {
-		add(buf, len, &n, "; ");
-	} else if (ca) {
-		largest(buf, len, &n, ca, p->a_name);
-		if (p->note)
-			add(buf, len, &n, " %s", p->note);
-		if (cb)
-			differ(buf, len, &n, p);
-		add(buf, len, &n, "; ");
-	} else {
-		largest(buf, len, &n, cb, p->b_name);
-		add(buf, len, &n, " (the %s has no cause split); ", p->a_name);
-	}
-	bool ma = why_machine(buf, len, &n, p->a, p->a_name);
+	why_add(buf, len, &n, "Why (trace): ");
+	if (!(ca && cb && why_noise(buf, len, &n, p->a, p->b, p->key)))
+		why_split(buf, len, &n, p);
+	why_add(buf, len, &n, "; ");
+	why_others(buf, len, &n, p);
+	return why_end(buf, len, &n);
+}
 
-	if (ma)
-		add(buf, len, &n, "; ");
-	if (why_machine(buf, len, &n, p->b, p->b_name))
-		add(buf, len, &n, "; ");
-	if (why_explain(buf, len, &n, p->a, p->a_name) || why_explain(buf, len, &n, p->b, p->b_name))
-		add(buf, len, &n, "; ");
-	while (n >= 2 && !strcmp(buf + n - 2, "; "))	/* the last separator: the end */
-		buf[n -= 2] = '\0';
-	add(buf, len, &n, ".");
-	return n;
+void why_split(char *buf, size_t len, size_t *n, const struct why_pair *p)
+{
+	const struct trace_cause *ca = ok_cause(p->a), *cb = ok_cause(p->b);
+
+	if (ca) {
+		largest(buf, len, n, ca, p->a_name);
+		if (p->note)
+			why_add(buf, len, n, " %s", p->note);
+		if (cb)
+			differ(buf, len, n, p);
+	} else if (cb) {
+		largest(buf, len, n, cb, p->b_name);
+		why_add(buf, len, n, " (the %s has no cause split)", p->a_name);
+	}
+}
+
+void why_others(char *buf, size_t len, size_t *n, const struct why_pair *p)
+{
+	if (why_machine(buf, len, n, p->a, p->a_name))
+		why_add(buf, len, n, "; ");
+	if (why_machine(buf, len, n, p->b, p->b_name))
+		why_add(buf, len, n, "; ");
+	if (why_explain(buf, len, n, p->a, p->a_name) || why_explain(buf, len, n, p->b, p->b_name))
+		why_add(buf, len, n, "; ");
+}
+
+size_t why_end(char *buf, size_t len, size_t *n)
+{
+	while (*n >= 2 && !strcmp(buf + *n - 2, "; "))	/* the last separator: the end */
+		buf[*n -= 2] = '\0';
+	why_add(buf, len, n, ".");
+	return *n;
 }
 
 void why_print(size_t n, const char *buf)

@@ -32,7 +32,7 @@ size_t why_pair(char *buf, size_t len, const struct why_pair *p);
 
 /* buf (n of it) on a line of stdout, when n > 0. */
 void why_print(size_t n, const char *buf);
-#define WHY_LEN 1024
+#define WHY_LEN 2048	/* a traced cycle: its causes, a stage, the split, who, --explain */
 
 /* Each seed's comparison (the cells its reading compares) into buf: "" when
  * a cell is missing, did not run or has no cause split. */
@@ -41,8 +41,23 @@ size_t why_001(char *buf, size_t len, const struct result *low, const struct res
 size_t why_002(char *buf, size_t len, const struct result *same, const struct result *split);
 size_t why_003(char *buf, size_t len, const struct result *flood, const struct result *paced);
 size_t why_004(char *buf, size_t len, const struct result *procs, const struct result *threads);
+/* Seed 000's cycle section (suite_why_cycle.c): why the worst cycle cell
+ * missed more deadlines, or had the longer p99 completion, than the best,
+ * from the cycle's own figures ("Why: ...", with --trace "Why (trace):
+ * ..."); "" when a cell is missing, did not run, or best is worst. */
+size_t why_000_cycle(char *buf, size_t len, const struct result *best, const struct result *worst);
 
-/* Its parts, each appended at buf[*n] (bounded; *n grows):
+/* Its parts, each appended at buf[*n] (bounded, always terminated; *n grows):
+ * text; */
+void why_add(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* p->a's largest shares and those that differ most from p->b's (or b's
+ * alone, said so, when a has no cause split); */
+void why_split(char *buf, size_t len, size_t *n, const struct why_pair *p);
+/* why_machine on a then b, then why_explain on a or else b, each ending "; "; */
+void why_others(char *buf, size_t len, size_t *n, const struct why_pair *p);
+/* the end: the last "; " dropped, "." added; returns *n (= strlen(buf)); */
+size_t why_end(char *buf, size_t len, size_t *n);
+/* and:
  * the noise verdict: true (and said) when the repetitions' spread of key
  * in a or b is wider than their difference; */
 bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const struct result *b,

@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "../../src/cmd/suite_why.h"
+#include "ipclab/cycle.h"
+#include "ipclab/pattern.h"
 
 static struct result *cell(const char *tp, double msgs_per_s)
 {
@@ -131,6 +133,31 @@ static void test_machine(void **state)
 	free(b);
 }
 
+/* A taker's comm with control characters, or filling its array with no
+ * terminator: '?' for each of those bytes, at most TRACE_COMM_MAX of them. */
+static void test_hostile_comm(void **state)
+{
+	struct result *a = cell("pipe", 1000), *b = cell("pipe", 2000);
+	struct trace_side *s = a->trace.sides;
+	char buf[WHY_LEN];
+
+	(void)state;
+	split(a, "rtt_mean_ns", "round trip", 2, TC_PREEMPTED, 6000.0, TC_KERNEL, 4000.0);
+	split(b, "rtt_mean_ns", "round trip", 1, TC_KERNEL, 3000.0);
+	s[0].preempted_ns = s[0].taken_ns = 400000000;
+	s[0].ntakers = 2;
+	s[0].takers[0] = (struct trace_taker){ "\x1b[2Jx\n\r", 9, 9, 300000000, 3 };
+	s[0].takers[1].pid = 10;
+	s[0].takers[1].ns = 100000000;
+	memset(s[0].takers[1].comm, 'A', sizeof(s[0].takers[1].comm));	/* no terminator */
+	why_004(buf, sizeof(buf), a, b);
+	assert_non_null(strstr(buf, "by ?[2Jx?? (pid 9) 75 %, AAAAAAAAAAAAAAA (pid 10) 25 %"));
+	for (const char *c = buf; *c; c++)
+		assert_true(*c >= 0x20 && *c < 0x7f);
+	free(a);
+	free(b);
+}
+
 /* Repetitions spread wider than the difference: the noise is said, and
  * no share is named as the difference's cause. */
 static void test_noise(void **state)
@@ -219,6 +246,12 @@ static void test_explain(void **state)
 	e->confirmed = false;
 	why_004(buf, sizeof(buf), a, b);
 	assert_non_null(strstr(buf, "which did not confirm it."));
+	/* a run of the pairs failed: no ratio to give */
+	e->pairs = 0;
+	snprintf(e->note, sizeof(e->note), "a run with the knob did not complete: timed out");
+	why_004(buf, sizeof(buf), a, b);
+	assert_non_null(strstr(buf, "; --explain on the process pair could not test cross-CPU wakeups with --pin same: a run with the knob did not complete: timed out."));
+	assert_null(strstr(buf, "0x over 0 pairs"));
 	*e = (struct trace_explain){ .on = true, .cause = "cross-CPU wakeups", .knob = "--pin same" };
 	snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already");
 	why_004(buf, sizeof(buf), a, b);
@@ -255,16 +288,272 @@ static void test_none_and_bounds(void **state)
 	free(b);
 }
 
+/* ---- seed 000's cycle section ---------------------------------------------------- */
+
+/* A cycle cell: tp under sched, cycles of which xruns missed, its p99
+ * completion; 3 stages. */
+static struct result *cyc_cell(const char *tp, const char *sched, uint64_t xruns, uint64_t p99)
+{
+	struct result *r = cell(tp, 0);
+	struct cycle_result *c = (struct cycle_result *)r->pat_result;
+
+	r->cell.pat = pattern_find("cycle");
+	assert_non_null(r->cell.pat);
+	r->trace.on = false;
+	r->lat_samples = 1000;	/* the cycle's completion times */
+	snprintf(r->cell.sched.text, sizeof(r->cell.sched.text), "%s", sched);
+	c->on = true;
+	c->period_ns = c->deadline_ns = 1333333;
+	c->cycles = 1000;
+	c->xruns = xruns;
+	c->cycle_p99_ns = p99;
+	c->cycle_max_ns = 2 * p99;
+	c->nstages = 3;
+	return r;
+}
+
+static struct cycle_result *cr(struct result *r)
+{
+	return (struct cycle_result *)r->pat_result;
+}
+
+/* The counts said after "by cause", summed. */
+static uint64_t causes_said(const char *buf)
+{
+	const char *c = strstr(buf, "by cause");
+	uint64_t sum = 0;
+
+	assert_non_null(c);
+	for (c += 8; *c && *c != ':'; c++)
+		if (*c == ' ' && c[1] >= '0' && c[1] <= '9')
+			sum += strtoull(c + 1, NULL, 10);
+	return sum;
+}
+
+/* More xruns in the worst: its causes (adding up to its xruns), the one
+ * that dominates, and the stage that made most of them by its wait or its
+ * work; untraced, preempted is said to be unknown and --trace offered. */
+static void test_cycle_xruns(void **state)
+{
+	struct result *b = cyc_cell("pipe", "fifo:80", 1, 900000), *w = cyc_cell("posix-mq", "other", 10, 2000000);
+	struct cycle_result *c = cr(w);
+	char buf[WHY_LEN];
+
+	(void)state;
+	c->causes[XC_STAGE_WAIT] = 7;
+	c->causes[XC_STAGE_BUSY] = 2;
+	c->causes[XC_TIMER_LATE] = 1;
+	c->stages[1].xruns = 8;
+	c->stages[1].blame = (struct cycle_blame){ .wait = 7, .busy = 1 };
+	c->stages[1].wait_p99_ns = 900000;
+	c->stages[2].xruns = 2;
+	cr(b)->stages[1].wait_p99_ns = 100000;
+	assert_true(why_000_cycle(buf, sizeof(buf), b, w) > 0);
+	assert_string_equal(buf, "Why: the worst cell (posix-mq, other) missed 10 of 1000 deadlines against 1 of 1000 in the best cell (pipe, fifo:80), by cause stage_wait 7, stage_busy 2, timer_late 1: mostly stage_wait (a stage got the buffer late); stage 2 made 8 of them (its wait 7, its work 1), its wait p99 900us against 100us in the best; whether other tasks took the CPUs is not known without --trace; --trace would split the cycle's time by cause and name who took the CPUs.");
+	assert_int_equal(causes_said(buf), c->xruns);
+	/* its work this time, in stage 3 */
+	c->causes[XC_STAGE_WAIT] = 1;
+	c->causes[XC_STAGE_BUSY] = 8;
+	c->stages[1].xruns = 1;
+	c->stages[2].xruns = 8;
+	c->stages[2].blame = (struct cycle_blame){ .wait = 0, .busy = 8 };
+	c->stages[2].busy_p99_ns = 1200000;
+	cr(b)->stages[2].busy_p99_ns = 30000;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "by cause stage_busy 8, timer_late 1, stage_wait 1: mostly stage_busy (a stage's work ran long); stage 3 made 8 of them (its wait 0, its work 8), its work p99 1.20ms against 30.0us in the best;"));
+	assert_int_equal(causes_said(buf), c->xruns);
+	/* late starts: the cycle that ran long before them */
+	memset(c->causes, 0, sizeof(c->causes));
+	c->causes[XC_LATE_START] = 9;
+	c->causes[XC_BEHIND] = 1;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "by cause late_start 9, behind_schedule 1: mostly late_start (its deadline passed before it could start), its longest cycle 4.00ms against 1.80ms in the best;"));
+	/* the best is the worst (one cell): nothing to compare */
+	assert_int_equal(why_000_cycle(buf, sizeof(buf), w, w), 0);
+	assert_string_equal(buf, "");
+	/* a failed cell, a cell of another pattern */
+	b->status = RES_FAILED;
+	assert_int_equal(why_000_cycle(buf, sizeof(buf), b, w), 0);
+	b->status = RES_OK;
+	b->cell.pat = NULL;
+	assert_int_equal(why_000_cycle(buf, sizeof(buf), b, w), 0);
+	free(b);
+	free(w);
+}
+
+/* No xruns on either: the p99 completion compared, and the part of the
+ * cycle whose p99 grew most named. */
+static void test_cycle_no_xruns(void **state)
+{
+	struct result *b = cyc_cell("ring", "fifo:80", 0, 800000), *w = cyc_cell("pipe", "other", 0, 1200000);
+	char buf[WHY_LEN];
+
+	(void)state;
+	cr(w)->timer_late_p99_ns = 300000;
+	cr(b)->timer_late_p99_ns = 100000;
+	cr(w)->stages[0].busy_p99_ns = 500000;
+	cr(b)->stages[0].busy_p99_ns = 100000;
+	cr(w)->stages[2].wait_p99_ns = 150000;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_string_equal(buf, "Why: neither cell missed a deadline, but the worst cell (pipe, other) completed later: p99 1.20ms against 800us in the best cell (ring, fifo:80); the part that grew most is stage 1's work, p99 500us against 100us in the best; --trace would split the cycle's time by cause and name who took the CPUs.");
+	assert_null(strstr(buf, "mostly"));
+	/* the timer's lateness grew more */
+	cr(w)->timer_late_p99_ns = 900000;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "the part that grew most is the driver's timer lateness, p99 900us against 100us in the best;"));
+	/* as many xruns on both */
+	cr(w)->xruns = cr(b)->xruns = 3;
+	cr(w)->causes[XC_STAGE_BUSY] = 3;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "Why: both cells missed 3 deadlines, but the worst cell (pipe, other) completed later"));
+	/* nothing grew */
+	memset(cr(w)->stages, 0, sizeof(cr(w)->stages));
+	cr(w)->timer_late_p99_ns = 0;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "; no part of its cycle (the timer, a stage's wait or work) has a longer p99;"));
+	/* figures at their type's end: compared, not wrapped */
+	cr(w)->stages[1].busy_p99_ns = UINT64_MAX;
+	cr(b)->timer_late_p99_ns = UINT64_MAX;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "the part that grew most is stage 2's work"));
+	free(b);
+	free(w);
+}
+
+/* Traced: preempted counted and named as the cause, the stage's woken
+ * to running, the cycle's cause split against the best's, who took the
+ * CPUs and what --explain measured; no offer of --trace. */
+static void test_cycle_traced(void **state)
+{
+	struct result *b = cyc_cell("pipe", "fifo:80", 0, 900000), *w = cyc_cell("unix-stream", "other", 6, 3000000);
+	struct cycle_result *c = cr(w);
+	struct trace_side *s = w->trace.sides;
+	char buf[WHY_LEN];
+
+	(void)state;
+	w->trace.on = b->trace.on = true;
+	c->causes_traced = true;
+	c->causes[XC_PREEMPTED] = 5;
+	c->driver_preempted = 2;
+	c->causes[XC_STAGE_WAIT] = 1;
+	c->stages[0].xruns = 6;
+	c->stages[0].blame = (struct cycle_blame){ .wait = 1, .busy = 0, .preempted = 5 };
+	c->stages[0].wait_p99_ns = 2000000;
+	c->stages[0].traced = cr(b)->stages[0].traced = true;
+	c->stages[0].woken_p99_ns = 1500000;
+	cr(b)->stages[0].woken_p99_ns = 20000;
+	split(w, "cycle_ns", "cycle", 3, TC_PREEMPTED, 60000.0, TC_USER, 30000.0, TC_KERNEL, 10000.0);
+	split(b, "cycle_ns", "cycle", 2, TC_USER, 30000.0, TC_KERNEL, 10000.0);
+	s[0].preempted_ns = s[0].taken_ns = 500000000;
+	s[0].ntakers = 1;
+	s[0].takers[0] = (struct trace_taker){ "cc1", 4242, 4242, 500000000, 50 };
+	w->trace.explain = (struct trace_explain){ .on = true, .cause = "preempted", .knob = "--sched fifo:80",
+						   .share_pct = 60, .applied = true, .of = "cycle_p99_ns",
+						   .ratio = 0.3, .ratio_lo = 0.25, .ratio_hi = 0.35, .pairs = 3,
+						   .confirmed = true };
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_true(!strncmp(buf, "Why (trace): the worst cell (unix-stream, other) missed 6 of 1000", 64));
+	assert_non_null(strstr(buf, "by cause preempted 5, stage_wait 1: mostly preempted (other tasks took the graph's CPUs for longer than it overran), 2 of the preempted on the driver's own CPU; stage 1 made 6 of them (its wait 1, its work 0, preempted 5), its wait p99 2.00ms against 0ns in the best, woken to running p99 1.50ms against 20.0us in the best;"));
+	assert_null(strstr(buf, "not known without --trace"));
+	assert_non_null(strstr(buf, "; in the worst cell (unix-stream, other) the cycle took 100us per cycle: preempted 60 %, user work 30 %, kernel work 10 %; against 40.0us per cycle in the best cell (pipe, fifo:80), the shares that differ most are preempted by other tasks (60.0us vs 0ns)"));
+	assert_non_null(strstr(buf, "by cc1 (pid 4242) 100 % of the time others took: that figure is the machine's, not the IPC's"));
+	assert_non_null(strstr(buf, "; --explain on the worst cell (unix-stream, other) tested preempted (60 %) with --sched fifo:80: cycle_p99_ns 0.3x over 3 pairs (0.25-0.35x), which confirmed it."));
+	assert_null(strstr(buf, "--trace would"));
+	assert_int_equal(causes_said(buf), c->xruns);
+	free(b);
+	free(w);
+}
+
+/* --repeat's spread of the compared figure wider than the gap: the noise
+ * is said and nothing is blamed. */
+static void test_cycle_noise(void **state)
+{
+	struct result *b = cyc_cell("pipe", "other", 0, 1000000), *w = cyc_cell("ring", "other", 0, 1200000);
+	char buf[WHY_LEN];
+
+	(void)state;
+	cr(w)->stages[0].busy_p99_ns = 500000;
+	for (unsigned i = 0; i < 2; i++) {
+		struct result *r = i ? w : b;
+
+		r->repeat_n = 5;
+		r->n_repeat_stats = 1;
+		r->repeat[0] = (struct repeat_stat){ .key = "cycle_p99_ns", .spread_pct = 30 + 10.0 * i,
+						     .ci_lo = NAN, .ci_hi = NAN };
+	}
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_string_equal(buf, "Why: the repetitions of cycle_p99_ns spread 40 % and 30 %, wider than the 20 % difference: the machine's noise was too large to tell; --trace would split the cycle's time by cause and name who took the CPUs.");
+	/* tight: the part is named */
+	w->repeat[0].spread_pct = b->repeat[0].spread_pct = 5;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_null(strstr(buf, "too large"));
+	assert_non_null(strstr(buf, "the part that grew most is stage 1's work"));
+	/* xruns compared: their own spread */
+	cr(w)->xruns = 12;
+	cr(b)->xruns = 10;
+	cr(w)->causes[XC_STAGE_BUSY] = 12;
+	w->repeat[0] = (struct repeat_stat){ .key = "xruns", .spread_pct = 50, .ci_lo = NAN, .ci_hi = NAN };
+	b->repeat[0] = (struct repeat_stat){ .key = "xruns", .spread_pct = 10, .ci_lo = NAN, .ci_hi = NAN };
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "Why: the repetitions of xruns spread 50 % and 10 %, wider than the 20 % difference"));
+	assert_null(strstr(buf, "mostly"));
+	free(b);
+	free(w);
+}
+
+/* Names from the record with control bytes or no terminator: '?' for
+ * each, 31 at most; any buffer length is cut, never overrun. */
+static void test_cycle_hostile(void **state)
+{
+	struct result *b = cyc_cell("pipe", "fifo:80", 0, 900000), *w = cyc_cell("x", "other", 4, 2000000);
+	char buf[WHY_LEN], small[96];
+
+	(void)state;
+	memset(w->transport, 'T', sizeof(w->transport));	/* no terminator */
+	w->transport[2] = '\033';
+	snprintf(w->cell.sched.text, sizeof(w->cell.sched.text), "o\nt\x7f");
+	cr(w)->causes[XC_UNKNOWN] = 4;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "the worst cell (TT?TTTTTTTTTTTTTTTTTTTTTTTTTTTT, o?t?) missed 4 of 1000"));
+	for (const char *c = buf; *c; c++)
+		assert_true(*c >= 0x20 && *c < 0x7f);
+	/* too many stages recorded: only the array's are read */
+	cr(w)->nstages = 1000;
+	cr(w)->stages[CYCLE_MAX_STAGES - 1].xruns = 4;
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "stage 64 made 4 of them"));
+	for (size_t len = 0; len < sizeof(small); len++) {
+		size_t n;
+
+		memset(small, '#', sizeof(small));
+		n = why_000_cycle(small, len, b, w);
+		if (len) {
+			assert_int_equal(n, len - 1);	/* every sentence here is longer */
+			assert_int_equal(strlen(small), len - 1);
+		}
+		for (size_t k = len; k < sizeof(small); k++)
+			assert_int_equal(small[k], '#');
+	}
+	free(b);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_002_shares),
 		cmocka_unit_test(test_machine),
+		cmocka_unit_test(test_hostile_comm),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_003_paced),
 		cmocka_unit_test(test_001_pct),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_none_and_bounds),
+		cmocka_unit_test(test_cycle_xruns),
+		cmocka_unit_test(test_cycle_no_xruns),
+		cmocka_unit_test(test_cycle_traced),
+		cmocka_unit_test(test_cycle_noise),
+		cmocka_unit_test(test_cycle_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
