@@ -218,6 +218,7 @@ static int awake_start(const struct cell *c, char *err, size_t len)
 static double headline(const struct result *r, const char *of)
 {
 	return !strcmp(of, "lat_p50_ns") ? (double)r->lat_p50_ns :
+	       !strcmp(of, "lat_p99_ns") ? (double)r->lat_p99_ns :
 	       !strcmp(of, "send_late_p50_ns") ? (double)r->send_late_p50_ns : r->msgs_per_s;
 }
 
@@ -318,8 +319,11 @@ int trace_explain(const struct cell *c, struct result *res,
 	}
 	p = explain_pick_placed(&res->trace, !one_cpu(&c->pin) && c->pin.mode != PIN_NONE);
 	timer_late(c, res, &p);
+	/* a cycle's rate is its period's: its figure is the p99 completion,
+	 * what keeps or misses the deadline */
 	e->of = p.cause == EX_TIMER_LATE ? "send_late_p50_ns" :
-		res->lat_kind == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";
+		res->lat_kind == LAT_RTT ? "lat_p50_ns" :
+		res->lat_kind == LAT_CYCLE ? "lat_p99_ns" : "msgs_per_s";
 	e->cause = explain_cause_name(p.cause);
 	e->share_pct = p.pct;
 	before.trace = before.trace_syscalls = before.profile = before.explain = false;
