@@ -67,6 +67,33 @@ static bool cycle_better(const struct result *a, const struct result *b)
 	       (cyc(a)->xruns == cyc(b)->xruns && cyc(a)->cycle_p99_ns < cyc(b)->cycle_p99_ns);
 }
 
+/* The best and the worst of the cells that ran (NULL when none did). */
+static void best_worst(const struct suite_opts *o, const struct seed_cells *c, const struct result **best,
+		       const struct result **worst)
+{
+	*best = *worst = NULL;
+	for (unsigned k = 0; k < 2 && (!k || o->fifo_ok); k++)
+		for (unsigned t = 0; t < c->spec[0].ntp; t++) {
+			const struct result *x = seed_cell(c, 0, &(struct plan_pick){ .tp = t, .sched = k });
+
+			if (!seed_ok(x))
+				continue;
+			if (cycle_better(x, *best))
+				*best = x;
+			if (!*worst || cycle_better(*worst, x))
+				*worst = x;
+		}
+}
+
+/* --explain's cell: the worst, the one the Why line explains (traced). */
+const struct result *pick_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
+{
+	const struct result *best, *worst;
+
+	best_worst(o, c, &best, &worst);
+	return worst != best && seed_traced(worst) ? worst : NULL;
+}
+
 static double get_wait(const struct result *r)
 {
 	return (double)worst_wait_p99(r);
@@ -87,7 +114,7 @@ static const struct rows table = { .cols = cols, .ncols = ARRAY_SIZE(cols) };
 
 void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
 {
-	const struct result *best = NULL, *worst = NULL;
+	const struct result *best, *worst;
 	char b[6][32], rest[ERRLEN + 16], why[WHY_LEN];
 
 	printf("A 3-stage chain at %s (period %s = the deadline), %s of processing per stage, %d s each: "
@@ -112,14 +139,11 @@ void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
 				rows_line(stdout, &table, &row);
 				continue;
 			}
-			if (cycle_better(x, best))
-				best = x;
-			if (!worst || cycle_better(worst, x))
-				worst = x;
 			rows_line_of(stdout, &table, x, NULL);
 		}
 	}
 	printf("  (stage wait: the worst stage's p99 from the previous hop's send to its receive)\n");
+	best_worst(o, c, &best, &worst);
 	if (!best) {
 		printf("Reading: no cycle cell completed here.\n");
 		return;

@@ -56,6 +56,7 @@ uint64_t seed_prof_groups(const struct result *r, bool server, double pct[PG_N])
 /* --explain (suite_explain.c): each seed's cell that its reading explains
  * (traced, or NULL); seed_explain in suite.h. */
 const struct result *pick_000(const struct suite_opts *o, const struct seed_cells *c);
+const struct result *pick_000_cycle(const struct suite_opts *o, const struct seed_cells *c);	/* suite_cycle.c */
 const struct result *pick_001(const struct suite_opts *o, const struct seed_cells *c);
 const struct result *pick_002(const struct suite_opts *o, const struct seed_cells *c);
 const struct result *pick_003(const struct suite_opts *o, const struct seed_cells *c);

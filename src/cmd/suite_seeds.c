@@ -432,7 +432,7 @@ const struct seed seeds[] = {
 	{ "seed-000", "pipes vs POSIX message queues vs unix sockets, 4 KiB, normal vs SCHED_FIFO",
 	  plan_000, tp_000, 5, 3, print_000, pick_000 },
 	{ "seed-000-cycle", "what seed 000 asked for: a JACK-like graph of wakeups against a deadline (xruns)",
-	  plan_000_cycle, tp_000_cycle, 1, 1, print_000_cycle, NULL },
+	  plan_000_cycle, tp_000_cycle, 1, 1, print_000_cycle, pick_000_cycle },
 	{ "seed-001", "two processes piping data with compute between writes: CPU % over size x think",
 	  plan_001, tp_001, 3, 1, print_001, pick_001 },
 	{ "seed-002", "pipe / socket / queue, same CPU vs different CPUs, realtime and not",
