@@ -42,6 +42,16 @@ PY
 grep -Eq '^    explain: .* \([0-9.]+% of the (figure|windows)\) -> --.*: lat_p50_ns .* -> .*, [0-9.]+x \([0-9.]+-[0-9.]+ over 3 pairs\): (confirmed|not confirmed)$' "$tmp/table.txt" ||
 	fail "no explain line in the table: $(cat "$tmp/table.txt")"
 
+# a cycle's rate is its period's: its figure is the p99 completion
+"$IPCLAB" run -t pipe -p cycle --clients 2 --period 1ms -n 200 --explain -f json -o "$tmp/c.json" \
+	2>"$tmp/err" || fail "--explain on a cycle did not run: $(cat "$tmp/err")"
+python3 - "$tmp/c.json" <<'PY' || fail "--explain's record of a cycle"
+import json, sys
+e = json.load(open(sys.argv[1]))["results"][0]["trace"]["explain"]
+assert e["of"] == "lat_p99_ns", e
+assert not e["applied"] or (e["before"] > 0 and e["after"] > 0 and e["pairs"] == 3), e
+PY
+
 # bad combinations: one line naming --explain and the other option, exit 2
 bad() {
 	local what=$1 err rc
