@@ -42,15 +42,20 @@ PY
 grep -Eq '^    explain: .* \([0-9.]+% of the (figure|windows)\) -> --.*: lat_p50_ns .* -> .*, [0-9.]+x \([0-9.]+-[0-9.]+ over 3 pairs\): (confirmed|not confirmed)$' "$tmp/table.txt" ||
 	fail "no explain line in the table: $(cat "$tmp/table.txt")"
 
-# a cycle's rate is its period's: its figure is the p99 completion
-"$IPCLAB" run -t pipe -p cycle --clients 2 --period 1ms -n 200 --explain -f json -o "$tmp/c.json" \
-	2>"$tmp/err" || fail "--explain on a cycle did not run: $(cat "$tmp/err")"
-python3 - "$tmp/c.json" <<'PY' || fail "--explain's record of a cycle"
-import json, sys
-e = json.load(open(sys.argv[1]))["results"][0]["trace"]["explain"]
-assert e["of"] == "lat_p99_ns", e
-assert not e["applied"] or (e["before"] > 0 and e["after"] > 0 and e["pairs"] == 3), e
-PY
+# a cycle's rate is its period's: its figure is the p99 completion, also
+# where its largest cause is its timer's lateness, which is in that figure
+# (a 4 ms slack on a 1 ms period makes that likely; CI found it at 50 us)
+for slack in 50us 4ms; do
+	"$IPCLAB" run -t pipe -p cycle --clients 2 --period 1ms -n 200 -O timer_slack=$slack \
+		--explain -f json -o "$tmp/c.json" 2>"$tmp/err" ||
+		fail "--explain on a cycle did not run: $(cat "$tmp/err")"
+	python3 - "$tmp/c.json" <<-'PY' || fail "--explain's record of a cycle (timer slack $slack)"
+	import json, sys
+	e = json.load(open(sys.argv[1]))["results"][0]["trace"]["explain"]
+	assert e["of"] == "lat_p99_ns", e
+	assert not e["applied"] or (e["before"] > 0 and e["after"] > 0 and e["pairs"] == 3), e
+	PY
+done
 
 # bad combinations: one line naming --explain and the other option, exit 2
 bad() {
