@@ -22,10 +22,12 @@ kills=0 removed=0 leftover_runs=0 live_touched=0 unusable=0
 
 baseline=$(strict_leftovers)
 
-# Two live runs beside the kills: one cell each, long, with objects on disk.
+# Two live runs beside the kills: one cell each, long, with objects on disk,
+# paced (100 messages/s) so that they hold their objects and keep using
+# them without taking the CPUs from the runs that are killed.
 live_pids=
 for tp in fifo sysv-mq; do
-	IPCLAB_FAULT_RUN="$$-live-$tp" "$IPCLAB" run -t $tp -p stream -d 1h --max-time 0 -q \
+	IPCLAB_FAULT_RUN="$$-live-$tp" "$IPCLAB" run -t $tp -p stream --rate 100/s -d 1h --max-time 0 -q \
 		-f json -o "$dir/live-$tp.json" 2>"$dir/live-$tp.err" &
 	live_pids+=" $!"
 	wait_children $! 2 5000 >/dev/null || fail "live $tp run did not start: $(cat "$dir/live-$tp.err")"
