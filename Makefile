@@ -86,6 +86,11 @@ IPCLAB_LIBS += $(shell pkg-config --libs libpq)
 endif
 
 # Filled by the mk/*.mk fragments.
+# The builds that check, run and fuzz start use every CPU unless make was
+# given a -j of its own.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+SUBMAKE_J := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
+
 ALL_TARGETS :=
 TEST_PROGS :=
 DEPS_FILES :=

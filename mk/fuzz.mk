@@ -65,7 +65,7 @@ FUZZ_MS_NS ?= 10000
 fuzz: fuzz-deps
 	@CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -DRING_MS_NS=$(FUZZ_MS_NS)ull" \
 		LDFLAGS="$(FUZZ_SAN)" \
-		$(MAKE) --no-print-directory B=$(FUZZ_B) SAN= WERROR= CC=$(FUZZ_CC) fuzz-bins
+		$(MAKE) $(SUBMAKE_J) --no-print-directory B=$(FUZZ_B) SAN= WERROR= CC=$(FUZZ_CC) fuzz-bins
 	@echo "fuzz: $(FUZZERS:%=$(FUZZ_B)/fuzz/bin/%)"
 
 fuzz-ci: fuzz

@@ -27,14 +27,14 @@ ipclab: $(IPCLAB_BIN)
 .PHONY: ipclab
 
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) $(SUBMAKE_J) --no-print-directory all
 	./$(IPCLAB_BIN)
 
 # TEST_JOBS tests at once (tests/run-tests.sh): each runs in namespaces of
 # its own and checks behaviour, not speed.
 TEST_JOBS ?= 2
 check: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
 	@TEST_JOBS=$(TEST_JOBS) tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
 
 

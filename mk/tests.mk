@@ -25,7 +25,7 @@ export IPCLAB := $(abspath $(IPCLAB_BIN))
 # see across processes, so only thread endpoints are run here.
 TSAN_PROGS ?=
 check-threads: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
 	@ENDPOINTS=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
 .PHONY: check-threads
