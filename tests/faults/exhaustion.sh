@@ -66,7 +66,7 @@ limit_case() {
 	fi
 }
 
-run_args=(run -p pingpong -n 1000 -q -f csv)
+run_args=(run -p pingpong -n 200 -q -f csv)
 nofile_re='ulimit -n'	# the limit, and the fix
 
 # RLIMIT_NOFILE: every transport, four clients each (more descriptors), at
