@@ -7,7 +7,8 @@
  * sends 8 bytes, waits for the echo, and closes (or, with -k, keeps every
  * connection open, as a client pool would). Prints the p50 and p90 of each
  * spacing per round (and the p50 of ipcring_connect() alone), then the
- * medians of the rounds' p50s.
+ * medians of the rounds' p50s. Without -k it also prints the p50 of the
+ * client's ipcring_conn_close() (the rings unmapped), back to back.
  *
  *   ring_setup [-r ROUNDS] [-n CONNECTS] [-g GAP_US] [-k] [-p]
  *
@@ -79,7 +80,10 @@ static void serve(struct ipcring_server *s)
 
 /* One connect to first reply, in ns (*@conn_ns: the connect alone); 0 on
  * failure (reported). */
-static uint64_t one(const char *name, struct ipcring_conn **keep, uint64_t *conn_ns)
+static uint64_t close_ns[MAX_CONNS];	/* the last batch's closes */
+
+static uint64_t one(const char *name, struct ipcring_conn **keep, uint64_t *conn_ns,
+		    uint64_t *cl_ns)
 {
 	char why[IPCRING_REASON_MAX];
 	struct ipcring_conn *c;
@@ -102,10 +106,14 @@ static uint64_t one(const char *name, struct ipcring_conn **keep, uint64_t *conn
 		ipcring_conn_close(c);
 		return 0;
 	}
-	if (keep)
+	if (keep) {
 		*keep = c;
-	else
+	} else {
+		uint64_t t1 = now_ns();
+
 		ipcring_conn_close(c);
+		*cl_ns = now_ns() - t1;
+	}
 	return dt;
 }
 
@@ -121,7 +129,7 @@ static int batch(const char *name, unsigned n, unsigned gap_us, bool keep, uint6
 	for (unsigned i = 0; i < n; i++) {
 		if (gap_us)
 			usleep(gap_us);
-		t[i] = one(name, keep ? &open[i] : NULL, &tc[i]);
+		t[i] = one(name, keep ? &open[i] : NULL, &tc[i], &close_ns[i]);
 		if (!t[i]) {
 			n = i;
 			ret = -1;
@@ -134,6 +142,8 @@ static int batch(const char *name, unsigned n, unsigned gap_us, bool keep, uint6
 		return ret;
 	qsort(t, n, sizeof(t[0]), cmp_u64);
 	qsort(tc, n, sizeof(tc[0]), cmp_u64);
+	if (!keep)
+		qsort(close_ns, n, sizeof(close_ns[0]), cmp_u64);
 	*c50 = tc[n / 2];
 	*p50 = t[n / 2];
 	*p90 = t[n * 9 / 10];
@@ -191,7 +201,10 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < rounds && !ret; r++) {
 		uint64_t a50, a90, ac, s50, s90, sc;
 
+		uint64_t cl50;
+
 		ret = batch(name, n, 0, keep, &a50, &a90, &ac);
+		cl50 = close_ns[n / 2];	/* sorted by batch() */
 		if (!ret)
 			ret = batch(name, n, gap, keep, &s50, &s90, &sc);
 		if (ret)
@@ -199,8 +212,11 @@ int main(int argc, char **argv)
 		b2b[r] = a50;
 		spaced[r] = s50;
 		printf("round %u: back to back p50 %.1f us p90 %.1f us (connect %.1f); %u us apart "
-		       "p50 %.1f us p90 %.1f us (connect %.1f)\n", r + 1, a50 / 1e3, a90 / 1e3,
+		       "p50 %.1f us p90 %.1f us (connect %.1f)", r + 1, a50 / 1e3, a90 / 1e3,
 		       ac / 1e3, gap, s50 / 1e3, s90 / 1e3, sc / 1e3);
+		if (!keep)
+			printf("; close p50 %.1f us", cl50 / 1e3);
+		printf("\n");
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
