@@ -23,6 +23,13 @@ $(B)/bench/ref_cacheline: bench/ref_cacheline.c bench/pin.h
 
 ALL_TARGETS += $(B)/bench/ref_cacheline
 
+# what unmapping a 64 KiB connection ring costs here (lib/ipcring/README.md)
+$(B)/bench/unmap_cost: bench/unmap_cost.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_REF_CFLAGS) -o $@ $<
+
+ALL_TARGETS += $(B)/bench/unmap_cost
+
 ifeq ($(HAVE_LIBQB),1)
 $(B)/bench/ref_libqb_rb: bench/ref_libqb_rb.c bench/pin.h
 	@mkdir -p $(@D)
