@@ -85,12 +85,12 @@ CFLAGS += -DHAVE_PQ=1 $(shell pkg-config --cflags libpq)
 IPCLAB_LIBS += $(shell pkg-config --libs libpq)
 endif
 
-# Filled by the mk/*.mk fragments.
 # The builds that check, run and fuzz start use every CPU unless make was
 # given a -j of its own.
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 SUBMAKE_J := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
 
+# Filled by the mk/*.mk fragments.
 ALL_TARGETS :=
 TEST_PROGS :=
 DEPS_FILES :=
