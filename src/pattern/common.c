@@ -23,14 +23,14 @@ int pat_send(struct participant *p, struct tp_endpoint *ep, uint32_t seq, uint32
 	void *buf;
 
 	if (tp->reserve) {
-		/* in place: no copy between the pattern's buffer and the transport */
+		/* in place: the payload written straight into the transport's place */
 		n = tp->reserve(ep, &buf, len);
 		if (n != (ssize_t)len)
 			return pat_send_failed(p, seq, n, len);
-		pat_build(buf, len, seq, flags, ts_ns, p->cell->verify, true);
+		pat_build(buf, len, seq, flags, ts_ns, p->cell->verify, p->buf);
 		n = tp->commit(ep, len);
 	} else {
-		pat_build(p->buf, len, seq, flags, ts_ns, p->cell->verify, false);
+		pat_build(p->buf, len, seq, flags, ts_ns, p->cell->verify, NULL);
 		n = tp->send(ep, p->buf, len);
 	}
 	return n == (ssize_t)len ? 0 : pat_send_failed(p, seq, n, len);

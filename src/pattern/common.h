@@ -4,6 +4,8 @@
 #ifndef IPCLAB_PATTERN_COMMON_H
 #define IPCLAB_PATTERN_COMMON_H
 
+#include <string.h>
+
 #include "ipclab/msg.h"
 #include "ipclab/pattern.h"
 
@@ -13,23 +15,26 @@ static inline uint64_t pat_total(const struct participant *p)
 	return p->cell->duration_ns ? UINT64_MAX : p->cell->warmup + p->cell->count;
 }
 
-/* The header, and the payload: with --verify every byte; without, one byte
- * in each 64 bytes after the first (whose header is written anyway) when
- * the message is written in place (the transport's shared lines come to
- * the sender as a producer's would), nothing when the
- * transport copies it out of p->buf (its copy is the pass over the payload;
- * stores just before it only made the copy wait for them: up to 0.8 of a
- * libqb-rb 4 KiB stream's reference rate). Inline: it runs once a message. */
+/* The header, and the payload: with --verify every byte; without, when
+ * the message is written in place (@src, the sender's buffer), its payload
+ * is copied from @src whole, as a producer writes its data and as a copying
+ * send copies it into the kernel; nothing when the transport copies it out
+ * of p->buf (@src NULL: its copy is the pass over the payload; stores just
+ * before it only made the copy wait for them: up to 0.8 of a libqb-rb
+ * 4 KiB stream's reference rate). A copy that writes whole lines is also
+ * what a producer gets: one store per line needs the line's old contents
+ * from the consumer's CPU first (docs/patterns.md). Inline: it runs once a
+ * message. */
 static inline void pat_build(void *buf, size_t len, uint32_t seq, uint32_t flags,
-			     uint64_t ts_ns, bool verify, bool in_place)
+			     uint64_t ts_ns, bool verify, const void *src)
 {
 	struct msg_hdr *h = buf;
 
 	if (__builtin_expect(verify, 0))
 		msg_fill(buf, len, seq, true);
-	else if (in_place)
-		for (size_t i = 64; i < len; i += 64)
-			((unsigned char *)buf)[i] = (unsigned char)seq;
+	else if (src && len > MSG_HDR_SIZE)
+		memcpy((unsigned char *)buf + MSG_HDR_SIZE,
+		       (const unsigned char *)src + MSG_HDR_SIZE, len - MSG_HDR_SIZE);
 	h->seq = seq;
 	h->len = (uint32_t)len | flags;
 	h->ts_ns = ts_ns;

@@ -77,6 +77,7 @@ static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
 	const size_t len = c->size;
 	const bool verify = c->verify;
 	const uint64_t warmup = c->warmup;
+	const void *const src = p->buf;
 	double clock_ns = stream_clock_cost_ns(c);
 	uint64_t t0 = now_ns(), stamp_at = warmup, seq = 0, total = pat_total(p);
 	uint64_t deadline = 0, next_check = UINT64_MAX;
@@ -118,7 +119,7 @@ static int stream_send_batched(struct participant *p, struct tp_endpoint *ep)
 				stamp_at += every;
 			}
 			pat_build(bufs[i], len, (uint32_t)seq, seq + 1 == total ? MSG_F_END : 0, ts,
-				  verify, true);
+				  verify, src);
 		}
 		r = commit_n(ep, (unsigned)k, len);
 		if (__builtin_expect(r < 0, 0))
@@ -170,11 +171,11 @@ int stream_send_fast(struct participant *p, struct tp_endpoint *ep)
 		if (reserve) {
 			r = reserve(ep, &buf, len);
 			if (__builtin_expect(r == (ssize_t)len, 1)) {
-				pat_build(buf, len, (uint32_t)seq, flags, ts, verify, true);
+				pat_build(buf, len, (uint32_t)seq, flags, ts, verify, pbuf);
 				r = commit(ep, len);
 			}
 		} else {
-			pat_build(pbuf, len, (uint32_t)seq, flags, ts, verify, false);
+			pat_build(pbuf, len, (uint32_t)seq, flags, ts, verify, NULL);
 			r = send(ep, pbuf, len);
 		}
 		if (__builtin_expect(r != (ssize_t)len, 0))
