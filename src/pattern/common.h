@@ -15,16 +15,16 @@ static inline uint64_t pat_total(const struct participant *p)
 	return p->cell->duration_ns ? UINT64_MAX : p->cell->warmup + p->cell->count;
 }
 
-/* The header, and the payload: with --verify every byte; without, when
- * the message is written in place (@src, the sender's buffer), its payload
- * is copied from @src whole, as a producer writes its data and as a copying
- * send copies it into the kernel; nothing when the transport copies it out
- * of p->buf (@src NULL: its copy is the pass over the payload; stores just
- * before it only made the copy wait for them: up to 0.8 of a libqb-rb
- * 4 KiB stream's reference rate). A copy that writes whole lines is also
- * what a producer gets: one store per line needs the line's old contents
- * from the consumer's CPU first (docs/patterns.md). Inline: it runs once a
- * message. */
+/* The header, and the payload:
+ * - with --verify, every byte (msg_fill);
+ * - written in place (@src, the sender's buffer): the payload copied from
+ *   @src whole, as a producer writes its data and a copying send copies it
+ *   (whole lines also spare the fetch of each line's old contents from the
+ *   consumer's CPU that a store to part of a line needs: docs/patterns.md);
+ * - copied out of p->buf by the transport (@src NULL): nothing, its copy is
+ *   the pass over the payload (stores just before it only made the copy
+ *   wait: up to 0.8 of a libqb-rb 4 KiB stream's reference rate).
+ * Inline: it runs once a message. */
 static inline void pat_build(void *buf, size_t len, uint32_t seq, uint32_t flags,
 			     uint64_t ts_ns, bool verify, const void *src)
 {
