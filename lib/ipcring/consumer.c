@@ -67,25 +67,31 @@ static int cons_next(struct ipcring *r, const void **msg, size_t *len)
 }
 
 /*
- * Empty-path readiness. While spinning, watch tail (its own line, written
- * once per flush) rather than the commit word of the record the producer is
- * writing: polling that line makes it bounce between the cores several
- * times per record (measured: ~25% fewer msgs/s and a longer RTT, see
- * README). The seq_cst re-check after announcing sleep reads tail, which
- * the producer's seq_cst flush stored before it read the eventcount, and
- * the commit word, for records committed with IPCRING_MORE. The state is
- * read first: records committed before a close or a death are visible once
- * the state is.
+ * Empty-path readiness. While spinning, a plain ring watches tail (its own
+ * line, written once per flush) rather than the commit word of the record
+ * the producer is writing: polling that line makes it bounce between the
+ * cores several times per record (measured: ~25% fewer msgs/s, see README).
+ * A connection's rings (poll_rec) carry requests and replies, one record
+ * at a time: there the commit word is read first, which sees a reply one
+ * line transfer sooner (README, "Deviations from RING.md", 1). The
+ * seq_cst re-check after announcing sleep reads tail, which the producer's
+ * seq_cst flush stored before it read the eventcount, and the commit word,
+ * for records committed with IPCRING_MORE. The state is read first: records
+ * committed before a close or a death are visible once the state is.
  */
 int ring_cons_ready(struct ipcring *r, bool sc)
 {
 	memory_order mo = sc ? memory_order_seq_cst : memory_order_acquire;
 	uint32_t st = atomic_load_explicit(r->peer_state, mo);
-	uint32_t tail = atomic_load_explicit(&r->shm->tail, mo);
-	uint32_t w;
+	uint32_t tail, w;
 
+	if (r->poll_rec &&
+	    (atomic_load_explicit(&ring_rec_at(r, r->pos)->w0, mo) & REC_COMMITTED))
+		return 1;
+	tail = atomic_load_explicit(&r->shm->tail, mo);
 	if (!sc && (int32_t)(tail - r->pos) <= 0 && st <= ST_ALIVE)
 		return 0;
+	/* read after tail: a flush past pos makes its commit visible here */
 	w = atomic_load_explicit(&ring_rec_at(r, r->pos)->w0, mo);
 	if (w & REC_COMMITTED)
 		return 1;

@@ -119,6 +119,7 @@ struct ipcring {
 	bool unflushed;
 	/* consumer */
 	bool single_map;
+	bool poll_rec;			/* readiness reads the commit word first */
 	uint32_t unreleased;
 	uint32_t release_threshold;
 	uint32_t peek_rs;		/* record size of the peeked record, 0 = none */

@@ -208,6 +208,8 @@ int ipc_conn_attach(struct ipcring_conn *c, int req_fd, int req_efd, int rep_fd,
 		     c->rx->wait_mode != IPCRING_WAIT_EVENTFD))
 		ret = -EBADMSG;		/* the rx end must be pollable */
 	if (!ret)
+		c->rx->poll_rec = true;	/* requests and replies: see ring_cons_ready() */
+	if (!ret)
 		ret = ipcring_set_peer(c->tx, c->sock, IPCRING_PEER_SOCKET);
 	if (!ret)
 		ret = ipcring_set_peer(c->rx, c->sock, IPCRING_PEER_SOCKET);

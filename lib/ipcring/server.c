@@ -139,6 +139,7 @@ static int srv_channel(struct ipcring_server *s, struct ipcring_conn *c)
 		c->tx = s->spare.tx;
 		memcpy(fds, s->spare.fds, sizeof(fds));
 		s->spare.rx = s->spare.tx = NULL;
+		c->rx->poll_rec = true;	/* as ipc_conn_attach() sets it */
 		ret = ipcring_set_peer(c->tx, c->sock, IPCRING_PEER_SOCKET);
 		if (!ret)
 			ret = ipcring_set_peer(c->rx, c->sock, IPCRING_PEER_SOCKET);

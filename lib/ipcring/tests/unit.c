@@ -3,7 +3,8 @@
  * unit.c - single-threaded libipcring tests: options, empty/full at each
  * alignment (double and single mapping), wrap at every offset, lengths 0, 1
  * and max_record, oversize, abort, batching, indices crossing 2^32, close
- * then drain then end of stream, timeouts, stats.
+ * then drain then end of stream, timeouts, stats, the spinning
+ * consumer's readiness order.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -290,6 +291,38 @@ static void test_batch(void)
 	t_pair_close(&p);
 }
 
+/*
+ * The spinning consumer's readiness: a plain ring waits for tail (a record
+ * committed with IPCRING_MORE is not ready until it is flushed); a
+ * connection's ring (poll_rec) sees the commit word before tail moves. The
+ * sleeping re-check (sc) sees the record either way.
+ */
+static void test_ready_order(void)
+{
+	struct t_pair p;
+	void *v;
+
+	t_pair_open(&p, NULL);
+	T_EQ(ring_cons_ready(p.cons, false), 0);
+	T_EQ(ipcring_reserve(p.prod, 16, &v, 0), 0);
+	fill(v, 16, 1);
+	T_EQ(ipcring_commit(p.prod, 16, IPCRING_MORE), 0);
+	T_EQ(atomic_load(&p.prod->shm->tail), 0);
+	T_EQ(ring_cons_ready(p.cons, false), 0);
+	T_EQ(ring_cons_ready(p.cons, true), 1);
+	p.cons->poll_rec = true;
+	T_EQ(ring_cons_ready(p.cons, false), 1);
+	get(p.cons, 16, 1);
+	T_EQ(ring_cons_ready(p.cons, false), 0);	/* the next word is pre-zeroed */
+	T_EQ(ipcring_flush(p.prod), 0);
+	T_EQ(ring_cons_ready(p.cons, false), 0);	/* flushed up to pos: nothing new */
+	p.cons->poll_rec = false;
+	put(p.prod, 8, 2);
+	T_EQ(ring_cons_ready(p.cons, false), 1);	/* flushed: tail moved */
+	get(p.cons, 8, 2);
+	t_pair_close(&p);
+}
+
 /* Start both indices at 0xFFFF0000 and stream well past 2^32. */
 static void test_index_wrap(void)
 {
@@ -415,6 +448,7 @@ int main(void)
 	test_lengths();
 	test_abort_shrink();
 	test_batch();
+	test_ready_order();
 	test_index_wrap();
 	test_close_eof();
 	test_timeouts();
