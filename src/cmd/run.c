@@ -285,7 +285,8 @@ const struct cli_opt run_options[] = {
 	LIST("sched", 0, scheds, "LIST", "other, fifo:PRIO, rr:PRIO, batch, idle", "other",
 	     "list:other fifo:50 rr:50 batch idle"),
 	LIST("clients", 0, clients, "LIST", "clients served by one server", "1", NULL),
-	CALL("option", 'O', REQ, "KEY=VAL", "a transport's or pattern's own option (see ipclab list)",
+	CALL("option", 'O', REQ, "KEY=VAL", "a transport's or pattern's own option (see ipclab list);\n"
+	     "NAME:KEY=VAL sets it for that transport or pattern only",
 	     opt_kv, "@keys"),
 	FLAG("verify", verify, "fill every payload with a checked pattern"),
 	LIST("think", 0, thinks, "LIST",

@@ -74,9 +74,29 @@ static int unknown_name(const char *what, const char *word, bool transport)
 	return usage_error("unknown %s '%s'; run 'ipclab list' to see them all", what, word);
 }
 
-/* Parse an options block for a transport or pattern from the -O list. */
-static int make_opts(struct plan *pl, const struct opt_desc *d, size_t size, struct run_args *a,
-		     bool *used, const void **out)
+/* -O's scope: "ring:batch=64" applies to the transport or pattern named
+ * before a colon that comes before the '=' (its length, 0 when unscoped);
+ * the key follows it. */
+static size_t kv_scope_len(const char *kv)
+{
+	size_t eq = strcspn(kv, "="), colon = strcspn(kv, ":");
+
+	return colon < eq ? colon : 0;
+}
+
+/* The key of -O entry @kv (after its scope, up to '=') into key[64]. */
+static void kv_key(const char *kv, char *key, size_t keylen)
+{
+	size_t sc = kv_scope_len(kv), off = sc ? sc + 1 : 0;
+
+	snprintf(key, keylen, "%.*s", (int)strcspn(kv + off, "="), kv + off);
+}
+
+/* Parse an options block for the transport or pattern @name from the -O
+ * list: the unscoped entries first, then those scoped to @name, so that a
+ * scoped value wins over an unscoped one whatever their order. */
+static int make_opts(struct plan *pl, const char *name, const struct opt_desc *d, size_t size,
+		     struct run_args *a, bool *used, const void **out)
 {
 	char err[ERRLEN];
 	void *blk;
@@ -90,19 +110,23 @@ static int make_opts(struct plan *pl, const struct opt_desc *d, size_t size, str
 	pl->opt_blocks[pl->nblocks++] = blk;
 	if (opt_defaults(d, blk, err, sizeof(err)))
 		return usage_error("internal: bad default: %s", err);
-	for (unsigned i = 0; i < a->nkv; i++) {
-		char key[64];
-		const char *eq = strchr(a->kv[i], '=');
-		const struct opt_desc *od;
+	for (int scoped = 0; scoped < 2; scoped++)
+		for (unsigned i = 0; i < a->nkv; i++) {
+			size_t sc = kv_scope_len(a->kv[i]);
+			const struct opt_desc *od;
+			char key[64];
 
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - a->kv[i]), a->kv[i]);
-		od = opt_find(d, key);
-		if (!od)
-			continue;
-		used[i] = true;
-		if (opt_set(od, blk, eq + 1, err, sizeof(err)))
-			return usage_error("%s", err);
-	}
+			if ((sc != 0) != scoped ||
+			    (sc && (strlen(name) != sc || strncmp(a->kv[i], name, sc))))
+				continue;
+			kv_key(a->kv[i], key, sizeof(key));
+			od = opt_find(d, key);
+			if (!od)
+				continue;
+			used[i] = true;
+			if (opt_set(od, blk, strchr(a->kv[i], '=') + 1, err, sizeof(err)))
+				return usage_error("%s", err);
+		}
 	*out = blk;
 	return 0;
 }
@@ -368,6 +392,46 @@ static void collect_option_names(const struct plan_spec *d, const char **names, 
 				names[(*n)++] = o->name;
 }
 
+/* A scoped -O entry that set nothing: its scope is no selected transport
+ * or pattern, or that one has no such option; 2. */
+static int unused_scoped(const struct plan_spec *d, const char *kv, const char *key)
+{
+	const char *names[128], *hint;
+	const struct opt_desc *opts = NULL;
+	size_t sc = kv_scope_len(kv), n = 0;
+	char scope[64];
+	bool found = false;
+
+	snprintf(scope, sizeof(scope), "%.*s", (int)sc, kv);
+	for (unsigned i = 0; i < d->ntp && !found; i++)
+		if (!strcmp(d->tp[i]->name, scope))
+			found = true, opts = d->tp[i]->options;
+	for (unsigned i = 0; i < d->npat && !found; i++)
+		if (!strcmp(d->pat[i]->name, scope))
+			found = true, opts = d->pat[i]->options;
+	if (!found) {
+		for (unsigned i = 0; i < d->ntp && n < 128; i++)
+			names[n++] = d->tp[i]->name;
+		for (unsigned i = 0; i < d->npat && n < 128; i++)
+			names[n++] = d->pat[i]->name;
+		hint = nearest(scope, names, n);
+		if (hint)
+			return usage_error("-O %s: '%s' is not a selected transport or pattern; did you mean '%s'?",
+					   kv, scope, hint);
+		return usage_error("-O %s: '%s' is not a selected transport or pattern: select it with -t or -p, "
+				   "or scope the option to one that is", kv, scope);
+	}
+	for (const struct opt_desc *o = opts; o && o->name && n < 128; o++)
+		names[n++] = o->name;
+	if (!n)
+		return usage_error("-O %s: %s has no options of its own", kv, scope);
+	hint = nearest(key, names, n);
+	if (hint)
+		return usage_error("-O %s: %s has no option '%s'; did you mean '%s'?", kv, scope, key, hint);
+	return usage_error("-O %s: %s has no option '%s'; 'ipclab list' shows each one's options",
+			   kv, scope, key);
+}
+
 static int parse_dims_options(struct plan *pl, struct run_args *a, struct plan_spec *d)
 {
 	bool used[MAX_LIST] = { false };
@@ -375,19 +439,23 @@ static int parse_dims_options(struct plan *pl, struct run_args *a, struct plan_s
 	size_t nn = 0;
 
 	for (unsigned i = 0; i < a->nkv; i++)
-		if (!strchr(a->kv[i], '=') || a->kv[i][0] == '=')
-			return usage_error("-O %s: expected key=value, e.g. -O pipe-size=1M", a->kv[i]);
+		if (!strchr(a->kv[i], '=') || a->kv[i][0] == '=' || a->kv[i][0] == ':' ||
+		    (kv_scope_len(a->kv[i]) && a->kv[i][kv_scope_len(a->kv[i]) + 1] == '='))
+			return usage_error("-O %s: expected [TRANSPORT:]key=value, e.g. -O pipe-size=1M "
+					   "or -O ring:batch=64", a->kv[i]);
 	for (unsigned i = 0; i < d->ntp; i++) {
 		char err[ERRLEN];
 
-		if (make_opts(pl, d->tp[i]->options, d->tp[i]->opts_size, a, used, &d->tp_opts[i]))
+		if (make_opts(pl, d->tp[i]->name, d->tp[i]->options, d->tp[i]->opts_size, a, used,
+			      &d->tp_opts[i]))
 			return 2;
 		if (d->tp[i]->check_opts && d->tp_opts[i] &&
 		    d->tp[i]->check_opts(d->tp_opts[i], err, sizeof(err)))
 			return usage_error("%s", err);
 	}
 	for (unsigned i = 0; i < d->npat; i++)
-		if (make_opts(pl, d->pat[i]->options, d->pat[i]->opts_size, a, used, &d->pat_opts[i]))
+		if (make_opts(pl, d->pat[i]->name, d->pat[i]->options, d->pat[i]->opts_size, a,
+			      used, &d->pat_opts[i]))
 			return 2;
 	collect_option_names(d, names, &nn);
 	for (unsigned i = 0; i < a->nkv; i++) {
@@ -396,7 +464,9 @@ static int parse_dims_options(struct plan *pl, struct run_args *a, struct plan_s
 
 		if (used[i])
 			continue;
-		snprintf(key, sizeof(key), "%.*s", (int)strcspn(a->kv[i], "="), a->kv[i]);
+		kv_key(a->kv[i], key, sizeof(key));
+		if (kv_scope_len(a->kv[i]))
+			return unused_scoped(d, a->kv[i], key);
 		hint = nearest(key, names, nn);
 		if (hint)
 			return usage_error("-O %s: no selected transport or pattern has option '%s'; did you mean '%s'?",

@@ -6,6 +6,9 @@
 # no message waits for a batch to fill: a paced stream's one-way p50 stays
 # far under the pacing interval with auto (as with batch=1), while
 # batch=8 holds each message for the next ones, over one interval.
+# A -O scoped to one transport (-O ring-ipc:batch=8) reaches that
+# transport's cells only, record and behaviour, and wins over an unscoped
+# one in either order.
 . "$(dirname "$0")/../lib/common.sh"
 command -v jq >/dev/null || { echo "skip: no jq"; exit 77; }
 dir=$(mktemp -d)
@@ -74,6 +77,34 @@ v=$(p50 paced-8)
 [ -n "$v" ] && [ "$v" != null ] && [ "$v" -gt "$interval" ] ||
 	fail "batch=8: paced one-way p50 $v ns, expected over the interval (the check cannot tell)"
 echo "paced one-way p50: auto $(p50 paced-auto) ns, batch=1 $(p50 paced-1) ns, batch=8 $(p50 paced-8) ns"
+
+# scoped: one run, ring at auto beside ring-ipc at batch=8, interleaved
+sel() { jq -c --arg t "$2" '.results[] | select(.transport == $t)' "$dir/$1.json"; }
+if run_json scoped -t ring,ring-ipc -O ring-ipc:batch=8 -p stream -s 64 --rate 100 -n 60 \
+	--warmup 5 --repeat 2; then
+	sel scoped ring | jq -e '.settings.batch == "auto" and .options.transport.batch == "auto"' >/dev/null ||
+		fail "-O ring-ipc:batch=8 reached ring: $(sel scoped ring | jq -c '{s: .settings, o: .options.transport}')"
+	sel scoped ring-ipc | jq -e '.settings.batch == 8 and .options.transport.batch == 8' >/dev/null ||
+		fail "-O ring-ipc:batch=8 did not reach ring-ipc: $(sel scoped ring-ipc | jq -c '{s: .settings, o: .options.transport}')"
+	a=$(sel scoped ring | jq -r .metrics.lat_p50_ns)
+	b=$(sel scoped ring-ipc | jq -r .metrics.lat_p50_ns)
+	[ "$a" != null ] && [ "$a" -lt $((interval / 2)) ] ||
+		fail "scoped run: ring (auto) paced one-way p50 $a ns is not under half the interval"
+	[ "$b" != null ] && [ "$b" -gt "$interval" ] ||
+		fail "scoped run: ring-ipc (batch=8) paced one-way p50 $b ns is not over the interval"
+	echo "scoped: one run, ring auto p50 $a ns, ring-ipc batch=8 p50 $b ns"
+fi
+# the scoped value wins over the unscoped one, whichever comes first
+for order in "-O ring:batch=64 -O batch=2" "-O batch=2 -O ring:batch=64"; do
+	# shellcheck disable=SC2086
+	run_json prec -t ring,ring-ipc $order -p stream -s 64 -n 2k || continue
+	got=$(jq -r '[.results[] | "\(.transport)=\(.settings.batch)"] | join(" ")' "$dir/prec.json")
+	[ "$got" = "ring=64 ring-ipc=2" ] || fail "$order: $got, expected ring=64 ring-ipc=2"
+done
+expect_usage_error "-O scoped to no transport" run -t ring -O rng:batch=4 -n 10
+expect_usage_error "-O scoped to an unselected transport" run -t ring -O ring-ipc:batch=4 -n 10
+expect_usage_error "-O scoped, key unknown" run -t ring,pipe -O pipe:batch=4 -n 10
+expect_usage_error "-O with an empty scope" run -t ring -O :batch=4 -n 10
 
 after=$(leftovers)
 [ -z "$(new_leftovers "$before" "$after")" ] || fail "left behind: $(new_leftovers "$before" "$after")"
