@@ -130,12 +130,18 @@ int ipcring_abort(struct ipcring *r)
 /*
  * A batch is one contiguous run of records: room for all of them and the
  * pre-zeroed header after the last is made at once. Its first header was
- * zeroed by the commit before it; commit_batch() zeroes each next header
- * before the release store that commits the record in front of it, as
- * ipcring_commit() does, so that the consumer, which reads a header only
- * after the record before it was committed, never sees a stale commit word
- * from the previous lap. Nothing is written to the ring before the commit:
- * each line is first written by whoever fills the record.
+ * zeroed by the commit before it. commit_batch() zeroes the header after
+ * the last record first, then writes the records' headers from the last to
+ * the first, the first one's commit word last of all with a release store:
+ * a consumer that polls the first record's commit word (a connection's
+ * rings, poll_rec) sees the whole run at once, not one record at a time
+ * while the run is being committed (small runs, each released on its own,
+ * and the lines being written read by the other CPU meanwhile). The
+ * consumer reads a header only after the record before it was committed
+ * (acquired), so it never sees a later record's header of the previous
+ * lap: every header of the run is written before the first record's commit
+ * word. Nothing is written to the ring before the commit: each line is
+ * first written by whoever fills the record.
  */
 int ipcring_reserve_batch(struct ipcring *r, struct ipcring_rec *recs, unsigned int n,
 			  int timeout_ms)
@@ -186,16 +192,25 @@ int ipcring_commit_batch(struct ipcring *r, const struct ipcring_rec *recs,
 		if (recs[i].len > r->bres_len[i] ||
 		    (i + 1 < n && recs[i].len != r->bres_len[i]))
 			return -EINVAL;
-	for (i = 0; i < n; i++) {
-		uint32_t len = (uint32_t)recs[i].len, rs = ring_rec_size(r, len);
-		struct ring_rec *rec = ring_rec_at(r, r->pos);
+	if (n) {
+		uint32_t off[IPCRING_BATCH_MAX], end = 0;
 
-		/* the next header first; ordered before the commit by the release */
-		atomic_store_explicit(&ring_rec_at(r, r->pos + rs)->w0, 0, memory_order_relaxed);
-		rec->w1 = r->pos;
-		atomic_store_explicit(&rec->w0, REC_COMMITTED | len, memory_order_release);
-		r->pos += rs;
-		bytes += len;
+		for (i = 0; i < n; i++) {
+			off[i] = end;
+			end += ring_rec_size(r, (uint32_t)recs[i].len);
+			bytes += recs[i].len;
+		}
+		/* the header after the run first; ordered before the commit by
+		 * the first record's release store, as every header of the run */
+		atomic_store_explicit(&ring_rec_at(r, r->pos + end)->w0, 0, memory_order_relaxed);
+		for (i = n; i-- > 0;) {
+			struct ring_rec *rec = ring_rec_at(r, r->pos + off[i]);
+
+			rec->w1 = r->pos + off[i];
+			atomic_store_explicit(&rec->w0, REC_COMMITTED | (uint32_t)recs[i].len,
+					      i ? memory_order_relaxed : memory_order_release);
+		}
+		r->pos += end;
 	}
 	r->bres_n = 0;
 	if (!n)
