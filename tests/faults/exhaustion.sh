@@ -103,11 +103,19 @@ done
 # and ended without the reason. A dbus client whose dup failed closed its
 # end before it said so, and the server's "Connection reset by peer" was
 # named instead.
+# Under ASan, nng's own threads sometimes lose a dial's objects when a
+# socket is closed while nng retries a dial with no descriptor (1 run in
+# 30-70 here: 176 bytes allocated and lost on nng's thread, every frame in
+# libnng); tests/faults/nng_lsan.supp keeps LeakSanitizer quiet about
+# libnng in these cases only, so their one-line check still holds.
+nng_lsan="LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")" && pwd)/nng_lsan.supp:print_suppressions=0"
 for tp in ${FAULT_THREAD_TRANSPORTS:-ring-ipc nng-ipc nng-tcp dbus}; do
 	printf '%s\n' "${tps[@]}" | grep -qx -- "$tp" || continue
+	lsan=()
+	case $tp in nng-*) lsan=(env "$nng_lsan") ;; esac
 	for n in 8 12 16 20 24; do
 		limit_case "ulimit -n $n: $tp --clients 4 -e thread" 1 "$nofile_re" \
-			bash -c 'ulimit -n "$1"; shift; exec "$@"' _ $n \
+			"${lsan[@]}" bash -c 'ulimit -n "$1"; shift; exec "$@"' _ $n \
 			"$IPCLAB" "${run_args[@]}" -t "$tp" --clients 4 -e thread "${fault_opts[@]}"
 		! grep -q 'did not stop' "$dir/err" ||
 			fault "ulimit -n $n: $tp -e thread: an endpoint thread ignored the stop word: $(head -c 300 "$dir/err")"
