@@ -441,7 +441,7 @@ static int parse_dims_options(struct plan *pl, struct run_args *a, struct plan_s
 	for (unsigned i = 0; i < a->nkv; i++)
 		if (!strchr(a->kv[i], '=') || a->kv[i][0] == '=' || a->kv[i][0] == ':' ||
 		    (kv_scope_len(a->kv[i]) && a->kv[i][kv_scope_len(a->kv[i]) + 1] == '='))
-			return usage_error("-O %s: expected [TRANSPORT:]key=value, e.g. -O pipe-size=1M "
+			return usage_error("-O %s: expected [NAME:]key=value (NAME: a transport or pattern), e.g. -O pipe-size=1M "
 					   "or -O ring:batch=64", a->kv[i]);
 	for (unsigned i = 0; i < d->ntp; i++) {
 		char err[ERRLEN];
