@@ -105,7 +105,7 @@ done
 # named instead.
 # Under ASan, nng's own threads sometimes lose a dial's objects when a
 # socket is closed while nng retries a dial with no descriptor (1 run in
-# 30-70 here: 176 bytes allocated and lost on nng's thread, every frame in
+# 30-100 here: 176 bytes allocated and lost on nng's thread, every frame in
 # libnng); tests/faults/nng_lsan.supp keeps LeakSanitizer quiet about
 # libnng in these cases only, so their one-line check still holds.
 nng_lsan="LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")" && pwd)/nng_lsan.supp:print_suppressions=0"
