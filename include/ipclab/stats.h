@@ -72,4 +72,26 @@ double stats_mw_min_p(size_t nx, size_t ny);
 int stats_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, double *est,
 		   double *lo, double *hi);
 
+/* What a ratio's 95 % interval says, with an equivalence margin m (0.10:
+ * +-10 %, taken symmetric in log, [1/(1+m), 1+m]):
+ *   SV_NO_DIFFERENCE  the whole interval lies inside the margin: a finding,
+ *                     "the same within +-10 %", whether or not it excludes 1;
+ *   SV_DIFFERENT      the interval excludes 1 and leaves the margin;
+ *   SV_TOO_NOISY      the interval holds 1 and reaches past the margin: it
+ *                     is wider than both the margin and the difference.
+ *   SV_UNKNOWN        no interval (NAN bounds). */
+enum stats_verdict { SV_UNKNOWN, SV_NO_DIFFERENCE, SV_DIFFERENT, SV_TOO_NOISY };
+#define STATS_EQUIV_MARGIN 0.10
+enum stats_verdict stats_ratio_verdict(double lo, double hi, double margin);
+/* "no difference", "different", "too noisy", "unknown". */
+const char *stats_verdict_name(enum stats_verdict v);
+
+/* Two counts of rare events (xruns, late starts) over their exposures (the
+ * cycles, messages or seconds each was counted in): the exact conditional
+ * test that their rates are equal. Given k = x1 + x2, x1 is
+ * Binomial(k, t1 / (t1 + t2)) under equal rates; the two-sided p-value sums
+ * the outcomes no more likely than x1. 1 when k is 0; NAN when an exposure
+ * is not positive. 3 against 0 in equal exposures: p = 0.25. */
+double stats_rate_test(unsigned long long x1, double t1, unsigned long long x2, double t2);
+
 #endif

@@ -270,3 +270,60 @@ int stats_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, doubl
 	}
 	return 0;
 }
+
+enum stats_verdict stats_ratio_verdict(double lo, double hi, double margin)
+{
+	double top = 1 + margin;
+
+	if (isnan(lo) || isnan(hi) || !(margin > 0) || lo > hi)
+		return SV_UNKNOWN;
+	if (lo >= 1 / top && hi <= top)
+		return SV_NO_DIFFERENCE;
+	if (lo > 1 || hi < 1)
+		return SV_DIFFERENT;
+	return SV_TOO_NOISY;
+}
+
+const char *stats_verdict_name(enum stats_verdict v)
+{
+	switch (v) {
+	case SV_NO_DIFFERENCE:
+		return "no difference";
+	case SV_DIFFERENT:
+		return "different";
+	case SV_TOO_NOISY:
+		return "too noisy";
+	default:
+		return "unknown";
+	}
+}
+
+/* log P(X = i) for X ~ Binomial(k, p), 0 < p < 1 */
+static double binom_log_pmf(double k, double i, double p)
+{
+	return lgamma(k + 1) - lgamma(i + 1) - lgamma(k - i + 1) + i * log(p) + (k - i) * log1p(-p);
+}
+
+double stats_rate_test(unsigned long long x1, double t1, unsigned long long x2, double t2)
+{
+	double k = (double)x1 + (double)x2, p, at, sum = 0;
+
+	if (!(t1 > 0) || !(t2 > 0) || isinf(t1) || isinf(t2))
+		return NAN;
+	if (k == 0)
+		return 1;
+	p = t1 / (t1 + t2);
+	if (k > 1e6) {	/* past exact sums: the normal approximation of the binomial */
+		double z = fabs((double)x1 - k * p) / sqrt(k * p * (1 - p));
+
+		return fmin(1, erfc(z / M_SQRT2));
+	}
+	at = binom_log_pmf(k, (double)x1, p);
+	for (double i = 0; i <= k; i++) {
+		double l = binom_log_pmf(k, i, p);
+
+		if (l <= at + 1e-9)	/* no more likely than what was seen */
+			sum += exp(l);
+	}
+	return fmin(sum, 1);
+}

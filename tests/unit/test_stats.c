@@ -9,6 +9,7 @@
  * seed, so each run sees the same numbers. */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -278,6 +279,72 @@ static void test_bimodal(void **state)
 		fail_msg("%u of 2000 unimodal series flagged bimodal", flagged);
 }
 
+/* The equivalence rule: an interval inside +-10 % is "no difference" (a
+ * finding), one that excludes 1 and leaves it "different", one that holds
+ * 1 and reaches past it "too noisy". */
+static void test_ratio_verdict(void **state)
+{
+	(void)state;
+	/* 1.00x with +-3 %: the same within the margin */
+	assert_int_equal(stats_ratio_verdict(0.97, 1.03, STATS_EQUIV_MARGIN), SV_NO_DIFFERENCE);
+	/* significant but small: still inside the margin */
+	assert_int_equal(stats_ratio_verdict(1.02, 1.05, STATS_EQUIV_MARGIN), SV_NO_DIFFERENCE);
+	/* the margin is symmetric in log: 1/1.1 is inside, 0.90 is not */
+	assert_int_equal(stats_ratio_verdict(1 / 1.1, 1.1, STATS_EQUIV_MARGIN), SV_NO_DIFFERENCE);
+	assert_int_equal(stats_ratio_verdict(0.90, 1.05, STATS_EQUIV_MARGIN), SV_TOO_NOISY);
+	/* a real change: the interval excludes 1 and leaves the margin */
+	assert_int_equal(stats_ratio_verdict(1.5, 1.9, STATS_EQUIV_MARGIN), SV_DIFFERENT);
+	assert_int_equal(stats_ratio_verdict(0.5, 0.98, STATS_EQUIV_MARGIN), SV_DIFFERENT);
+	/* holds 1 and is wider than the margin: too noisy */
+	assert_int_equal(stats_ratio_verdict(0.7, 1.6, STATS_EQUIV_MARGIN), SV_TOO_NOISY);
+	assert_int_equal(stats_ratio_verdict(NAN, 1.2, STATS_EQUIV_MARGIN), SV_UNKNOWN);
+	assert_string_equal(stats_verdict_name(SV_NO_DIFFERENCE), "no difference");
+	assert_string_equal(stats_verdict_name(SV_TOO_NOISY), "too noisy");
+}
+
+/* The exact test of two event rates: a few events against none is not a
+ * difference; many against none, or the same rate, come out as they
+ * should; the p-value is checked against the binomial sum by hand. */
+static void test_rate_test(void **state)
+{
+	double p;
+
+	(void)state;
+	/* 3 vs 0 xruns in 1500 cycles each: 2 * 0.5^3 */
+	p = stats_rate_test(3, 1500, 0, 1500);
+	assert_true(fabs(p - 0.25) < 1e-9);
+	assert_true(stats_rate_test(0, 1500, 3, 1500) > STATS_ALPHA);
+	/* 12 vs 0: 2 * 0.5^12 */
+	p = stats_rate_test(12, 1500, 0, 1500);
+	assert_true(fabs(p - 2 * pow(0.5, 12)) < 1e-12);
+	/* the same rate over different exposures: 10 in 1000 vs 20 in 2000 */
+	assert_true(stats_rate_test(10, 1000, 20, 2000) > 0.9);
+	/* 5 in 100 vs 5 in 10000: very different rates */
+	assert_true(stats_rate_test(5, 100, 5, 10000) < 1e-3);
+	assert_true(stats_rate_test(0, 10, 0, 10) == 1);
+	assert_true(isnan(stats_rate_test(1, 0, 1, 10)));
+	/* large counts take the normal approximation and stay sane */
+	p = stats_rate_test(1000000, 1e9, 1001000, 1e9);
+	assert_true(p > 0.2 && p <= 1);
+	/* the false-positive rate at the 5 % level stays under 5 % (equal
+	 * rates, Poisson counts drawn with a fixed seed) */
+	{
+		unsigned flagged = 0;
+
+		srand(7);
+		for (unsigned t = 0; t < 2000; t++) {
+			unsigned long long x[2] = { 0, 0 };
+
+			for (unsigned s = 0; s < 2; s++)	/* ~ Poisson(4) as Binomial(400, 0.01) */
+				for (unsigned i = 0; i < 400; i++)
+					x[s] += rand() % 100 == 0;
+			flagged += stats_rate_test(x[0], 1500, x[1], 1500) < STATS_ALPHA;
+		}
+		if (flagged > 0.05 * 2000)
+			fail_msg("%u of 2000 equal-rate pairs flagged", flagged);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +355,8 @@ int main(void)
 		cmocka_unit_test(test_mw_false_positives),
 		cmocka_unit_test(test_ratio_ci),
 		cmocka_unit_test(test_bimodal),
+		cmocka_unit_test(test_ratio_verdict),
+		cmocka_unit_test(test_rate_test),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
