@@ -31,11 +31,12 @@ run: deps
 	./$(IPCLAB_BIN)
 
 # TEST_JOBS tests at once (tests/run-tests.sh): each runs in namespaces of
-# its own and checks behaviour, not speed.
+# its own and checks behaviour, not speed. What each test cost (result,
+# wall and CPU seconds) goes to $(B)/test-times.tsv (docs/testing.md).
 TEST_JOBS ?= 2
 check: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
-	@TEST_JOBS=$(TEST_JOBS) tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
+	@TEST_JOBS=$(TEST_JOBS) TEST_TIMES=$(B)/test-times.tsv tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
 
 
 install: $(IPCLAB_BIN)

@@ -27,7 +27,7 @@ TSAN_PROGS ?=
 check-threads: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
 	@ENDPOINTS=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
-		tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
+		TEST_TIMES=$(B)/test-times-threads.tsv tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
 .PHONY: check-threads
 
 $(B)/tests/test_plan: $(B)/tests/unit/test_plan.o $(IPCLAB_LIB)

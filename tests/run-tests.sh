@@ -8,6 +8,12 @@
 # own IPC and mount namespaces and temporary directory (tests/lib/common.sh),
 # checks behaviour, never speed, and a test that needs the CPUs to itself
 # checks whether they were and says so. TEST_TIMEOUT (600 s) bounds each one.
+#
+# TEST_TIMES=FILE writes what each test cost, one line a test as it ends:
+# test (its path as given), result (pass, fail, skip, timeout), wall
+# seconds, and CPU seconds (user + system of the test and everything it
+# waited for). `sort -t$'\t' -k3,3nr FILE | head` lists the slowest;
+# docs/testing.md says more.
 set -u
 timeout_s=${TEST_TIMEOUT:-600}
 jobs_max=${TEST_JOBS:-1}
@@ -15,11 +21,36 @@ case $jobs_max in '' | *[!0-9]* | 0) echo "TEST_JOBS must be a positive number, 
 pass=0 fail=0 skip=0
 failed_names=()
 work=$(mktemp -d) || exit 1
-declare -A job_name=() job_log=() job_start=()
+declare -A job_name=() job_path=() job_log=() job_start=()
+times_file=${TEST_TIMES:-}
+if [ -n "$times_file" ]; then
+	mkdir -p "$(dirname "$times_file")" 2>/dev/null &&
+		printf 'test\tresult\twall_s\tcpu_s\n' 2>/dev/null >"$times_file" ||
+		{ echo "TEST_TIMES: cannot write '$times_file'; name a writable file" >&2; exit 2; }
+fi
 
-# Print one finished test's line (and a failure's log), count it.
+# Microseconds since the epoch (bash's own clock: no process started).
+now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+
+# Seconds with one decimal from microseconds.
+secs1() { printf '%d.%d' $(($1 / 1000000)) $(($1 % 1000000 / 100000)); }
+
+# The CPU seconds `times` wrote for a test's children ("1m2.345s 0m0.5s").
+cpu_secs() {
+	[ -s "$1" ] || { echo -; return; }
+	awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
+		printf "%.1f", s }' "$1"
+}
+
+# Print one finished test's line (and a failure's log), count it, and
+# write its cost to TEST_TIMES.
 report() {
-	local name=$1 rc=$2 secs=$3 log=$4
+	local name=$1 rc=$2 us=$3 log=$4 path=$5 secs result
+	secs=$((us / 1000000))
+	if [ -n "$times_file" ]; then
+		case $rc in 0) result=pass ;; 77) result=skip ;; 124 | 137) result=timeout ;; *) result=fail ;; esac
+		printf '%s\t%s\t%s\t%s\n' "$path" "$result" "$(secs1 "$us")" "$(cpu_secs "$log.cpu")" >>"$times_file"
+	fi
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS %-28s %3ss\n' "$name" "$secs" ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-28s %s\n' "$name" "$(tail -n 1 "$log")" ;;
@@ -28,7 +59,7 @@ report() {
 	   printf 'FAIL %-28s rc=%s %3ss\n' "$name" "$rc" "$secs"
 	   sed 's/^/    | /' "$log" | tail -n 40 ;;
 	esac
-	rm -f "$log"
+	rm -f "$log" "$log.cpu"
 }
 
 # Wait for any one running test and report it.
@@ -37,13 +68,18 @@ reap() {
 	wait -n -p pid
 	rc=$?
 	[ -n "${pid:-}" ] || return 0
-	report "${job_name[$pid]}" "$rc" $(( $(date +%s) - job_start[$pid] )) "${job_log[$pid]}"
-	unset "job_name[$pid]" "job_log[$pid]" "job_start[$pid]"
+	report "${job_name[$pid]}" "$rc" $(( $(now_us) - job_start[$pid] )) "${job_log[$pid]}" "${job_path[$pid]}"
+	unset "job_name[$pid]" "job_path[$pid]" "job_log[$pid]" "job_start[$pid]"
 }
 
 cleanup() {
 	local pid
-	for pid in "${!job_name[@]}"; do kill -- "$pid" 2>/dev/null; done
+	# each job is a subshell around timeout: stop the timeout (which stops
+	# its test), then the subshell
+	for pid in "${!job_name[@]}"; do
+		pkill -TERM -P "$pid" 2>/dev/null
+		kill -- "$pid" 2>/dev/null
+	done
 	wait 2>/dev/null
 	rm -rf "$work"
 }
@@ -52,14 +88,20 @@ trap 'exit 130' INT TERM
 
 n=0
 for t in "$@"; do
-	[ -e "$t" ] || { echo "MISSING $t"; fail=$((fail + 1)); failed_names+=("$t"); continue; }
+	if [ ! -e "$t" ]; then
+		echo "MISSING $t"; fail=$((fail + 1)); failed_names+=("$t")
+		[ -z "$times_file" ] || printf '%s\tmissing\t0.0\t0.0\n' "$t" >>"$times_file"
+		continue
+	fi
 	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
 	n=$((n + 1))
 	log="$work/$n.log"
-	timeout -k 10 "$timeout_s" "$t" >"$log" 2>&1 </dev/null &
+	# the subshell's `times` is the CPU of the test and all it waited for
+	( timeout -k 10 "$timeout_s" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
 	job_name[$!]=$(basename "$t")
+	job_path[$!]=$t
 	job_log[$!]=$log
-	job_start[$!]=$(date +%s)
+	job_start[$!]=$(now_us)
 done
 while [ ${#job_name[@]} -gt 0 ]; do reap; done
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
