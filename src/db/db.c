@@ -55,8 +55,7 @@ static int db_migrate(struct db *db, char *err, size_t len)
 	if (!ret && db->be->lock)
 		ret = db_exec(db, db->be->lock, NULL, 0, NULL, NULL, err, len);
 	if (!ret)
-		ret = db_exec(db, "CREATE TABLE IF NOT EXISTS ipclab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-			      NULL, 0, NULL, NULL, err, len);
+		ret = db_exec(db, DB_META_SQL, NULL, 0, NULL, NULL, err, len);
 	if (!ret)
 		ret = db_exec(db, "SELECT value FROM ipclab_meta WHERE key = 'schema_version'", NULL, 0,
 			      read_version, &v, err, len);
@@ -83,7 +82,7 @@ static int db_migrate(struct db *db, char *err, size_t len)
 	return ret;
 }
 
-int db_open_url(const char *url, bool create, struct db **out, char *err, size_t len)
+int db_open_url(const char *url, unsigned flags, struct db **out, char *err, size_t len)
 {
 	const struct db_backend *be = NULL;
 	const char *target = NULL;
@@ -98,9 +97,10 @@ int db_open_url(const char *url, bool create, struct db **out, char *err, size_t
 	if (!db)
 		return errf(err, len, ENOMEM, "out of memory");
 	db->be = be;
+	db->shared = flags & DB_OPEN_SHARED;
 	db_url_redact(url, db->where, sizeof(db->where));
 	db_url_secret(url, db->secret, sizeof(db->secret));
-	ret = be->open(db, target, create, err, len);
+	ret = be->open(db, target, flags & DB_OPEN_CREATE, err, len);
 	if (!ret && db->version > DB_SCHEMA_VERSION)
 		ret = errf(err, len, EPROTO, "%s holds results of schema %d, newer than this ipclab writes (%d); use a newer ipclab",
 			   db->where, db->version, DB_SCHEMA_VERSION);

@@ -54,6 +54,7 @@ struct db {
 	char secret[256];		/* the password, scrubbed from every message */
 	int version;			/* the store's schema version as opened */
 	bool in_tx;
+	bool shared;			/* --db-shared: other users may own or write it */
 };
 
 extern const struct db_backend db_sqlite, db_pg;
@@ -74,9 +75,17 @@ void db_scrub(const struct db *db, char *msg, size_t len);
 
 /* ---- the store (db.c) ---- */
 
-/* Open the store at url (create: make it when there is none, else
- * -ENOENT), migrated to DB_SCHEMA_VERSION. */
-int db_open_url(const char *url, bool create, struct db **out, char *err, size_t len);
+/* How a store is opened: DB_OPEN_CREATE makes it when there is none (else
+ * -ENOENT); DB_OPEN_SHARED accepts a SQLite file that other users own or
+ * may write (--db-shared), which is otherwise refused. */
+enum { DB_OPEN_CREATE = 1, DB_OPEN_SHARED = 2 };
+/* The table of the store's own facts (the application, the schema
+ * version), made before any step (the SQLite back end checks a store's
+ * tables against what the steps make). */
+#define DB_META_SQL "CREATE TABLE IF NOT EXISTS ipclab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+
+/* Open the store at url (flags: DB_OPEN_*), migrated to DB_SCHEMA_VERSION. */
+int db_open_url(const char *url, unsigned flags, struct db **out, char *err, size_t len);
 void db_close(struct db *db);
 int db_begin(struct db *db, char *err, size_t len);
 int db_commit(struct db *db, char *err, size_t len);
