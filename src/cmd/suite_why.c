@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "suite_why.h"
+#include "ipclab/stats.h"
 #include "ipclab/util.h"
 
 #define WHY_TOP 3		/* a's shares named */
@@ -63,6 +64,45 @@ static double spread_pct(const struct result *r, const char *key)
 	return st && r->repeat_n >= 2 ? st->spread_pct : NAN;
 }
 
+/* The ratio a/b of key over the two cells' kept repetitions, with its
+ * 95 % (Hodges-Lehmann) interval: 0, or -1 without enough of them. */
+static int rep_ratio(const struct repeat_stat *st_a, const struct repeat_stat *st_b, double *est,
+		     double *lo, double *hi)
+{
+	size_t na = st_a->n_values < STATS_MAX_SAMPLE ? st_a->n_values : STATS_MAX_SAMPLE;
+	size_t nb = st_b->n_values < STATS_MAX_SAMPLE ? st_b->n_values : STATS_MAX_SAMPLE;
+
+	if (na < 2 || nb < 2)
+		return -1;
+	return stats_ratio_ci(st_b->values, nb, st_a->values, na, est, lo, hi) ? -1 : 0;
+}
+
+/* From the repetitions' values: the same within the margin ("no
+ * difference", a finding) or too noisy to tell, said: 1; 0 when the
+ * interval says the cells differ; -1 when there is none. */
+static int why_verdict(char *buf, size_t len, size_t *n, const struct repeat_stat *st_a,
+			const struct repeat_stat *st_b, const char *key)
+{
+	double est, lo, hi;
+	enum stats_verdict v;
+
+	if (rep_ratio(st_a, st_b, &est, &lo, &hi))
+		return -1;
+	v = stats_ratio_verdict(lo, hi, STATS_EQUIV_MARGIN);
+	if (v == SV_NO_DIFFERENCE) {
+		why_add(buf, len, n, "no difference: %s is %.3gx between the cells, 95 %% interval %.3g-%.3gx over %u and %u repetitions, within +-%.0f %%",
+			key, est, lo, hi, st_a->n_values, st_b->n_values, 100 * STATS_EQUIV_MARGIN);
+		return 1;
+	}
+	if (v == SV_TOO_NOISY) {
+		why_add(buf, len, n, "too noisy to tell: %s is %.3gx between the cells, but its 95 %% interval %.3g-%.3gx over %u and %u repetitions holds 1 and reaches past +-%.0f %%%s",
+			key, est, lo, hi, st_a->n_values, st_b->n_values, 100 * STATS_EQUIV_MARGIN,
+			st_a->bimodal || st_b->bimodal ? " (the repetitions fell in two clusters)" : "");
+		return 1;
+	}
+	return 0;
+}
+
 bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const struct result *b,
 	       const char *key)
 {
@@ -72,6 +112,15 @@ bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const s
 
 	if (!(va > 0) || !(vb > 0) || !st_a || !st_b)
 		return false;
+	/* the repetitions themselves, where they were kept: the ratio's interval */
+	switch (why_verdict(buf, len, n, st_a, st_b, key)) {
+	case 1:
+		return true;
+	case 0:
+		return false;
+	default:
+		break;	/* no interval of the ratio: the medians' intervals or spreads */
+	}
 	gap = 100.0 * fabs(va - vb) / fmin(va, vb);
 	ca = ci_pct(a, key);
 	cb = ci_pct(b, key);

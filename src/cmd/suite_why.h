@@ -46,6 +46,9 @@ size_t why_004(char *buf, size_t len, const struct result *procs, const struct r
  * from the cycle's own figures ("Why: ...", with --trace "Why (trace):
  * ..."); "" when a cell is missing, did not run, or best is worst. */
 size_t why_000_cycle(char *buf, size_t len, const struct result *best, const struct result *worst);
+/* The exact test's p-value that cycle cells a and b missed deadlines at the
+ * same rate (their xruns over their cycles; stats_rate_test). */
+double why_xruns_p(const struct result *a, const struct result *b);
 
 /* Its parts, each appended at buf[*n] (bounded, always terminated; *n grows):
  * text; */
@@ -58,8 +61,11 @@ void why_others(char *buf, size_t len, size_t *n, const struct why_pair *p);
 /* the end: the last "; " dropped, "." added; returns *n (= strlen(buf)); */
 size_t why_end(char *buf, size_t len, size_t *n);
 /* and:
- * the noise verdict: true (and said) when the repetitions' spread of key
- * in a or b is wider than their difference; */
+ * the statistical verdict: true (and said) when a and b's key is the same
+ * within +-10 % ("no difference", from the interval of their ratio over the
+ * kept repetitions), or too noisy to tell (that interval holds 1 and reaches
+ * past the margin; without kept repetitions, the medians' intervals overlap
+ * or their spread is wider than the difference); false when they differ; */
 bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const struct result *b,
 	       const char *key);
 /* the machine's share of r's figure, when WHY_MACHINE_PCT or more, and who

@@ -189,6 +189,54 @@ static void test_noise(void **state)
 	free(b);
 }
 
+/* Kept repetitions: the interval of the cells' ratio decides. Equal
+ * within +-3 % is "no difference" (a finding, not noise); an interval that
+ * holds 1 and reaches past +-10 % is "too noisy"; one that excludes 1 lets
+ * the shares explain the difference. */
+static void reps(struct result *r, double mid, const double *dev, unsigned n)
+{
+	r->repeat_n = n;
+	r->n_repeat_stats = 1;
+	r->repeat[0] = (struct repeat_stat){ .key = "msgs_per_s", .spread_pct = 1, .ci_lo = NAN, .ci_hi = NAN };
+	r->repeat[0].n_values = n;
+	for (unsigned i = 0; i < n; i++)
+		r->repeat[0].values[i] = mid * (1 + dev[i]);
+}
+
+static void test_verdicts(void **state)
+{
+	static const double tight[8] = { -0.02, -0.01, 0, 0.01, 0.02, -0.015, 0.015, 0.005 };
+	static const double wide[8] = { -0.4, -0.2, 0, 0.2, 0.4, -0.3, 0.3, 0.1 };
+	struct result *a = cell("pipe", 100000), *b = cell("posix-mq", 101000);
+	char buf[WHY_LEN];
+
+	(void)state;
+	split(a, "ns_per_msg", "receiver", 2, TC_KERNEL, 6000.0, TC_PEER, 4000.0);
+	split(b, "ns_per_msg", "receiver", 2, TC_KERNEL, 5000.0, TC_WAKEUP, 4500.0);
+	reps(a, 100000, tight, 8);
+	reps(b, 101000, tight, 8);
+	why_000(buf, sizeof(buf), b, a);
+	assert_non_null(strstr(buf, "Why (trace): no difference: msgs_per_s is 0.99"));
+	assert_non_null(strstr(buf, "over 8 and 8 repetitions, within +-10 %"));
+	assert_null(strstr(buf, "noise"));
+	assert_null(strstr(buf, "differ most"));
+	/* wide: too noisy, said as such */
+	reps(a, 100000, wide, 8);
+	why_000(buf, sizeof(buf), b, a);
+	assert_non_null(strstr(buf, "too noisy to tell: msgs_per_s is"));
+	assert_non_null(strstr(buf, "holds 1 and reaches past +-10 %"));
+	/* a real difference (1.5x, tight): the shares explain it */
+	reps(a, 100000, tight, 8);
+	reps(b, 150000, tight, 8);
+	b->msgs_per_s = 150000;
+	why_000(buf, sizeof(buf), b, a);
+	assert_null(strstr(buf, "no difference"));
+	assert_null(strstr(buf, "too noisy"));
+	assert_non_null(strstr(buf, "differ most"));
+	free(a);
+	free(b);
+}
+
 /* Seed 003: the paced cell's own split, its timer's lateness outside it. */
 static void test_003_paced(void **state)
 {
@@ -488,14 +536,25 @@ static void test_cycle_noise(void **state)
 	why_000_cycle(buf, sizeof(buf), b, w);
 	assert_null(strstr(buf, "too large"));
 	assert_non_null(strstr(buf, "the part that grew most is stage 1's work"));
-	/* xruns compared: their own spread */
+	/* more xruns by an exact test of their rates (120 vs 80 in 1000,
+	 * p ~ 0.005), but their repetitions spread wider than that */
+	cr(w)->xruns = 120;
+	cr(b)->xruns = 80;
+	cr(w)->causes[XC_STAGE_BUSY] = 120;
+	w->repeat[0] = (struct repeat_stat){ .key = "xruns", .spread_pct = 60, .ci_lo = NAN, .ci_hi = NAN };
+	b->repeat[0] = (struct repeat_stat){ .key = "xruns", .spread_pct = 10, .ci_lo = NAN, .ci_hi = NAN };
+	why_000_cycle(buf, sizeof(buf), b, w);
+	assert_non_null(strstr(buf, "Why: the repetitions of xruns spread 60 % and 10 %, wider than the 50 % difference"));
+	assert_null(strstr(buf, "mostly"));
+	/* 12 vs 10 in 1000: no difference by the exact test, and no cell is
+	 * called the worst by its xruns */
 	cr(w)->xruns = 12;
 	cr(b)->xruns = 10;
 	cr(w)->causes[XC_STAGE_BUSY] = 12;
-	w->repeat[0] = (struct repeat_stat){ .key = "xruns", .spread_pct = 50, .ci_lo = NAN, .ci_hi = NAN };
-	b->repeat[0] = (struct repeat_stat){ .key = "xruns", .spread_pct = 10, .ci_lo = NAN, .ci_hi = NAN };
+	w->repeat[0].spread_pct = b->repeat[0].spread_pct = 5;
 	why_000_cycle(buf, sizeof(buf), b, w);
-	assert_non_null(strstr(buf, "Why: the repetitions of xruns spread 50 % and 10 %, wider than the 20 % difference"));
+	assert_non_null(strstr(buf, "Why: the one cell (ring, other) missed 12 of 1000 deadlines against 10 of 1000 in the other cell (pipe, other): no difference by an exact test of their rates (p = 0.83), so neither is worse by its xruns"));
+	assert_null(strstr(buf, "worst"));
 	assert_null(strstr(buf, "mostly"));
 	free(b);
 	free(w);
@@ -505,16 +564,16 @@ static void test_cycle_noise(void **state)
  * each, 31 at most; any buffer length is cut, never overrun. */
 static void test_cycle_hostile(void **state)
 {
-	struct result *b = cyc_cell("pipe", "fifo:80", 0, 900000), *w = cyc_cell("x", "other", 4, 2000000);
+	struct result *b = cyc_cell("pipe", "fifo:80", 0, 900000), *w = cyc_cell("x", "other", 12, 2000000);
 	char buf[WHY_LEN], small[96];
 
 	(void)state;
 	memset(w->transport, 'T', sizeof(w->transport));	/* no terminator */
 	w->transport[2] = '\033';
 	snprintf(w->cell.sched.text, sizeof(w->cell.sched.text), "o\nt\x7f");
-	cr(w)->causes[XC_UNKNOWN] = 4;
+	cr(w)->causes[XC_UNKNOWN] = 12;
 	why_000_cycle(buf, sizeof(buf), b, w);
-	assert_non_null(strstr(buf, "the worst cell (TT?TTTTTTTTTTTTTTTTTTTTTTTTTTTT, o?t?) missed 4 of 1000"));
+	assert_non_null(strstr(buf, "the worst cell (TT?TTTTTTTTTTTTTTTTTTTTTTTTTTTT, o?t?) missed 12 of 1000"));
 	for (const char *c = buf; *c; c++)
 		assert_true(*c >= 0x20 && *c < 0x7f);
 	/* too many stages recorded: only the array's are read */
@@ -545,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_machine),
 		cmocka_unit_test(test_hostile_comm),
 		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_003_paced),
 		cmocka_unit_test(test_001_pct),
 		cmocka_unit_test(test_explain),
