@@ -8,6 +8,7 @@
 
 #include "suite_int.h"
 #include "suite_why.h"
+#include "ipclab/stats.h"
 #include "ipclab/cycle.h"
 
 /* ---- seed 000, what it asked for: the JACK-like cycle ------------------------------- */
@@ -158,6 +159,10 @@ void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c)
 		       fmt_ns(b[1], 32, (double)cyc(worst)->cycle_p99_ns),
 		       cyc(best)->cycle_p99_ns ? (double)cyc(worst)->cycle_p99_ns /
 							(double)cyc(best)->cycle_p99_ns : 0);
+	if (worst && worst != best && cyc(worst)->xruns > cyc(best)->xruns &&
+	    !(why_xruns_p(worst, best) < STATS_ALPHA))
+		printf(" (its xruns are no difference by an exact test of their rates, p = %.2g)",
+		       why_xruns_p(worst, best));
 	printf(".\n");
 	why_print(why_000_cycle(why, sizeof(why), best, worst), why);
 }
