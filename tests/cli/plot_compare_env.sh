@@ -7,6 +7,7 @@
 # the size asked for, with data and scripts that redraw them; bad input is
 # one line and exit 2.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/json.sh"
 data=$(cd "$(dirname "$0")/../data" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,7 +26,7 @@ caches warnings"
 # the value of a top-level key of env -f json, as written
 env_val() { sed -n "s/^  \"$1\": \(.*\),\{0,1\}$/\1/p" "$work/env.json" | sed 's/,$//'; }
 for k in $env_keys; do
-	grep -q "^  \"$k\": " "$work/env.json" || fail "env -f json: no key $k"
+	json_has "$work/env.json" "$k" || fail "env -f json: no key $k"
 done
 [ "$(env_val pipe_max_size_bytes)" = "$(cat /proc/sys/fs/pipe-max-size)" ] ||
 	fail "env: pipe_max_size_bytes $(env_val pipe_max_size_bytes), kernel says $(cat /proc/sys/fs/pipe-max-size)"

@@ -3,6 +3,7 @@
 # A successful run in each output format, process and thread endpoints;
 # the JSON parses and carries the schema's keys; nothing is left behind.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/json.sh"
 tmp_long=$(mktemp -u)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -60,8 +61,8 @@ grep -q 'stream' "$dir/list" && grep -q 'pingpong' "$dir/list" || fail "list lac
 
 # the long spellings reach the same place: --format, --output, --quiet
 out=$("$IPCLAB" run -t null -n 100 --format json --output "$tmp_long" --quiet 2>&1)
-[ -z "$out" ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["results"][0]["status"] == "ok"' "$tmp_long" ||
-	fail "run --format json --output F --quiet: $out"
+[ -z "$out" ] || fail "run --format json --output F --quiet printed: $out"
+json_is "$tmp_long" results.0.status ok "run --format json --output F --quiet"
 rm -f "$tmp_long"
 # clean --quiet says nothing, --dry-run removes nothing
 out=$("$IPCLAB" clean --quiet 2>&1) && [ -z "$out" ] || fail "clean --quiet printed: $out"

@@ -13,6 +13,7 @@
 # addresses, wrong tokens are checked at most 10 a second (100 ms apart);
 # a client with the right token from another address still runs.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/json.sh"
 command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
 dir=$(mktemp -d)
 srv=
@@ -55,7 +56,7 @@ if start_serve "$dir/s1" --token-file "$dir/tok"; then
 	tr '\0' ' ' </proc/$srv/cmdline >"$dir/s1.cmdline"
 	"$IPCLAB" run --peer 127.0.0.1:$port --token-file "$dir/tok" -t tcp -n 500 -q -f json \
 		-o "$dir/r1.json" 2>"$dir/r1.err" || fail "--token-file: the run failed: $(cat "$dir/r1.err")"
-	grep -q '"status": "ok"' "$dir/r1.json" || fail "--token-file: no ok result: $(head -c 300 "$dir/r1.json")"
+	json_is "$dir/r1.json" results.0.status ok "--token-file: no ok result"
 	no_token "--token-file" "$dir/s1.cmdline" "$dir/r1.json" "$dir/r1.err" "$dir/s1"
 	stop_serve
 	no_token "--token-file, serve's log and stdout" "$dir/s1" "$dir/s1.out"

@@ -10,6 +10,7 @@
 # tracing; the default --trace writes none of it. Bad input leaves no file.
 # Needs --trace (root, BPF): skipped otherwise.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/json.sh"
 check=${TEV_CHECK:-$(dirname "$IPCLAB")/tests/cli/tev_check}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -42,9 +43,11 @@ size=$(stat -c %s "$work/pp.json")
 grep -q '"span_ns":50000000,' "$work/pp.json" || fail "the span is not the 50 ms asked for"
 grep -q '"name":"round trip"' "$work/pp.json" || fail "no round-trip marks on the timeline"
 grep -q '"ph":"s"' "$work/pp.json" || fail "no wakeup arrow in a ping-pong"
-grep -q '"events": {' "$work/pp-result.json" || fail "the result has no trace.events"
-grep -q '"recorded": [1-9]' "$work/pp-result.json" || fail "the result says no event was recorded"
-grep -q '"perturbation": [0-9]' "$work/pp-result.json" || fail "the cost of tracing is not reported"
+json_has "$work/pp-result.json" results.0.trace.events || fail "the result has no trace.events"
+[ "$(json_get "$work/pp-result.json" results.0.trace.events.recorded)" -gt 0 ] 2>/dev/null ||
+	fail "the result says no event was recorded"
+json_get "$work/pp-result.json" results.0.trace.perturbation | grep -q '^[0-9]' ||
+	fail "the cost of tracing is not reported"
 [ -z "$(new_leftovers "$before" "$(leftovers)")" ] || fail "left: $(new_leftovers "$before" "$(leftovers)")"
 ls "$work" | grep -q 'tmp-' && fail "a temporary file was left beside the timeline"
 
@@ -60,7 +63,7 @@ echo "ok   two thread cells, the last 2000 events each: $out"
 # the default --trace records no event and writes no timeline
 "$IPCLAB" run -t pipe -p pingpong -n 2000 --trace -q -f json -o "$work/sums.json" 2>/dev/null ||
 	fail "run --trace"
-grep -q '"events": {' "$work/sums.json" && fail "the default --trace reports a timeline"
+json_has "$work/sums.json" results.0.trace.events && fail "the default --trace reports a timeline"
 
 # ---- bad input: one line, no file ---------------------------------------------------------
 
