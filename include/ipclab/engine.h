@@ -104,6 +104,7 @@ struct session_opts {
 	bool dry_run;			/* every cell is reported as skipped ("dry run") */
 	int pm_qos_us;			/* /dev/cpu_dma_latency held during the run (-1 = no) */
 	bool keep_awake;		/* SCHED_IDLE spinners on the endpoints' CPUs */
+	bool floors;			/* the machine's floors measured at the start (env.floors) */
 	/* --reference: each cell's bare loop right after it (NULL = none;
 	 * the command layer hands the engine src/reference's reference_ops) */
 	const struct reference_ops *reference;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "ipclab/floors.h"
 #include "ipclab/interference.h"
 #include "ipclab/metrics.h"
 #include "ipclab/pattern.h"
@@ -164,6 +165,10 @@ struct env_info {
 	int64_t rlimit_msgqueue_bytes, rlimit_rtprio, rlimit_nofile;
 	/* build */
 	char glibc_version[32], compiler[96], ipclab_version[32], ipclab_git_rev[48];
+	/* the canary at the run's start [0] and end [1], the floors
+	 * (run --floors): .on when measured (include/ipclab/floors.h) */
+	struct canary canary[2];
+	struct floors floors;
 	/* what may distort results measured here */
 	unsigned nwarnings;
 	char warnings[ENV_MAX_WARNINGS][160];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* `ipclab env [-f table|json] [--check [--sample D] [--pin P]]`: the machine
- * as result files record it (src/report/envcmd.c builds both forms), or
- * what on it makes figures noisy (src/core/envcheck*.c,
- * src/report/envcheck_out.c). */
+/* `ipclab env [-f table|json] [--check [--sample D] | --floors] [--pin P]`:
+ * the machine as result files record it (src/report/envcmd.c builds both
+ * forms), what on it makes figures noisy (src/core/envcheck*.c,
+ * src/report/envcheck_out.c), or its floors (src/core/floors*.c). */
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "cli_opt.h"
 #include "cmd.h"
 #include "ipclab/envcheck.h"
+#include "ipclab/floors.h"
 #include "ipclab/placement.h"
 #include "../report/env_json.h"
 #include "../report/envcheck_out.h"
@@ -22,7 +23,7 @@
 
 struct env_args {
 	const char *format;
-	bool check;
+	bool check, floors;
 	uint64_t sample_ns;
 	bool sample_set;
 	struct pin_spec pin;
@@ -35,7 +36,7 @@ const size_t env_args_size = sizeof(struct env_args);
 static int env_usage(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
 	(void)o, (void)arg, (void)args, (void)ctx;
-	fputs("usage: ipclab env [-f table|json] [--check [--sample D] [--pin P]]\n"
+	fputs("usage: ipclab env [-f table|json] [--check [--sample D] | --floors] [--pin P]\n"
 	      "The machine as every result file records it (\"env\"), with warnings for what\n"
 	      "distorts measurements here.\n", stdout);
 	cli_help(stdout, env_options, FMT_ENV);
@@ -66,6 +67,11 @@ const struct cli_opt env_options[] = {
 		  "isolation, irqbalance, idle states, hugepages, RT throttling,\n"
 		  "timer slack, steal, interrupts, busy tasks), one line each\n"
 		  "with ok/warn/bad/n/a and the command that fixes it; exit 0" },
+	{ .name = "floors", .has_arg = no_argument, .kind = CLI_FLAG, .offset = EA(floors),
+	  .help = "instead: the floors on the endpoints' CPUs (median, p10, p90):\n"
+		  "cache-line round trip, futex wake-to-run onto an idle CPU\n"
+		  "and onto a busy one, a system call (-f json: the record's\n"
+		  "env.floors, as run --floors writes it)" },
 	{ .name = "sample", .has_arg = required_argument, .metavar = "D", .kind = CLI_NUMBER,
 	  .type = OPT_DURATION, .offset = EA(sample_ns), .min = 1, .max = SAMPLE_MAX_NS,
 	  .set_offset = EA(sample_set), .flags = CLI_MARK_SET,
@@ -74,8 +80,8 @@ const struct cli_opt env_options[] = {
 	  .values = "500ms 2s 10s" },
 	{ .name = "pin", .has_arg = required_argument, .metavar = "P", .kind = CLI_CALL,
 	  .call = env_pin, .values = "none same split 0:1",
-	  .help = "with --check: the endpoints' CPUs as run --pin takes them\n"
-		  "(none, same, split, S:C; default split)" },
+	  .help = "with --check or --floors: the endpoints' CPUs as run --pin\n"
+		  "takes them (none, same, split, S:C; default split)" },
 	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
 	  .kind = CLI_CALL, .call = env_usage },
 	{ 0 },
@@ -116,11 +122,59 @@ static void default_pin(struct pin_spec *pin)
 		(void)!pin_parse("same", pin, err, sizeof(err));
 }
 
+/* The two CPUs of --pin (split by default) that floors and canary use. */
+static void env_cpus(const struct env_args *a, int cpus[2])
+{
+	struct pin_spec pin = a->pin;
+	int want[2];
+
+	if (!a->pin_set)
+		default_pin(&pin);
+	want[0] = pin.server_cpu;
+	want[1] = pin.client_cpu;
+	floors_pick_cpus(want, 2, cpus);
+}
+
+/* --floors: measured on the endpoints' CPUs; -f json the record's env.floors. */
+static int env_floors(const struct env_args *a)
+{
+	struct floors fl;
+	int cpus[2], ret;
+
+	env_cpus(a, cpus);
+	floors_measure(cpus, &fl);
+	if (!strcmp(a->format, "json")) {
+		json_t *obj = floors_json(&fl);
+
+		ret = !obj || json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+		json_decref(obj);
+		ret |= fputc('\n', stdout) == EOF;
+	} else {
+		ret = floors_text(stdout, &fl);
+	}
+	if (fflush(stdout) || ret)
+		return say_error("env", "cannot write the report");
+	return 0;
+}
+
+/* Options that go together, and with what. */
+static int env_args_check(const struct env_args *a)
+{
+	if (a->check && a->floors)
+		return cmd_usage_error("env", "--check and --floors are two reports; ask for one at a time");
+	if (a->sample_set && !a->check)
+		return cmd_usage_error("env", "--sample goes with --check: ipclab env --check --sample ...");
+	if (a->pin_set && !a->check && !a->floors)
+		return cmd_usage_error("env", "--pin goes with --check or --floors: ipclab env --floors --pin ...");
+	return 0;
+}
+
 int cmd_env(int argc, char **argv)
 {
 	struct env_args a = { 0 };
 	const char *format;
 	struct env_info env;
+	int cpus[2];
 	int ret = cli_defaults(env_options, &a) ? 2 : cli_parse(env_options, argc, argv, &a, "env", true);
 
 	if (ret)
@@ -128,9 +182,11 @@ int cmd_env(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("env", "unexpected argument '%s'; ipclab env takes options only",
 				 argv[optind]);
-	if ((a.sample_set || a.pin_set) && !a.check)
-		return cmd_usage_error("env", "%s goes with --check: ipclab env --check %s ...",
-				       a.sample_set ? "--sample" : "--pin", a.sample_set ? "--sample" : "--pin");
+	ret = env_args_check(&a);
+	if (ret)
+		return ret;
+	if (a.floors)
+		return env_floors(&a);
 	if (a.check) {
 		if (!a.pin_set)
 			default_pin(&a.pin);
@@ -138,6 +194,8 @@ int cmd_env(int argc, char **argv)
 	}
 	format = a.format;
 	env_collect(&env);
+	env_cpus(&a, cpus);
+	canary_measure(cpus, &env.canary[0]);	/* as a run records it at its start */
 	if (!strcmp(format, "json")) {
 		json_t *obj = env_json_object(&env);
 

@@ -324,6 +324,10 @@ const struct cli_opt run_options[] = {
 	CALL("pm-qos", 0, REQ, "US", "hold /dev/cpu_dma_latency at US microseconds during the run",
 	     opt_pm_qos, NULL),
 	FLAG("keep-awake", keep_awake, "a SCHED_IDLE busy loop on each endpoint CPU: no idle-exit latency"),
+	FLAG("floors", floors,
+	     "first measure the machine's floors on the run's CPUs (cache-line\n"
+	     "round trip, futex wake-to-run onto an idle and a busy CPU, a\n"
+	     "system call) into env.floors; a ping-pong is put against them"),
 	FLAG("reference", reference,
 	     "after each cell, its bare loop (same calls, sizes, placement), A B\n"
 	     "per repetition; reports the ratio and ipclab's overhead"),

@@ -31,6 +31,7 @@ struct run_args {
 	const struct field *pivot_spec[3];
 	uint64_t count, warmup, duration_ns, timeout_ns, max_time_ns;
 	bool count_set, warmup_set, max_time_set, verify, quiet, default_run, keep_awake;
+	bool floors;
 	bool dry_run;		/* plan only: every cell is reported as skipped ("dry run") */
 	bool reference;		/* --reference */
 	bool trace;		/* --trace */

@@ -317,6 +317,7 @@ static struct session_opts session_opts_of(const struct run_args *a, unsigned *r
 {
 	return (struct session_opts){ .repeat = a->repeat, .dry_run = a->dry_run,
 				      .pm_qos_us = a->pm_qos_us, .keep_awake = a->keep_awake,
+				      .floors = a->floors,
 				      .reference = a->reference ? &reference_ops : NULL, .repeat_auto = a->repeat_auto,
 				      .auto_pct = a->auto_pct, .budget_ns = a->budget_ns,
 				      .rounds = rounds };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ipclab/engine.h"
+#include "ipclab/floors.h"
 #include "ipclab/idle.h"
 #include "ipclab/runner.h"
 #include "ipclab/stats.h"
@@ -343,6 +344,32 @@ static void idle_knobs_stop(int fd)
 		close(fd);
 }
 
+/* The canary on the plan's CPUs (the first two its cells use, or the
+ * first two this process may use), at the start (k 0, with the floors
+ * when asked) or at the end (k 1); a state change from start to end is
+ * said among the env's warnings, where the record's reader sees it. */
+static void session_canary(const struct plan *pl, const struct session_opts *o,
+			   struct env_info *env, int k)
+{
+	int want[64], cpus[2];
+	unsigned n = awake_cpus(pl, want, 64);
+	const char *what;
+	double r;
+
+	if (o->dry_run)
+		return;
+	floors_pick_cpus(want, n, cpus);
+	canary_measure(cpus, &env->canary[k]);
+	if (!k && o->floors)
+		floors_measure(cpus, &env->floors);
+	r = k ? canary_ratio(env->canary[0].cacheline_rtt_ns, env->canary[0].pipe_rtt_ns,
+			     env->canary[1].cacheline_rtt_ns, env->canary[1].pipe_rtt_ns, &what) : 0;
+	if (r > CANARY_RATIO_MAX && env->nwarnings < ENV_MAX_WARNINGS)
+		snprintf(env->warnings[env->nwarnings++], sizeof(env->warnings[0]),
+			 "the machine changed state during the run (%s %.1fx from start to end, env.canary): its cells were not all measured alike",
+			 what, r);
+}
+
 int session_run(const struct plan *pl, const struct session_opts *o,
 		const struct session_observer *obs, struct report *rep, char *err, size_t errlen)
 {
@@ -358,12 +385,14 @@ int session_run(const struct plan *pl, const struct session_opts *o,
 		return -ENOMEM;
 	}
 	env_collect(&rep->env);
+	session_canary(pl, o, &rep->env, 0);
 	fd = idle_knobs_start(o, pl, err, errlen);
 	if (fd < 0) {
 		free(res);
 		return -EIO;
 	}
 	ret = run_cells(pl, o, obs, res, reps, &ndone);
+	session_canary(pl, o, &rep->env, 1);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory for the order of %zu cells", pl->n);
 	idle_knobs_stop(fd);

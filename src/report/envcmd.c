@@ -164,6 +164,10 @@ json_t *env_json_object(const struct env_info *e)
 		rc |= json_array_append_new(warn, env_str(e->warnings[i]));
 	if (!rc)
 		rc |= json_object_set_new(obj, "caches", caches_json(e));
+	if (!rc && (e->canary[0].on || e->canary[1].on))
+		rc |= json_object_set_new(obj, "canary", canary_json(e->canary));
+	if (!rc && e->floors.on)
+		rc |= json_object_set_new(obj, "floors", floors_json(&e->floors));
 	if (!rc)
 		rc |= json_object_set_new(obj, "warnings", json_incref(warn));
 	json_decref(warn);
@@ -243,6 +247,12 @@ int env_text(FILE *f, const struct env_info *e)
 		key_text(e, k, val, sizeof(val));
 		fprintf(f, "  %-28s %s\n", k->label, val);
 	}
+	if (e->canary[0].on || e->canary[1].on) {
+		fprintf(f, "canary\n");
+		canary_text(f, e->canary);
+	}
+	if (e->floors.on && floors_text(f, &e->floors))
+		return -EIO;
 	fprintf(f, "warnings\n");
 	if (!e->nwarnings)
 		fprintf(f, "  none\n");

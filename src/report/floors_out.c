@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/* The canary and the floors in the record's "env" (include/ipclab/floors.h),
+ * as JSON and as text, and the canary read back from a result file for
+ * compare and history: which state of the machine a run was measured in. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "ipclab/util.h"
+#include "env_json.h"
+
+/* To a hundredth of a nanosecond: the digits beyond say nothing. */
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(round(v * 100) / 100) : json_null();
+}
+
+static json_t *cpus_json(const int cpus[2])
+{
+	return json_pack("[o, o]", cpus[0] >= 0 ? json_integer(cpus[0]) : json_null(),
+			 cpus[1] >= 0 ? json_integer(cpus[1]) : json_null());
+}
+
+static json_t *one_canary(const struct canary *c)
+{
+	return json_pack("{s:o, s:o, s:o}", "cacheline_rtt_ns", num_or_null(c->cacheline_rtt_ns),
+			 "pipe_rtt_ns", num_or_null(c->pipe_rtt_ns), "cpus", cpus_json(c->cpus));
+}
+
+json_t *canary_json(const struct canary c[2])
+{
+	json_t *o = json_object();
+
+	if (o && c[0].on && json_object_set_new(o, "start", one_canary(&c[0])))
+		goto fail;
+	if (o && c[1].on && json_object_set_new(o, "end", one_canary(&c[1])))
+		goto fail;
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
+
+static const struct {
+	const char *key, *label;
+	size_t off;
+} floor_keys[] = {
+	{ "cacheline_rtt_ns", "cache-line round trip", offsetof(struct floors, cacheline_rtt) },
+	{ "wake_idle_ns", "futex wake-to-run, idle CPU", offsetof(struct floors, wake_idle) },
+	{ "wake_busy_ns", "futex wake-to-run, busy CPU", offsetof(struct floors, wake_busy) },
+	{ "syscall_ns", "system call (getppid)", offsetof(struct floors, syscall) },
+};
+
+static const struct floor_stat *floor_of(const struct floors *f, size_t i)
+{
+	return (const struct floor_stat *)((const char *)f + floor_keys[i].off);
+}
+
+/* {"cpus", "cacheline_rtt_ns", ..., "spread": {KEY: {"p10_ns", "p90_ns", "n"}}} */
+json_t *floors_json(const struct floors *f)
+{
+	json_t *o = json_object(), *spread = json_object();
+	int rc = !o || !spread || json_object_set_new(o, "cpus", cpus_json(f->cpus));
+
+	for (size_t i = 0; !rc && i < ARRAY_SIZE(floor_keys); i++) {
+		const struct floor_stat *s = floor_of(f, i);
+
+		rc |= json_object_set_new(o, floor_keys[i].key, num_or_null(s->median_ns));
+		rc |= json_object_set_new(spread, floor_keys[i].key,
+					  json_pack("{s:o, s:o, s:i}", "p10_ns", num_or_null(s->p10_ns),
+						    "p90_ns", num_or_null(s->p90_ns), "n", (int)s->n));
+	}
+	if (!rc)
+		rc |= json_object_set(o, "spread", spread);
+	if (!rc && f->why[0])
+		rc |= json_object_set_new(o, "why", json_string(f->why));
+	json_decref(spread);
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void ns_text(char *buf, size_t len, double ns)
+{
+	if (isfinite(ns))
+		fmt_ns(buf, len, ns);
+	else
+		snprintf(buf, len, "-");
+}
+
+void canary_text(FILE *f, const struct canary c[2])
+{
+	static const char *const when[2] = { "at the start", "at the end" };
+
+	for (int k = 0; k < 2; k++) {
+		char cl[32], pipe[32];
+
+		if (!c[k].on)
+			continue;
+		ns_text(cl, sizeof(cl), c[k].cacheline_rtt_ns);
+		ns_text(pipe, sizeof(pipe), c[k].pipe_rtt_ns);
+		fprintf(f, "  %-28s cache line %s (CPUs %d:%d), pipe %s (CPU %d)\n", when[k], cl,
+			c[k].cpus[0], c[k].cpus[1], pipe, c[k].cpus[0]);
+	}
+}
+
+int floors_text(FILE *f, const struct floors *fl)
+{
+	fprintf(f, "floors on CPUs %d (waker) and %d (woken)\n", fl->cpus[0], fl->cpus[1]);
+	for (size_t i = 0; i < ARRAY_SIZE(floor_keys); i++) {
+		const struct floor_stat *s = floor_of(fl, i);
+		char m[32], lo[32], hi[32];
+
+		ns_text(m, sizeof(m), s->median_ns);
+		ns_text(lo, sizeof(lo), s->p10_ns);
+		ns_text(hi, sizeof(hi), s->p90_ns);
+		if (s->n)
+			fprintf(f, "  %-28s %10s  (p10 %s, p90 %s, n %u)\n", floor_keys[i].label, m, lo, hi,
+				s->n);
+		else
+			fprintf(f, "  %-28s %10s  (not measured)\n", floor_keys[i].label, m);
+	}
+	if (fl->why[0])
+		fprintf(f, "  ! %s\n", fl->why);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- read back ---- */
+
+static double num_at(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void canary_read(const json_t *o, struct canary *c)
+{
+	const json_t *cpus = json_object_get(o, "cpus");
+
+	*c = (struct canary){ .cpus = { -1, -1 } };
+	if (!json_is_object(o))
+		return;
+	c->cacheline_rtt_ns = num_at(o, "cacheline_rtt_ns");
+	c->pipe_rtt_ns = num_at(o, "pipe_rtt_ns");
+	for (int k = 0; k < 2; k++)
+		if (json_is_integer(json_array_get(cpus, (size_t)k)))
+			c->cpus[k] = (int)json_integer_value(json_array_get(cpus, (size_t)k));
+	c->on = isfinite(c->cacheline_rtt_ns) || isfinite(c->pipe_rtt_ns);
+}
+
+int canary_from_env(const json_t *env, struct canary c[2])
+{
+	const json_t *o = json_object_get(env, "canary");
+
+	canary_read(json_object_get(o, "start"), &c[0]);
+	canary_read(json_object_get(o, "end"), &c[1]);
+	return c[0].on || c[1].on;
+}
+
+double canary_drift(const struct canary c[2], const char **what)
+{
+	return c[0].on && c[1].on ? canary_ratio(c[0].cacheline_rtt_ns, c[0].pipe_rtt_ns,
+						 c[1].cacheline_rtt_ns, c[1].pipe_rtt_ns, what) : 0;
+}
+
+double canary_between(const struct canary a[2], const struct canary b[2], const char **what)
+{
+	const struct canary *x = a[0].on ? &a[0] : &a[1], *y = b[0].on ? &b[0] : &b[1];
+
+	return x->on && y->on ? canary_ratio(x->cacheline_rtt_ns, x->pipe_rtt_ns,
+					     y->cacheline_rtt_ns, y->pipe_rtt_ns, what) : 0;
+}
