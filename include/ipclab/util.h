@@ -21,6 +21,11 @@
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_USEC 1000ull
 
+/* A word of argv overwritten in place with shown (cut to the word's
+ * length, the rest NULs): /proc/PID/cmdline, which every user may read,
+ * shows this memory. What the word said must have been copied first. */
+void argv_overwrite(char *word, const char *shown);
+
 /* Fill a caller's error buffer (printf-style); returns -err so callers can
  * write `return errf(err, len, EINVAL, "...")`. */
 int errf(char *buf, size_t len, int err, const char *fmt, ...)

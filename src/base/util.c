@@ -24,6 +24,14 @@ int errf(char *buf, size_t len, int err, const char *fmt, ...)
 	return -err;
 }
 
+void argv_overwrite(char *word, const char *shown)
+{
+	size_t n = strlen(word), k = strlen(shown);
+
+	memset(word, '\0', n);
+	memcpy(word, shown, k < n ? k : n);
+}
+
 ssize_t full_read(int fd, void *buf, size_t len)
 {
 	size_t done = 0;

@@ -119,11 +119,7 @@ int remote_token_generate(char *buf, size_t len)
 
 void remote_token_hide(char *arg)
 {
-	size_t n = strlen(arg);
-
-	/* /proc/PID/cmdline shows this memory: "***", then NULs */
-	memset(arg, '\0', n);
-	memcpy(arg, "***", n < 3 ? n : 3);
+	argv_overwrite(arg, "***");
 }
 
 int remote_token_pick(const char *file, const char *arg, char *buf, size_t len, char *err,
