@@ -92,7 +92,8 @@ static enum cmp_spread spread_of(const struct cmp_row *row, const char *key, dou
 	return CMP_NO_SPREAD;
 }
 
-static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts *o)
+static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts *o,
+			  const struct cmp_canary *canary)
 {
 	const struct cmp_metric *cm = cmp_metric(m);
 	struct cmp_value *v = &row->v[m];
@@ -114,6 +115,12 @@ static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts
 	v->worse_pct = cm->higher_better ? -v->change_pct : v->change_pct;
 	v->spread = spread_of(row, cm->key, v->before, v->after);
 	cmp_test_value(row, m, o, v);
+	if (canary->other_state) {	/* not like with like: no verdict, no regression */
+		v->verdict = CV_OTHER_STATE;
+		v->nmodes = 0;
+		snprintf(v->why, sizeof(v->why), "%s", canary->why);
+		return v->regressed = false;
+	}
 	if (!(o->metric_mask & (1u << m)))
 		v->regressed = false;
 	else if (v->verdict == CV_UNTESTED)	/* no repetitions: the spread rule */
@@ -124,7 +131,8 @@ static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts
 	return v->regressed;
 }
 
-static void compare_row(struct cmp_row *row, const struct cmp_opts *o, unsigned *regressions)
+static void compare_row(struct cmp_row *row, const struct cmp_opts *o,
+			const struct cmp_canary *canary, unsigned *regressions)
 {
 	bool any = false;
 
@@ -134,7 +142,7 @@ static void compare_row(struct cmp_row *row, const struct cmp_opts *o, unsigned 
 	row->bimodal[0] = rcell_flag(row->before, "bimodal");
 	row->bimodal[1] = rcell_flag(row->after, "bimodal");
 	for (unsigned m = 0; row->comparable && m < CMP_NMETRICS; m++)
-		any |= compare_value(row, m, o);
+		any |= compare_value(row, m, o, canary);
 	*regressions += any;
 }
 
@@ -180,6 +188,7 @@ int compare_files(const struct rfile *before, const struct rfile *after,
 		free(used);
 		return -ENOMEM;
 	}
+	cmp_canary(before, after, &r->canary);
 	for (size_t i = 0; i < before->n; i++) {
 		const struct rcell *c = &before->cells[i], *m = find_match(after, c, used);
 
@@ -190,7 +199,7 @@ int compare_files(const struct rfile *before, const struct rfile *after,
 		}
 		r->rows[r->nrows] = (struct cmp_row){ .before = c, .after = m };
 		rcell_label(c, names, nn, NULL, r->rows[r->nrows].label, sizeof(r->rows[0].label));
-		compare_row(&r->rows[r->nrows++], o, &r->regressions);
+		compare_row(&r->rows[r->nrows++], o, &r->canary, &r->regressions);
 	}
 	for (size_t j = 0; j < after->n; j++)
 		if (!used[j]) {

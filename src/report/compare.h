@@ -37,6 +37,7 @@ enum cmp_verdict {
 	CV_UNTESTED,		/* no repetitions to test (or too few): the spread rule decides */
 	CV_CANNOT,		/* bimodal in one file only: not like with like */
 	CV_MIXED,		/* bimodal in both: one mode better, the other worse */
+	CV_OTHER_STATE,		/* the machine was in another state (the canaries): no verdict */
 };
 /* A change whose whole 95 % interval lies within +-this (%) is no change. */
 #define CMP_NOISE_PCT 1.0
@@ -84,6 +85,20 @@ struct cmp_envs {
 	bool server_only;		/* one file has a remote_env, the other not */
 };
 
+/* The two runs' canaries (compare_canary.c). */
+struct cmp_canary {
+	bool present;		/* both files have one */
+	double ratio;		/* between the runs, >= 1; NAN or 0 when not known */
+	double drift[2];	/* within before [0] and after [1], start to end; 0 */
+	const char *drift_what[2];
+	bool other_state;	/* beyond CANARY_RATIO_MAX: no verdict */
+	char why[160];		/* "the machine was in another state (...): not comparable" */
+};
+void cmp_canary(const struct rfile *before, const struct rfile *after, struct cmp_canary *c);
+void cmp_canary_text(FILE *f, const struct cmp_canary *c);
+void cmp_canary_markdown(FILE *f, const struct cmp_canary *c);
+json_t *cmp_canary_json(const struct cmp_canary *c);
+
 /* One configuration present in both files. */
 struct cmp_row {
 	const struct rcell *before, *after;
@@ -107,6 +122,7 @@ struct cmp_result {
 	size_t nonly_before, nonly_after;
 	unsigned regressions;	/* rows with at least one regressed metric */
 	struct cmp_envs env;	/* what differs between the hosts */
+	struct cmp_canary canary;	/* the machine's state in each */
 };
 
 /* The test of metric m of row (compare_test.c): v->before and v->after

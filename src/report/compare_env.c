@@ -16,7 +16,7 @@
 #include "compare.h"
 
 static const char *const env_volatile[] = { "loadavg_1min", "cpu_mhz", "clock_cost_ns",
-					    "warnings", NULL };
+					    "warnings", "canary", "floors", NULL };
 /* what a reader looks for first */
 static const char *const env_first[] = { "hostname", "kernel", "cpu_model", "cpus_online",
 					 "clocksource", "governor", "virtualization", NULL };

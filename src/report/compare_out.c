@@ -113,7 +113,9 @@ static void verdict_text(unsigned m, const struct cmp_row *row, const struct cmp
 		snprintf(buf, len, "-");
 		return;
 	}
-	if (v->verdict == CV_CANNOT)
+	if (v->verdict == CV_OTHER_STATE)	/* the canaries: the whole file's why */
+		snprintf(what, sizeof(what), "%s", v->why);
+	else if (v->verdict == CV_CANNOT)
 		snprintf(what, sizeof(what), "cannot compare: %s", v->why);
 	else if (v->verdict == CV_UNTESTED)
 		spread_verdict(m, v, o, what, sizeof(what));
@@ -243,7 +245,8 @@ static void summary_line(FILE *f, const struct cmp_result *r, const struct cmp_o
 
 		for (unsigned m = 0; r->rows[i].comparable && m < CMP_NMETRICS; m++)
 			t |= (o->metric_mask & (1u << m)) && r->rows[i].v[m].verdict != CV_UNTESTED &&
-			     r->rows[i].v[m].verdict != CV_NONE;
+			     r->rows[i].v[m].verdict != CV_NONE &&
+			     r->rows[i].v[m].verdict != CV_OTHER_STATE;
 		tested += t;
 	}
 	fprintf(f, "\n%zu cells compared (%zu tested over their repetitions)", r->nrows - failed,
@@ -264,6 +267,7 @@ static int print_text(FILE *f, const struct cmp_result *r, const struct cmp_opts
 		   "(Hodges-Lehmann, ratio ci95); better or worse when p < 0.05 and the interval lies beyond +-%g %%\n",
 		CMP_NOISE_PCT);
 	cmp_env_text(f, &r->env);
+	cmp_canary_text(f, &r->canary);
 	for (size_t i = 0; i < r->nrows; i++)
 		text_row(f, &r->rows[i], o);
 	only_list(f, "before", r->before->path, r->only_before_label, r->nonly_before, false);
@@ -329,6 +333,7 @@ static int print_markdown(FILE *f, const struct cmp_result *r, const struct cmp_
 		fprintf(f, " %zu of %zu cells: no spread data (use --repeat).", nospread, ncompared);
 	fputc('\n', f);
 	cmp_env_markdown(f, &r->env);
+	cmp_canary_markdown(f, &r->canary);
 	only_list(f, "before", r->before->path, r->only_before_label, r->nonly_before, true);
 	only_list(f, "after", r->after->path, r->only_after_label, r->nonly_after, true);
 	summary_line(f, r, o);
@@ -363,7 +368,8 @@ static json_t *test_json(const struct cmp_test *t)
  * n_before, n_after, why, modes. */
 static void put_test(json_t *o, const struct cmp_value *v)
 {
-	bool tested = v->verdict != CV_UNTESTED && v->verdict != CV_CANNOT && !v->nmodes;
+	bool tested = v->verdict != CV_UNTESTED && v->verdict != CV_CANNOT &&
+		      v->verdict != CV_OTHER_STATE && !v->nmodes;
 
 	json_object_set_new(o, "test", tested ? json_string("mann-whitney") : json_null());
 	json_object_set_new(o, "p_value", tested ? num_or_null(v->test.p_value) : json_null());
@@ -449,6 +455,10 @@ static int print_json(FILE *f, const struct cmp_result *r, const struct cmp_opts
 			 "only_before", labels_json(r->only_before_label, r->nonly_before),
 			 "only_after", labels_json(r->only_after_label, r->nonly_after),
 			 "regressions", (int)r->regressions);
+	if (root && json_object_set_new(root, "canary", cmp_canary_json(&r->canary))) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (!root)
 		return -ENOMEM;
 	ret = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));

@@ -27,6 +27,7 @@ const char *cmp_verdict_name(enum cmp_verdict v)
 	case CV_UNTESTED: return "untested";
 	case CV_CANNOT: return "cannot compare";
 	case CV_MIXED: return "mixed";
+	case CV_OTHER_STATE: return "not comparable";
 	case CV_NONE: break;
 	}
 	return "-";

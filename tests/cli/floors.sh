@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The machine's floors and a run's canary: env --floors gives four positive
+# figures, the cache line's round trip below a wake-to-run; run --floors
+# puts them in the record's env.floors; every run records env.canary.start
+# and .end; compare gives no verdict on two records whose canaries are 1.9x
+# apart (or one whose own start and end are), and its verdict on a pair
+# with equal canaries; history marks the point of another state. Behaviour,
+# not speed: no figure is held to a bound.
+. "$(dirname "$0")/../lib/common.sh"
+data=$(cd "$(dirname "$0")/../data" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# ---- env --floors ------------------------------------------------------------------
+
+"$IPCLAB" env --floors -f json >"$work/floors.json" 2>"$work/err" ||
+	fail "env --floors -f json: exit $?: $(cat "$work/err")"
+python3 - "$work/floors.json" <<'PY' && echo "ok   env --floors: four figures above zero, cache line below wake-to-run" || fail "env --floors -f json: $(tr -d '\n ' <"$work/floors.json" | head -c 400)"
+import json, sys
+f = json.load(open(sys.argv[1]))
+keys = ("cacheline_rtt_ns", "wake_idle_ns", "wake_busy_ns", "syscall_ns")
+for k in keys:
+    assert isinstance(f[k], (int, float)) and f[k] > 0, k
+    s = f["spread"][k]
+    assert s["n"] > 0 and s["p10_ns"] <= f[k] <= s["p90_ns"], (k, s)
+assert f["cacheline_rtt_ns"] < f["wake_idle_ns"], f
+assert len(f["cpus"]) == 2 and f["cpus"][0] != f["cpus"][1], f["cpus"]
+PY
+# the text, on the CPUs of --pin
+"$IPCLAB" env --floors --pin 1:0 >"$work/floors.txt" 2>&1 || fail "env --floors --pin 1:0: exit $?"
+grep -q '^floors on CPUs 1 (waker) and 0 (woken)$' "$work/floors.txt" ||
+	fail "env --floors --pin 1:0: not on CPUs 1, 0: $(head -1 "$work/floors.txt")"
+for l in "cache-line round trip" "wake-to-run, idle CPU" "wake-to-run, busy CPU" "system call"; do
+	grep -q "$l .*(p10 .*, p90 .*, n [0-9]*)" "$work/floors.txt" || fail "env --floors: no line '$l': $(cat "$work/floors.txt")"
+done
+echo "ok   env --floors --pin 1:0: a line per floor, on CPUs 1 and 0"
+expect_usage_error "env --check --floors" env --check --floors
+expect_usage_error "env --floors --sample" env --floors --sample 1s
+expect_usage_error "env --pin without --check or --floors" env --pin split
+
+# ---- the record: canary in every run, floors with --floors --------------------------------
+
+"$IPCLAB" run -t pipe -p pingpong -n 200 -q -f json -o "$work/run.json" >/dev/null 2>"$work/err" ||
+	fail "run: exit $?: $(cat "$work/err")"
+"$IPCLAB" run -t pipe -p pingpong -n 200 --floors -q -f json -o "$work/floors-run.json" >/dev/null 2>"$work/err" ||
+	fail "run --floors: exit $?: $(cat "$work/err")"
+python3 - "$work/run.json" "$work/floors-run.json" <<'PY' && echo "ok   records: env.canary.start and .end in each, env.floors with --floors only" || fail "records: canary or floors wrong"
+import json, sys
+plain, floors = (json.load(open(p))["env"] for p in sys.argv[1:])
+for e in (plain, floors):
+    for k in ("start", "end"):
+        c = e["canary"][k]
+        assert c["cacheline_rtt_ns"] > 0 and c["pipe_rtt_ns"] > 0 and len(c["cpus"]) == 2, c
+assert "floors" not in plain, "floors without --floors"
+f = floors["floors"]
+for k in ("cacheline_rtt_ns", "wake_idle_ns", "wake_busy_ns", "syscall_ns"):
+    assert f[k] > 0, k
+PY
+"$IPCLAB" run -t null -n 10 --dry-run -q -f json -o "$work/dry.json" >/dev/null 2>&1 || fail "run --dry-run: exit $?"
+python3 -c 'import json, sys; assert "canary" not in json.load(open(sys.argv[1]))["env"]' "$work/dry.json" &&
+	echo "ok   --dry-run: no canary (nothing ran)" || fail "--dry-run measured a canary"
+
+# ---- compare: canaries of two modes ---------------------------------------------------
+
+# The fixtures of tests/cli/compare*.sh with canaries: CL and PIPE at the
+# start, and at the end (ECL, EPIPE; default the same).
+with_canary() {
+	python3 - "$1" "$2" "$3" "$4" "${5:-$3}" "${6:-$4}" <<'PY'
+import json, sys
+src, dst, cl, pipe, ecl, epipe = sys.argv[1:]
+d = json.load(open(src))
+one = lambda c, p: {"cacheline_rtt_ns": float(c), "pipe_rtt_ns": float(p), "cpus": [0, 1]}
+d["env"]["canary"] = {"start": one(cl, pipe), "end": one(ecl, epipe)}
+json.dump(d, open(dst, "w"))
+PY
+}
+with_canary "$data/compare-before.json" "$work/b.json" 110 4000
+with_canary "$data/compare-after.json" "$work/slow.json" 209 4100	# 1.9x on the cache line
+with_canary "$data/compare-after.json" "$work/same.json" 112 4050
+with_canary "$data/compare-after.json" "$work/drift.json" 112 4050 470 17000
+
+"$IPCLAB" compare "$work/b.json" "$work/slow.json" >"$work/slow.txt" 2>&1
+rc=$?
+[ $rc = 0 ] || fail "compare of two modes: exit $rc"
+grep -q 'the machine was in another state (cache-line RTT 1.9x): not comparable' "$work/slow.txt" ||
+	fail "compare of two modes: not said: $(head -c 600 "$work/slow.txt")"
+# the metrics' lines: a ratio, then no verdict of better or worse
+grep '^  msgs/s\|^  p50 ' "$work/slow.txt" >"$work/slow.rows"
+[ -s "$work/slow.rows" ] && ! grep -q 'better\|worse\|no change\|within spread' "$work/slow.rows" ||
+	fail "compare of two modes: a verdict given: $(cat "$work/slow.rows")"
+echo "ok   compare, canaries 1.9x apart: not comparable, no verdict"
+"$IPCLAB" compare -f json --fail-above 5 "$work/b.json" "$work/slow.json" >"$work/slow.cmp.json" 2>&1
+rc=$?
+python3 - "$work/slow.cmp.json" <<'PY' && [ $rc = 0 ] && echo "ok   compare -f json: canary.comparable false, every verdict 'not comparable', no regression" || fail "compare -f json of two modes (exit $rc): $(head -c 400 "$work/slow.cmp.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["canary"]["comparable"] is False and "another state" in d["canary"]["why"], d["canary"]
+vs = [m["verdict"] for c in d["cells"] if c["compared"] for m in c["metrics"].values()]
+assert vs and set(vs) == {"not comparable"}, vs
+assert d["regressions"] == 0
+PY
+"$IPCLAB" compare -f markdown "$work/b.json" "$work/slow.json" 2>&1 | grep -q '^\*\*Not comparable:\*\* the machine was in another state' &&
+	echo "ok   compare -f markdown: said" || fail "compare -f markdown: not comparable not said"
+
+"$IPCLAB" compare "$work/b.json" "$work/same.json" >"$work/same.txt" 2>&1 || fail "compare, one mode: exit $?"
+grep -q '^  p50 .*worse' "$work/same.txt" && ! grep -q 'not comparable' "$work/same.txt" &&
+	echo "ok   compare, equal canaries: the verdict (p50 worse)" ||
+	fail "compare, equal canaries: $(grep '^  p50\|canary' "$work/same.txt")"
+"$IPCLAB" compare "$work/b.json" "$work/drift.json" 2>&1 |
+	grep -q 'the machine changed state during the after run (pipe RTT 4.2x from its start to its end): not comparable' &&
+	echo "ok   compare: a run whose start and end canaries differ is not comparable" ||
+	fail "compare: a state change within the after run not said"
+# a record without a canary (older files) is compared as before
+"$IPCLAB" compare "$data/compare-before.json" "$data/compare-after.json" 2>&1 | grep -q '^  p50 .*worse' ||
+	fail "compare without canaries: no verdict"
+
+finish
