@@ -36,6 +36,8 @@ int cmd_main(int argc, char **argv)
 	const struct subcommand *sc = argc > 1 ? subcommand_find(argv[1]) : NULL;
 	char err[ERRLEN];
 
+	/* before anything: a store's password out of what others can read */
+	db_url_hide_argv(argc, argv);
 	if (transports_validate(err, sizeof(err)))
 		return say_error(NULL, "internal: %s", err);
 	if (cli_check(err, sizeof(err)))

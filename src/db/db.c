@@ -99,8 +99,8 @@ int db_open_url(const char *url, unsigned flags, struct db **out, char *err, siz
 	db->be = be;
 	db->shared = flags & DB_OPEN_SHARED;
 	db_url_redact(url, db->where, sizeof(db->where));
-	db_url_secret(url, db->secret, sizeof(db->secret));
-	ret = be->open(db, target, flags & DB_OPEN_CREATE, err, len);
+	ret = db_url_secrets(db, url) ? errf(err, len, ENOMEM, "out of memory") :
+					  be->open(db, target, flags & DB_OPEN_CREATE, err, len);
 	if (!ret && db->version > DB_SCHEMA_VERSION)
 		ret = errf(err, len, EPROTO, "%s holds results of schema %d, newer than this ipclab writes (%d); use a newer ipclab",
 			   db->where, db->version, DB_SCHEMA_VERSION);
@@ -123,7 +123,7 @@ void db_close(struct db *db)
 		db_rollback(db);
 	if (db->h)
 		db->be->close(db);
-	memset(db->secret, 0, sizeof(db->secret));
+	db_secrets_free(db);
 	free(db);
 }
 

@@ -20,6 +20,7 @@
 #define DB_SCHEMA_VERSION 2
 #define DB_MAX_LABELS 32
 #define DB_MAX_LIST 32
+#define DB_MAX_SECRETS 8
 
 struct db;
 
@@ -51,7 +52,10 @@ struct db {
 	const struct db_backend *be;
 	void *h;			/* the back end's handle */
 	char where[512];		/* the URL for messages: the password is *** */
-	char secret[256];		/* the password, scrubbed from every message */
+	/* the password as written in the URL and as libpq reads it (any
+	 * length), longest first: scrubbed from every message */
+	char *secret[DB_MAX_SECRETS];
+	unsigned nsecret;
 	int version;			/* the store's schema version as opened */
 	bool in_tx;
 	bool shared;			/* --db-shared: other users may own or write it */
@@ -68,10 +72,24 @@ const char *db_default_url(const char *url, bool make_dir, char *buf, size_t len
 /* url with a password in it (user:PASSWORD@, password=...) as ***. Any
  * word: what has no "://" is copied as it is. */
 void db_url_redact(const char *url, char *out, size_t len);
-/* The password of url ("" when none), for scrubbing messages. */
-void db_url_secret(const char *url, char *out, size_t len);
-/* Every occurrence of db->secret in msg replaced by ***, in place. */
+/* The passwords written in url (user:PASSWORD@, password=,
+ * sslpassword=) added to db's secrets; 0 or -ENOMEM. */
+int db_url_secrets(struct db *db, const char *url);
+/* s[0..n) added to db's secrets (a copy); 0 or -ENOMEM. */
+int db_secret_add(struct db *db, const char *s, size_t n);
+/* The secrets overwritten and freed. */
+void db_secrets_free(struct db *db);
+/* Every occurrence of each of db's secrets in msg replaced by ***, in
+ * place. */
 void db_scrub(const struct db *db, char *msg, size_t len);
+/* A PostgreSQL URL libpq would read otherwise than written: a password
+ * holding an unencoded '@' or '/' (part of it would be taken for the host
+ * and shown in messages). 0, or -EINVAL with why (where: the URL shown). */
+int db_url_pg_check(const char *url, const char *where, char *err, size_t len);
+/* Every word of argv[1..argc) holding a password (db_url_redact) is
+ * overwritten in place with its *** form -- other users read it in
+ * /proc/PID/cmdline -- and argv[i] pointed to a copy of what it was. */
+void db_url_hide_argv(int argc, char **argv);
 
 /* ---- the store (db.c) ---- */
 

@@ -2,6 +2,7 @@
 /* The results store's text handling (src/db/url.c, store.c): a password in
  * a URL shown as *** however the URL is spelt, the password scrubbed from
  * any message, the store a URL names, and --label parsing. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,32 +32,78 @@ static void test_redact(void **state)
 		"postgresql://u@h/db?password=***&sslmode=require");
 	redacts("postgresql://u:a@h/db?sslmode=require&PASSWORD=b", "postgresql://u:***@h/db?sslmode=require&PASSWORD=***");
 	redacts("--db=postgresql://u:pw@/db?host=/run", "--db=postgresql://u:***@/db?host=/run");
+	redacts("postgresql://u:a?b#c@h/db", "postgresql://u:***@h/db");
+	redacts("postgresql://u@h/db?password=a#b&x=1", "postgresql://u@h/db?password=***&x=1");
+	redacts("postgresql://u@h/db?pass%77ord=a", "postgresql://u@h/db?pass%77ord=***");
+	redacts("postgresql://u@h/db?sslpassword=k", "postgresql://u@h/db?sslpassword=***");
 	redacts("postgresql://u@h/db", "postgresql://u@h/db");
 	redacts("results.db", "results.db");
 	redacts("user:pw@host", "user:pw@host");	/* not a URL: as it is */
 }
 
+/* The secrets db_url_secrets finds in url, longest first, joined by '|'. */
+static void secrets(const char *url, const char *want)
+{
+	struct db db = { 0 };
+	char got[1024] = "";
+
+	assert_int_equal(db_url_secrets(&db, url), 0);
+	for (unsigned i = 0; i < db.nsecret; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? "|" : "", db.secret[i]);
+	assert_string_equal(got, want);
+	db_secrets_free(&db);
+}
+
 static void test_secret_scrub(void **state)
 {
-	struct db db = { .secret = "" };
-	char msg[128];
+	struct db db = { 0 };
+	char msg[128], url[512], pw[320], out[512];
 
-	db_url_secret("postgresql://u:hunter2@h/db", db.secret, sizeof(db.secret));
-	assert_string_equal(db.secret, "hunter2");
+	secrets("postgresql://u:hunter2@h/db", "hunter2");
+	secrets("postgresql://u@h/db?password=xy", "xy");
+	secrets("postgresql://u:a?b#c@h/db", "a?b#c");	/* libpq reads to the '@' */
+	secrets("postgresql://u@h/db?sslmode=require&password=a#b", "a#b");
+	secrets("postgresql://u@h/db?pass%77ord=xyz&sslpassword=k", "xyz|k");
+	secrets("results.db", "");
+	assert_int_equal(db_secret_add(&db, "hunter2", 7), 0);
 	snprintf(msg, sizeof(msg), "auth failed for hunter2 (hunter2)");
 	db_scrub(&db, msg, sizeof(msg));
 	assert_string_equal(msg, "auth failed for *** (***)");
-	db_url_secret("postgresql://u@h/db?password=xy", db.secret, sizeof(db.secret));
-	assert_string_equal(db.secret, "xy");
+	db_secrets_free(&db);
+	assert_int_equal(db_secret_add(&db, "xy", 2), 0);
 	snprintf(msg, sizeof(msg), "xy:xy");	/* shorter than ***: the message grows */
 	db_scrub(&db, msg, sizeof(msg));
 	assert_string_equal(msg, "***:***");
-	snprintf(db.secret, sizeof(db.secret), "*");	/* a secret inside *** ends too */
+	db_secrets_free(&db);
+	assert_int_equal(db_secret_add(&db, "*", 1), 0);	/* a secret inside *** ends too */
 	snprintf(msg, sizeof(msg), "a*b");
 	db_scrub(&db, msg, sizeof(msg));
 	assert_string_equal(msg, "a***b");
-	db_url_secret("results.db", db.secret, sizeof(db.secret));
-	assert_string_equal(db.secret, "");
+	db_secrets_free(&db);
+	/* a password past 255 bytes, whole */
+	memset(pw, 'q', 300);
+	memcpy(pw + 290, "TAILSECRET", 11);
+	snprintf(url, sizeof(url), "postgresql://u:%s@h/db", pw);
+	assert_int_equal(db_url_secrets(&db, url), 0);
+	assert_string_equal(db.secret[0], pw);
+	snprintf(out, sizeof(out), "said %s.", pw);
+	db_scrub(&db, out, sizeof(out));
+	assert_string_equal(out, "said ***.");
+	db_url_redact(url, out, sizeof(out));
+	assert_string_equal(out, "postgresql://u:***@h/db");
+	db_secrets_free(&db);
+}
+
+static void test_pg_check(void **state)
+{
+	char err[256];
+
+	assert_int_equal(db_url_pg_check("postgresql://u:p?w#d@h/db", "x", err, sizeof(err)), 0);
+	assert_int_equal(db_url_pg_check("postgresql://u:p%40w%2Fd@h/db", "x", err, sizeof(err)), 0);
+	assert_int_equal(db_url_pg_check("postgresql://u@h/db?host=/run", "x", err, sizeof(err)), 0);
+	assert_int_equal(db_url_pg_check("postgresql://u:p@w@h/db", "x", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "%40"));
+	assert_int_equal(db_url_pg_check("postgresql://u:p/w@h/db", "x", err, sizeof(err)), -EINVAL);
 }
 
 static void test_default_url(void **state)
@@ -108,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_redact),
 		cmocka_unit_test(test_secret_scrub),
+		cmocka_unit_test(test_pg_check),
 		cmocka_unit_test(test_default_url),
 		cmocka_unit_test(test_labels),
 	};
