@@ -33,10 +33,24 @@ run: deps
 # TEST_JOBS tests at once (tests/run-tests.sh): each runs in namespaces of
 # its own and checks behaviour, not speed. What each test cost (result,
 # wall and CPU seconds) goes to $(B)/test-times.tsv (docs/testing.md).
+#
+# Under a sanitizer (SAN=...) the time goes where a sanitizer finds bugs:
+# every C unit program and fuzz replay as in the plain check, the shell
+# tests at a quarter of their counts (IPCLAB_TEST_SCALE), the fault scripts
+# with fewer kills, signals and stops (the same paths), and none of the
+# tests in tests/sanitizer-skip (no ipclab code runs in them, or another
+# test runs it; each with its reason). A variable set in the environment
+# wins over these.
 TEST_JOBS ?= 2
+ifneq ($(SAN),)
+CHECK_ENV := IPCLAB_TEST_SCALE=$${IPCLAB_TEST_SCALE:-25} FAULT_KILLS=$${FAULT_KILLS:-8} \
+	FAULT_SIGNALS=$${FAULT_SIGNALS:-8} FAULT_STOPS=$${FAULT_STOPS:-3} \
+	FAULT_PATTERNS=$${FAULT_PATTERNS:-stream} TEST_SKIP=$${TEST_SKIP-tests/sanitizer-skip}
+endif
 check: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
-	@TEST_JOBS=$(TEST_JOBS) TEST_TIMES=$(B)/test-times.tsv tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
+	@$(CHECK_ENV) TEST_JOBS=$(TEST_JOBS) TEST_TIMES=$(B)/test-times.tsv \
+		tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
 
 
 install: $(IPCLAB_BIN)

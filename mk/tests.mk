@@ -22,11 +22,14 @@ SCRIPT_TESTS := $(sort $(wildcard tests/faults/*.sh)) \
 export IPCLAB := $(abspath $(IPCLAB_BIN))
 
 # Thread-mode tests under TSan: `make SAN=tsan check-threads`. TSan cannot
-# see across processes, so only thread endpoints are run here.
+# see across processes, so only thread endpoints are run here, at a quarter
+# of the plain check's counts (IPCLAB_TEST_SCALE, as make check under a
+# sanitizer): the same code paths and interleavings of every transport.
 TSAN_PROGS ?=
 check-threads: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
 	@ENDPOINTS=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+		IPCLAB_TEST_SCALE=$${IPCLAB_TEST_SCALE:-25} \
 		TEST_TIMES=$(B)/test-times-threads.tsv tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
 .PHONY: check-threads
 

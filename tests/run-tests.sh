@@ -14,6 +14,10 @@
 # seconds, and CPU seconds (user + system of the test and everything it
 # waited for). `sort -t$'\t' -k3,3nr FILE | head` lists the slowest;
 # docs/testing.md says more.
+#
+# TEST_SKIP=FILE names tests not to run, one a line: the test's path as
+# given, a tab, and the reason (`#` starts a comment). Each is reported as
+# SKIP with that reason. The sanitizer builds use tests/sanitizer-skip.
 set -u
 timeout_s=${TEST_TIMEOUT:-600}
 jobs_max=${TEST_JOBS:-1}
@@ -27,6 +31,15 @@ if [ -n "$times_file" ]; then
 	mkdir -p "$(dirname "$times_file")" 2>/dev/null &&
 		printf 'test\tresult\twall_s\tcpu_s\n' 2>/dev/null >"$times_file" ||
 		{ echo "TEST_TIMES: cannot write '$times_file'; name a writable file" >&2; exit 2; }
+fi
+
+declare -A skip_why=()
+if [ -n "${TEST_SKIP:-}" ]; then
+	[ -r "$TEST_SKIP" ] || { echo "TEST_SKIP: cannot read '$TEST_SKIP'; name a list of tests to skip" >&2; exit 2; }
+	while IFS=$'\t' read -r skip_path skip_reason; do
+		case $skip_path in '' | '#'*) continue ;; esac
+		skip_why[$skip_path]=${skip_reason:-listed in $TEST_SKIP}
+	done <"$TEST_SKIP"
 fi
 
 # Microseconds since the epoch (bash's own clock: no process started).
@@ -91,6 +104,12 @@ for t in "$@"; do
 	if [ ! -e "$t" ]; then
 		echo "MISSING $t"; fail=$((fail + 1)); failed_names+=("$t")
 		[ -z "$times_file" ] || printf '%s\tmissing\t0.0\t0.0\n' "$t" >>"$times_file"
+		continue
+	fi
+	if [ -n "${skip_why[$t]:-}" ]; then
+		skip=$((skip + 1))
+		printf 'SKIP %-28s %s\n' "$(basename "$t")" "${skip_why[$t]}"
+		[ -z "$times_file" ] || printf '%s\tskip\t0.0\t0.0\n' "$t" >>"$times_file"
 		continue
 	fi
 	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done

@@ -82,6 +82,19 @@ new_leftovers() {
 	comm -13 <(echo "$1" | sort) <(echo "$2" | sort) | grep .
 }
 
+# scaled N: N (messages, rounds; 2000, 20k or 1M as -n takes them) at the
+# size the test runs at: IPCLAB_TEST_SCALE percent of N (100 unless set;
+# the sanitizer builds' make check sets 25), at least 1. A test that uses
+# it asserts on the scaled figure, never on N.
+scaled() {
+	local n=$1 pct=${IPCLAB_TEST_SCALE:-100} mult=1
+	case $pct in '' | *[!0-9]* | 0) echo "IPCLAB_TEST_SCALE must be a percentage above 0, not '$pct'" >&2; exit 2 ;; esac
+	case $n in *k) mult=1000; n=${n%k} ;; *M) mult=1000000; n=${n%M} ;; esac
+	n=$(( n * mult * pct / 100 ))
+	[ "$n" -ge 1 ] || n=1
+	echo "$n"
+}
+
 fail() {
 	echo "FAIL: $*"
 	fails=$((fails + 1))
