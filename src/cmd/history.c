@@ -459,6 +459,8 @@ int cmd_history(int argc, char **argv)
 	ret = db_cmd_open(h.fa.url, false, "history", &db);
 	if (!ret)
 		ret = gather(&h, db);
+	if (!ret && !h.against)
+		ret = history_canary(&h, db);
 	db_close(db);
 	if (!ret && !h.n)
 		ret = cmd_usage_error("history", "no stored result matches%s%s%s; see ipclab db ls",

@@ -18,6 +18,9 @@ struct hpoint {
 	char at[32];			/* the run's created_utc */
 	json_t *labels;			/* the run's labels (owned) */
 	double value, lo, hi;		/* lo, hi: its 95 % interval, NAN when none */
+	struct canary canary[2];	/* the run's env.canary (history_canary.c) */
+	double state_ratio;		/* against the series' state, >= 1; 0: unknown */
+	char state_why[80];		/* "another state (cache-line RTT 4.3x)"; "" */
 };
 
 /* --against: the baseline's and the candidate's values of one series. */
@@ -57,6 +60,9 @@ struct history {
 	bool machines;			/* more than one machine among the series */
 };
 
+/* Mark the points of runs measured in another state of the machine than
+ * the rest of their series (their canaries): 0, or an exit status. */
+int history_canary(struct history *h, struct db *db);
 /* The exit status of writing h in h->format (table, json, svg, html). */
 int history_write(const struct history *h);
 int history_table(FILE *f, const struct history *h);

@@ -60,9 +60,9 @@ static void table_series(FILE *f, const struct hseries *s)
 				 history_fmt(b, sizeof(b), s->metric, p->hi));
 		else
 			snprintf(c, sizeof(c), "-");
-		fprintf(f, "  %5lld  %-20s  %10s  %-24s  %s\n", (long long)p->run,
+		fprintf(f, "  %5lld  %-20s  %10s  %-24s  %s%s%s\n", (long long)p->run,
 			db_text_safe(at, sizeof(at), p->at), history_fmt(a, sizeof(a), s->metric, p->value),
-			c, lab);
+			c, lab, p->state_why[0] ? "  ! " : "", p->state_why);
 		if (k < s->ncp && s->cp[k].index == i + 1 && i + 1 < s->n) {
 			const struct cp_change *cp = &s->cp[k++];
 
@@ -123,9 +123,10 @@ static json_t *point_json(const struct hpoint *p)
 {
 	json_t *ci = isfinite(p->lo) ? json_pack("[f,f]", p->lo, p->hi) : json_null();
 
-	return json_pack("{s:s, s:I, s:O, s:o, s:o}", "at", p->at, "run", (json_int_t)p->run,
+	return json_pack("{s:s, s:I, s:O, s:o, s:o, s:b, s:o}", "at", p->at, "run", (json_int_t)p->run,
 			 "labels", p->labels ? p->labels : json_object(), "value", num(p->value),
-			 "ci95", ci);
+			 "ci95", ci, "other_state", p->state_why[0] != '\0', "state",
+			 p->state_why[0] ? json_string(p->state_why) : json_null());
 }
 
 static json_t *change_json(const struct hseries *s, const struct cp_change *c)

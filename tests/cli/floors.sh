@@ -115,4 +115,32 @@ grep -q '^  p50 .*worse' "$work/same.txt" && ! grep -q 'not comparable' "$work/s
 "$IPCLAB" compare "$data/compare-before.json" "$data/compare-after.json" 2>&1 | grep -q '^  p50 .*worse' ||
 	fail "compare without canaries: no verdict"
 
+# ---- history: the point of another state is marked ---------------------------------------
+
+unset IPCLAB_DB
+db=$work/h.db
+i=0
+for cl in 110 115 470 112 108; do	# the third run in the slow mode
+	i=$((i + 1))
+	with_canary "$data/compare-before.json" "$work/h$i.json" "$cl" 4000
+	sed -i "s/2025-01-01T00:00:00Z/2025-01-0${i}T00:00:00Z/" "$work/h$i.json"
+	"$IPCLAB" db import -q --db "$db" --label "commit=c$i" "$work/h$i.json" ||
+		fail "db import h$i: exit $?"
+done
+"$IPCLAB" history --db "$db" -t pipe -p pingpong -f json -o "$work/hist.json" 2>"$work/err" ||
+	fail "history -f json: exit $?: $(cat "$work/err")"
+python3 - "$work/hist.json" <<'PY' && echo "ok   history -f json: the slow-mode point, and it alone, other_state" || fail "history -f json: $(head -c 600 "$work/hist.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["series"]:
+    marks = [(p["labels"]["commit"], p["other_state"]) for p in s["points"]]
+    assert [c for c, o in marks if o] == ["c3"], marks
+    st = [p["state"] for p in s["points"] if p["other_state"]][0]
+    assert st.startswith("another state (cache-line RTT 4."), st
+PY
+"$IPCLAB" history --db "$db" -t pipe -p pingpong >"$work/hist.txt" 2>&1 || fail "history: exit $?"
+grep -q 'commit=c3 .* ! another state (cache-line RTT 4\.' "$work/hist.txt" &&
+	! grep 'commit=c[1245]' "$work/hist.txt" | grep -q ' ! ' && echo "ok   history: the slow-mode point marked in the table" ||
+	fail "history table: $(cat "$work/hist.txt")"
+
 finish
