@@ -30,6 +30,7 @@ hdr netaddr.h 0
 hdr outdir.h 0
 hdr idle.h 0
 hdr msg.h 0
+hdr safe_print.h 0
 dir src/metrics 1 libraries: the histogram, rusage, the statistics of repetitions
 dir src/doorbell 1 libraries: the wakeup primitives of the shm-* transports
 hdr metrics.h 1
