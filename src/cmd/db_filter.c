@@ -9,19 +9,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipclab/safe_print.h"
 #include "cli_opt.h"
 #include "cmd.h"
 #include "db_filter.h"
 
 const char *db_text_safe(char *buf, size_t len, const char *s)
 {
-	size_t i = 0;
-
-	for (; s && *s && i + 1 < len; s++, i++)
-		buf[i] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
-	if (len)
-		buf[i < len ? i : len - 1] = '\0';
-	return buf;
+	return safe_str(buf, len, s);
 }
 
 /* The words of a comma list into vals (at most DB_MAX_LIST). */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* The one error printer: "ipclab: ..." or "ipclab CMD: ...", one line on
- * stderr. Control bytes are shown escaped (\xNN): whatever the user typed
- * or a file held, the message stays one line and cannot move the cursor. */
+ * stderr, through the safe printer (control bytes, C1 controls and invalid
+ * UTF-8 shown escaped, \xNN): whatever the user typed or a file held, the
+ * message stays one line and cannot move the cursor. */
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "ipclab/safe_print.h"
 #include "cmd.h"
 
 static void vsay(const char *cmd, const char *fmt, va_list ap)
@@ -18,12 +20,7 @@ static void vsay(const char *cmd, const char *fmt, va_list ap)
 		fputs(cmd, stderr);
 	}
 	fputs(": ", stderr);
-	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
-		else
-			fputc(*p, stderr);
-	}
+	safe_fputs(stderr, msg);
 	fputc('\n', stderr);
 }
 

@@ -7,11 +7,13 @@
  * across two builds on one machine: the difference is printed beside the
  * ratios. Readings that change from run to run on one machine (load,
  * current clock frequency, clock read cost, the warnings they cause) are
- * not a difference of machines and are left out. */
+ * not a difference of machines and are left out. Keys and values come
+ * from the files: text and markdown show them through the safe printer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/safe_print.h"
 #include "ipclab/util.h"
 #include "compare.h"
 
@@ -78,10 +80,11 @@ void cmp_env_all(const struct rfile *before, const struct rfile *after, struct c
 
 /* ---- printing -------------------------------------------------------------- */
 
-/* A value as a short text: scalars as written, a list or object compact
- * and cut, an absent key "-". */
+/* A value as a short text, shown safely: scalars as written, a list or
+ * object compact and cut (at a character), an absent key "-". */
 static void val_text(const json_t *v, char *buf, size_t len)
 {
+	char raw[512];
 	char *s;
 
 	if (!v) {
@@ -89,12 +92,15 @@ static void val_text(const json_t *v, char *buf, size_t len)
 		return;
 	}
 	if (!json_is_object(v) && !json_is_array(v)) {
-		rf_scalar_text(v, buf, len);
-		return;
+		rf_scalar_text(v, raw, sizeof(raw));
+		raw[utf8_cut(raw, 95)] = '\0';
+	} else {
+		s = json_dumps(v, JSON_COMPACT);
+		snprintf(raw, sizeof(raw), "%.*s%s", s ? (int)utf8_cut(s, 60) : 1, s ? s : "?",
+			 s && strlen(s) > 60 ? "..." : "");
+		free(s);
 	}
-	s = json_dumps(v, JSON_COMPACT);
-	snprintf(buf, len, "%.60s%s", s ? s : "?", s && strlen(s) > 60 ? "..." : "");
-	free(s);
+	safe_str(buf, len, raw);
 }
 
 struct env_section {
@@ -119,7 +125,7 @@ static void sections(const struct cmp_envs *e, struct env_section s[4])
 void cmp_env_text(FILE *f, const struct cmp_envs *e)
 {
 	struct env_section s[4];
-	char a[96], b[96];
+	char a[512], b[512], key[256];
 
 	sections(e, s);
 	if (!e->files.n && e->files.present)
@@ -131,16 +137,19 @@ void cmp_env_text(FILE *f, const struct cmp_envs *e)
 		for (size_t k = 0; k < s[i].d->n; k++) {
 			val_text(s[i].d->a[k], a, sizeof(a));
 			val_text(s[i].d->b[k], b, sizeof(b));
-			fprintf(f, "  %-16s %s  ->  %s\n", s[i].d->key[k], a, b);
+			fprintf(f, "  %-16s %s  ->  %s\n", safe_str(key, sizeof(key), s[i].d->key[k]),
+				a, b);
 		}
 	}
 	if (e->server_only)
 		fprintf(f, "only one file is of a --peer run (remote_env): its server host is not compared\n");
 }
 
-static void md_text(FILE *f, const char *s)
+static void md_text(FILE *f, const char *text)
 {
-	for (; *s; s++) {
+	char shown[1024];
+
+	for (const char *s = safe_str(shown, sizeof(shown), text); *s; s++) {
 		if (strchr("|`*_[]<>\\", *s))
 			fputc('\\', f);
 		fputc(*s == '\n' ? ' ' : *s, f);
@@ -151,7 +160,7 @@ static void md_text(FILE *f, const char *s)
 void cmp_env_markdown(FILE *f, const struct cmp_envs *e)
 {
 	struct env_section s[4];
-	char a[96], b[96];
+	char a[512], b[512], key[256];
 
 	sections(e, s);
 	for (unsigned i = 0; i < 4; i++) {
@@ -161,7 +170,7 @@ void cmp_env_markdown(FILE *f, const struct cmp_envs *e)
 		for (size_t k = 0; k < s[i].d->n; k++) {
 			val_text(s[i].d->a[k], a, sizeof(a));
 			val_text(s[i].d->b[k], b, sizeof(b));
-			fprintf(f, "- %s: ", s[i].d->key[k]);
+			fprintf(f, "- %s: ", safe_str(key, sizeof(key), s[i].d->key[k]));
 			md_text(f, a);
 			fputs(" -> ", f);
 			md_text(f, b);

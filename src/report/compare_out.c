@@ -3,7 +3,10 @@
  * for people, one markdown table for an issue or a mailing list, JSON for
  * scripts. Every format carries the same verdicts (the test's p and ratio
  * interval where there was one, the spread rule's words where not, and the
- * cells' noisy and bimodal flags) and the cells found in one file only. */
+ * cells' noisy and bimodal flags) and the cells found in one file only.
+ * Labels, paths, reasons and dates come from the files: the text and
+ * markdown forms show them through the safe printer (safe_print.h), so a
+ * file's escape sequences reach no terminal. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "ipclab/safe_print.h"
 #include "ipclab/util.h"
 #include "compare.h"
 
@@ -190,20 +194,22 @@ static void file_line(FILE *f, const char *what, const struct rfile *rf)
 	json_t *env = json_object_get(rf->root, "env");
 	const char *when = json_string_value(json_object_get(rf->root, "created_utc"));
 	const char *kernel = json_string_value(json_object_get(env, "kernel"));
+	char p[1024], w[128], k[512];
 
-	fprintf(f, "%s: %s (%s, kernel %s)\n", what, rf->path, when ? when : "undated",
-		kernel ? kernel : "unknown");
+	fprintf(f, "%s: %s (%s, kernel %s)\n", what, safe_str(p, sizeof(p), rf->path),
+		when ? safe_str(w, sizeof(w), when) : "undated",
+		kernel ? safe_str(k, sizeof(k), kernel) : "unknown");
 }
 
 static void text_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *o)
 {
-	char why[400];
+	char why[400], shown[2048];
 
-	fprintf(f, "\n%s%s\n", row->label,
+	fprintf(f, "\n%s%s\n", safe_str(shown, sizeof(shown), row->label),
 		row->comparable && !row_has_spread(row) ? "  (no spread data (use --repeat))" : "");
 	if (!row->comparable) {
 		not_compared(row, why, sizeof(why));
-		fprintf(f, "  %s\n", why);
+		fprintf(f, "  %s\n", safe_str(shown, sizeof(shown), why));
 		return;
 	}
 	fprintf(f, "  %-8s %10s %10s %8s %13s %7s %8s  %s\n", "metric", "before", "after", "ratio",
@@ -215,21 +221,23 @@ static void text_row(FILE *f, const struct cmp_row *row, const struct cmp_opts *
 			continue;
 		cells_of(m, row, o, &c);
 		fprintf(f, "  %-8s %10s %10s %8s %13s %7s %8s  %s\n", cmp_metric(m)->label, c.before,
-			c.after, c.ratio, c.ci, c.p, c.change, c.verdict);
+			c.after, c.ratio, c.ci, c.p, c.change, safe_str(shown, sizeof(shown), c.verdict));
 	}
 	if (row_why(row, o))
-		fprintf(f, "  untested: %s\n", row_why(row, o));
+		fprintf(f, "  untested: %s\n", safe_str(shown, sizeof(shown), row_why(row, o)));
 }
 
 static void only_list(FILE *f, const char *which, const char *path, char (*labels)[256],
 		      size_t n, bool md)
 {
+	char shown[2048];
+
 	if (!n)
 		return;
 	fprintf(f, md ? "\n**Only in %s (%s), not compared:**\n\n" : "\nonly in %s (%s), not compared:\n",
-		which, path);
+		which, safe_str(shown, sizeof(shown), path));
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, md ? "- %s\n" : "  %s\n", labels[i]);
+		fprintf(f, md ? "- %s\n" : "  %s\n", safe_str(shown, sizeof(shown), labels[i]));
 }
 
 static void summary_line(FILE *f, const struct cmp_result *r, const struct cmp_opts *o)
@@ -276,10 +284,13 @@ static int print_text(FILE *f, const struct cmp_result *r, const struct cmp_opts
 	return ferror(f) ? -EIO : 0;
 }
 
-/* A label or reason inside a markdown cell: '|' would end the cell. */
-static void md_cell(FILE *f, const char *s)
+/* A label or reason inside a markdown cell, shown safely: '|' would end
+ * the cell. */
+static void md_cell(FILE *f, const char *text)
 {
-	for (; *s; s++) {
+	char shown[2048];
+
+	for (const char *s = safe_str(shown, sizeof(shown), text); *s; s++) {
 		if (*s == '|')
 			fputc('\\', f);
 		fputc(*s == '\n' ? ' ' : *s, f);
@@ -327,8 +338,10 @@ static int print_markdown(FILE *f, const struct cmp_result *r, const struct cmp_
 	fprintf(f, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
 	for (size_t i = 0; i < r->nrows; i++)
 		md_row(f, &r->rows[i], o, &nospread, &ncompared);
-	fprintf(f, "\nbefore: `%s`, after: `%s`; ratio = after / before.", r->before->path,
-		r->after->path);
+	char pa[1024], pb[1024];
+
+	fprintf(f, "\nbefore: `%s`, after: `%s`; ratio = after / before.",
+		safe_str(pa, sizeof(pa), r->before->path), safe_str(pb, sizeof(pb), r->after->path));
 	if (nospread)
 		fprintf(f, " %zu of %zu cells: no spread data (use --repeat).", nospread, ncompared);
 	fputc('\n', f);
