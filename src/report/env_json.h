@@ -30,4 +30,8 @@ int canary_from_env(const json_t *env, struct canary c[2]);
 double canary_drift(const struct canary c[2], const char **what);
 double canary_between(const struct canary a[2], const struct canary b[2], const char **what);
 
+/* Each round trip measured across two CPUs put against the report's
+ * floors (run --floors), one line each; nothing without floors. */
+void floors_against(FILE *f, const struct report *rep);
+
 #endif

@@ -3,6 +3,7 @@
  * as JSON and as text, and the canary read back from a result file for
  * compare and history: which state of the machine a run was measured in. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -172,4 +173,42 @@ double canary_between(const struct canary a[2], const struct canary b[2], const 
 
 	return x->on && y->on ? canary_ratio(x->cacheline_rtt_ns, x->pipe_rtt_ns,
 					     y->cacheline_rtt_ns, y->pipe_rtt_ns, what) : 0;
+}
+
+/* ---- a ping-pong against the floors ---- */
+
+/* "pipe pingpong 64B: RTT p50 11.4us = 2 wake-to-run onto an idle CPU of
+ * 4.1us + 3.2us in the transport's code", for each round trip measured
+ * across two CPUs: a spinning transport's against one cache line's round
+ * trip, a sleeping one's against two wakeups. */
+void floors_against(FILE *f, const struct report *rep)
+{
+	const struct floors *fl = &rep->env.floors;
+	bool head = false;
+
+	for (size_t i = 0; fl->on && i < rep->n; i++) {
+		const struct result *r = &rep->results[i];
+		const struct cell *c = &r->cell;
+		bool spins = c->tp && (c->tp->caps & TP_SPINS);
+		double floor = spins ? fl->cacheline_rtt.median_ns : 2 * fl->wake_idle.median_ns;
+		char rtt[32], one[32], rest[32];
+
+		if (r->status != RES_OK || r->lat_kind != LAT_RTT || !r->lat_p50_ns ||
+		    c->pin.server_cpu < 0 || c->pin.client_cpu < 0 ||
+		    c->pin.server_cpu == c->pin.client_cpu || !isfinite(floor))
+			continue;
+		if (!head)
+			fprintf(f, "against the floors (env.floors, CPUs %d and %d):\n", fl->cpus[0],
+				fl->cpus[1]);
+		head = true;
+		fmt_ns(rtt, sizeof(rtt), (double)r->lat_p50_ns);
+		fmt_ns(one, sizeof(one), spins ? floor : floor / 2);
+		fmt_ns(rest, sizeof(rest), fabs((double)r->lat_p50_ns - floor));
+		fprintf(f, "  %s %s %" PRIu64 "B: RTT p50 %s = %s of %s %c %s%s\n", r->transport,
+			r->pattern, c->size, rtt,
+			spins ? "1 cache-line round trip" : "2 wake-to-run onto an idle CPU", one,
+			(double)r->lat_p50_ns >= floor ? '+' : '-', rest,
+			(double)r->lat_p50_ns >= floor ? " in the transport's code" :
+							 ": below the floors (taken under other load?)");
+	}
 }

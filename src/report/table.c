@@ -12,6 +12,7 @@
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
+#include "env_json.h"
 #include "fields.h"
 #include "matrix.h"
 #include "profile_out.h"
@@ -426,6 +427,7 @@ static int report_text(FILE *f, const struct report *rep, bool ranked)
 	if (!rc) {
 		print_text(f, &lay);
 		repeat_notes(f, rep->results, rep->n);
+		floors_against(f, rep);
 	}
 	layout_free(&lay);
 	if (rc)

@@ -57,6 +57,12 @@ f = floors["floors"]
 for k in ("cacheline_rtt_ns", "wake_idle_ns", "wake_busy_ns", "syscall_ns"):
     assert f[k] > 0, k
 PY
+# the table puts a round trip across two CPUs against the floors
+"$IPCLAB" run -t pipe -p pingpong -n 200 --pin split --floors >"$work/floors-run.txt" 2>"$work/err" ||
+	fail "run --floors -f table: exit $?: $(cat "$work/err")"
+grep -q '^  pipe pingpong 64B: RTT p50 .* = 2 wake-to-run onto an idle CPU of ' "$work/floors-run.txt" &&
+	echo "ok   run --floors: the pipe's round trip put against two wakeups" ||
+	fail "run --floors: no line against the floors: $(tail -3 "$work/floors-run.txt")"
 "$IPCLAB" run -t null -n 10 --dry-run -q -f json -o "$work/dry.json" >/dev/null 2>&1 || fail "run --dry-run: exit $?"
 python3 -c 'import json, sys; assert "canary" not in json.load(open(sys.argv[1]))["env"]' "$work/dry.json" &&
 	echo "ok   --dry-run: no canary (nothing ran)" || fail "--dry-run measured a canary"
