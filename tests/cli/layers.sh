@@ -47,6 +47,7 @@ hdr placement.h 2
 hdr topology.h 2
 hdr interference.h 2
 hdr envcheck.h 2
+hdr floors.h 2
 hdr report.h 2
 hdr trace.h 2
 hdr profile.h 2
@@ -75,7 +76,8 @@ allow=$(printf '%s\t%s\t%s\t%s\n' \
 	call src/core/plan.c patterns "the pattern registry: plan_build looks a pattern up" \
 	call src/core/plan.c n_patterns "the pattern registry" \
 	call src/core/envcheck.c patterns "the pattern registry: env --check walks it" \
-	call src/core/envcheck.c n_patterns "the pattern registry")
+	call src/core/envcheck.c n_patterns "the pattern registry" \
+	call src/core/floors.c transport_find "the transport registry: the canary and the floors run the cacheline and pipe transports' own loops")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
