@@ -3,8 +3,8 @@
  * db_hook.so - a test helper for tests/cli/db_store.sh and db_pg.sh,
  * loaded with LD_PRELOAD into ipclab. With IPCLAB_DB_HOOK=DIR, the first
  * time a result row has been written inside a run's transaction (the
- * first "INSERT INTO ipclab_results" through sqlite3_step or
- * PQexecParams), the helper creates DIR/held and then waits for a line on
+ * first "INSERT INTO ipclab_results" through sqlite3_step, or sent by
+ * PQsendQueryParams or PQexecParams), the helper creates DIR/held and then waits for a line on
  * the FIFO DIR/go: the test knows the transaction is open, and may start
  * a second writer, or kill -9 this one, before letting it go. With
  * IPCLAB_DB_HOOK_BEGIN=FILE, FILE is created just before the process
@@ -24,6 +24,9 @@
 int sqlite3_step(void *stmt);
 void *PQexecParams(void *conn, const char *command, int nparams, const void *types,
 		   const char *const *values, const int *lengths, const int *formats, int rformat);
+int PQsendQueryParams(void *conn, const char *command, int nparams, const void *types,
+		      const char *const *values, const int *lengths, const int *formats,
+		      int rformat);
 
 static int held, begun;
 
@@ -93,4 +96,23 @@ void *PQexecParams(void *conn, const char *command, int nparams, const void *typ
 	res = real(conn, command, nparams, types, values, lengths, formats, rformat);
 	maybe_hold(command);
 	return res;
+}
+
+/* ipclab sends a statement and waits for its result itself (a stop signal
+ * cancels it): held once the INSERT is on its way to the server. */
+int PQsendQueryParams(void *conn, const char *command, int nparams, const void *types,
+		      const char *const *values, const int *lengths, const int *formats,
+		      int rformat)
+{
+	static int (*real)(void *, const char *, int, const void *, const char *const *,
+			   const int *, const int *, int);
+	int ret;
+
+	if (!real)
+		real = (int (*)(void *, const char *, int, const void *, const char *const *,
+				const int *, const int *, int))dlsym(RTLD_NEXT, "PQsendQueryParams");
+	mark_begin(command);
+	ret = real(conn, command, nparams, types, values, lengths, formats, rformat);
+	maybe_hold(command);
+	return ret;
 }
