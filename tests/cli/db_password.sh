@@ -54,6 +54,7 @@ leaks() {
 long=L0ng$(printf 'x%.0s' {1..300})Tail9
 hold=$d/hold
 mkdir "$hold" && mkfifo "$hold/go"
+f0=$fails
 for pw in 'Que?ry7' 'Hash#Mark7' 'Pct%40Enc7' "$long"; do
 	url=$(with_pw "$pw")
 	rm -f "$d"/out "$d"/err "$d"/r.json "$d"/cmdline "$hold/held"
@@ -71,7 +72,7 @@ for pw in 'Que?ry7' 'Hash#Mark7' 'Pct%40Enc7' "$long"; do
 	where=$(leaks "$pw" "${pw/\%40/@}" Tail9)
 	[ -z "$where" ] || fail "password ${pw:0:12} found in: $where"
 done
-echo "ok   passwords with ?, #, %40, 300 bytes: in no output, result file, stored row, /proc/PID/cmdline"
+[ "$fails" = "$f0" ] && echo "ok   passwords with ?, #, %40, 300 bytes: in no output, result file, stored row, /proc/PID/cmdline"
 
 # an unreachable server, the messages libpq writes
 for pw in 'Que?ry7' "$long"; do
@@ -84,6 +85,7 @@ for pw in 'Que?ry7' "$long"; do
 done
 
 # a bare '@' or '/': libpq would take a piece of it for the host
+f0=$fails
 for pw in 'AtLeft@AtRight' 'SlashLeft/SlashRight'; do
 	rm -f "$d"/r.json "$d"/cmdline
 	before=$(runs)
@@ -95,7 +97,7 @@ for pw in 'AtLeft@AtRight' 'SlashLeft/SlashRight'; do
 	[ -z "$where" ] || fail "a piece of password ${pw:0:12} in: $where: $(cat "$d/err")"
 	[ "$(runs)" = "$before" ] || fail "password with @ or /: a run was stored"
 done
-echo "ok   a password holding a bare @ or /: refused in one line naming %40 and %2F, no piece of it shown"
+[ "$fails" = "$f0" ] && echo "ok   a password holding a bare @ or /: refused in one line naming %40 and %2F, no piece of it shown"
 
 # ---- another role's schema first in the search_path ----
 url=$(with_pw 'Que?ry7')
