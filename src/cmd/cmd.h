@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "ipclab/outdir.h"
 #include "ipclab/report.h"
 
 /* The command line (commands.c): dispatch by argv[1]. */
@@ -49,27 +50,42 @@ int say_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The one output writer (output.c): output_open gives stdout when path is
- * NULL; for a regular file or a new path, a temporary file beside it under
- * an unguessable name, registered for cleanup before it exists, which
- * output_commit renames over path (ok) or removes; for what else is there
- * (a device such as /dev/null, a FIFO, a Unix socket, /dev/stdout or
- * /dev/fd/N) the thing itself, written into and never replaced. Both print
- * their own error ("ipclab[ CMD]: ...") and return the exit status: 0, 1
- * (cannot write) or 2 (a path too long to be safe, a directory). */
+/* The one output writer (output.c), for every file a command writes:
+ * output_open gives stdout when path is NULL; for a regular file, a new
+ * path or a symbolic link to a file, a temporary file beside it under an
+ * unguessable name, registered for cleanup before it exists, which
+ * output_commit renames over path (ok) or removes (a link is replaced,
+ * never written through); for a device, FIFO or Unix socket named itself
+ * (never through a link) the thing itself, written into and never
+ * replaced, a FIFO with no reader refused at once; "-", /dev/stdout,
+ * /dev/stderr and /dev/fd/N the descriptor itself. output_open_in makes
+ * one file in an output directory (outdir.h) and output_commit puts it
+ * in place. Both print their own error ("ipclab[ CMD]: ...") and return
+ * the exit status: 0, 1 (cannot write) or 2 (a path too long to be safe,
+ * a directory, a link to a device, a FIFO no one reads). o must stay
+ * where it is until output_commit: o->f may write through it. */
 struct output {
 	FILE *f;
-	const char *path;	/* NULL: stdout */
+	const char *path;	/* NULL: stdout; for messages */
 	const char *cmd;	/* for messages; NULL for run */
 	int handle;		/* cleanup handle of the temporary file */
 	bool special;		/* written into what is at path, no rename */
+	bool in_dir;		/* a file of an output directory (of) */
+	int sig;		/* runner_interrupted when opened */
+	int fd;			/* special: what o->f writes to */
+	struct outfile of;
 	char tmp[PATH_MAX];
+	char where[PATH_MAX + NAME_MAX + 2];	/* in_dir: DIR/NAME, for messages */
 };
-/* -o PATH checked when parsed, before any work: not a directory, its
- * directory exists, not too long. 0, or 2 with the error said. */
+/* -o PATH checked when parsed, before any work: not a directory, nor a
+ * link to one or to a device, FIFO or socket; its directory exists; not
+ * too long. 0, or 2 with the error said. */
 int output_check(const char *path, const char *cmd);
 int output_open(struct output *o, const char *path, const char *cmd);
-/* failed: the writer failed (why, "" if it said nothing); 0 or 1. */
+int output_open_in(struct output *o, const struct outdir *d, const char *name, const char *cmd);
+/* failed: the writer failed (why, "" if it said nothing); 0, 1, or 128+N
+ * when stop signal N came while the file was written (it is not put in
+ * place). */
 int output_commit(struct output *o, int failed, const char *why);
 
 /* One report written through the reporter table (report/reporters.c) to

@@ -1,17 +1,30 @@
 // SPDX-License-Identifier: MIT
-/* The one output writer for -o. A regular file (or a new path) is written
- * atomically: a temporary file beside it, under a name no one can guess,
- * registered for cleanup before it exists and created with O_EXCL, renamed
- * over the path only when complete. A reader never sees half a file, a
- * signal while writing leaves nothing behind, and a link planted at the
- * path is replaced, never written through.
+/* The one output writer: -o of every command, --html, --trace=events, and
+ * one file in an output directory (db export --dir). What is at the path
+ * is looked at without following a link, and decides:
  *
- * Anything else that already exists at the path is written into, never
- * replaced: a character or block device (/dev/null), a FIFO (its reader
- * gets the whole report), a listening Unix socket (connected to), and
- * /dev/stdout, /dev/stderr or /dev/fd/N (the descriptor itself, where the
- * process's output already goes). Renaming a file over /dev/null as root
- * would break every other program on the machine. */
+ * - Nothing, a regular file, or a symbolic link to a file or to nothing:
+ *   written atomically. A temporary file beside it, under a name no one
+ *   can guess, registered for cleanup before it exists and created with
+ *   O_EXCL|O_NOFOLLOW, renamed over the path only when complete. A reader
+ *   never sees half a file, and a link at the path is replaced, its
+ *   target untouched.
+ * - A character or block device, a FIFO or a listening Unix socket named
+ *   itself: written into, never replaced (renaming a file over /dev/null
+ *   as root would break every other program on the machine). It is opened
+ *   with O_NOFOLLOW and must still be what was looked at, so a link
+ *   swapped in meanwhile is not followed; a FIFO is opened without
+ *   blocking, so a FIFO no one reads is an error, not a hang.
+ * - A symbolic link to a device, FIFO, socket or directory: refused.
+ *   ipclab never writes through a link it did not make: a link another
+ *   user planted in /tmp must not turn root's report into a write to a
+ *   disk or to root's own FIFO.
+ * - "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: this
+ *   process's own descriptor, duplicated; the path is never opened.
+ *
+ * A stop signal (SIGINT, SIGTERM, ...) that arrives while a file is
+ * written means the file is not put in place: the temporary file is
+ * removed and what was at the path stays as it was. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +40,7 @@
 #include "cmd.h"
 #include "ipclab/cleanup.h"
 #include "ipclab/reporter.h"
+#include "ipclab/runner.h"
 
 /* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: the descriptor N
  * of this process, or -1. */
@@ -53,31 +67,51 @@ static int fd_alias(const char *path)
 	return -1;
 }
 
-static int connect_unix(const char *path)
+static const char *kind_of(mode_t m)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, saved;
+	return S_ISCHR(m)  ? "character device" :
+	       S_ISBLK(m)  ? "block device" :
+	       S_ISFIFO(m) ? "FIFO" :
+	       S_ISSOCK(m) ? "socket" :
+			     "special file";
+}
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
+enum target {
+	T_FILE,		/* the atomic path: nothing, a file, a link to a file */
+	T_SPECIAL,	/* a device, FIFO or socket named itself */
+};
+
+/* What is at path, looked at with lstat: 0 with *t (and *st, the special
+ * file), or 2 with the refusal said. Where lstat fails the atomic path
+ * is taken, and says why it cannot write. */
+static int classify(const char *path, const char *cmd, struct stat *st, enum target *t)
+{
+	struct stat to;
+
+	*t = T_FILE;
+	if (lstat(path, st) || S_ISREG(st->st_mode))
+		return 0;
+	if (S_ISDIR(st->st_mode))
+		return cmd_usage_error(cmd, "-o %s: is a directory; name a file in it, e.g. %s/results.json",
+				       path, path);
+	if (!S_ISLNK(st->st_mode)) {
+		*t = T_SPECIAL;
+		return 0;
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return fd;
+	/* a link: looked through only to say what it is, never opened */
+	if (stat(path, &to) || S_ISREG(to.st_mode))
+		return 0;
+	if (S_ISDIR(to.st_mode))
+		return cmd_usage_error(cmd, "-o %s: a symbolic link to a directory; name a file in it",
+				       path);
+	return cmd_usage_error(cmd, "-o %s: a symbolic link to a %s; ipclab writes a device, FIFO or socket only when given its own path, never through a link: name it itself, or remove the link",
+			       path, kind_of(to.st_mode));
 }
 
 int output_check(const char *path, const char *cmd)
 {
 	struct stat st;
+	enum target t;
 	char dir[PATH_MAX];
 	const char *slash;
 
@@ -88,12 +122,8 @@ int output_check(const char *path, const char *cmd)
 	if (strlen(path) + sizeof(".tmp-4194304-0123456789abcdef") > PATH_MAX)
 		return cmd_usage_error(cmd, "-o %.64s...: the path is too long; use a shorter one",
 				       path);
-	if (!stat(path, &st)) {
-		if (S_ISDIR(st.st_mode))
-			return cmd_usage_error(cmd, "-o %s: is a directory; name a file in it, e.g. %s/results.json",
-					       path, path);
-		return 0;
-	}
+	if (!lstat(path, &st))
+		return classify(path, cmd, &st, &t);
 	slash = strrchr(path, '/');
 	if (!slash)
 		return 0;
@@ -104,43 +134,133 @@ int output_check(const char *path, const char *cmd)
 	return 0;
 }
 
-/* Something that is not a regular file already at path: write into it. 1 =
- * opened (o->f), 0 = a regular file or nothing there (the atomic path),
- * else the exit status of a refusal. */
-static int open_special(struct output *o, const char *path)
+/* Writes into a device, FIFO, socket or the caller's descriptor: whole,
+ * but not past a stop signal. A reader that stopped reading blocks the
+ * write; the signal interrupts it, and stdio would write the rest again
+ * and block for good. */
+static ssize_t special_write(void *cookie, const char *buf, size_t len)
 {
-	struct stat st;
-	int fd = fd_alias(path), saved;
+	struct output *o = cookie;
+	size_t off = 0;
 
-	if (fd >= 0) {
-		fflush(stdout); /* what went to stdout first stays first */
-		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0)
-			return say_error(o->cmd, "cannot write %s: %s", path, strerror(errno));
-	} else {
-		if (stat(path, &st) || S_ISREG(st.st_mode))
-			return 0;
-		if (S_ISDIR(st.st_mode))
-			return cmd_usage_error(o->cmd, "-o %s: is a directory; name a file in it", path);
-		/* no O_CREAT, no O_TRUNC: what is there is written to, as it is */
-		fd = S_ISSOCK(st.st_mode) ? connect_unix(path)
-					  : open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0)
-			return say_error(o->cmd, "cannot write %s: %s", path, strerror(errno));
-		if (fstat(fd, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-			/* replaced by a file since the stat: take the atomic path */
-			close(fd);
-			return 0;
+	while (off < len) {
+		ssize_t n;
+
+		if (runner_interrupted != o->sig) {
+			errno = EINTR;
+			break;
 		}
+		n = write(o->fd, buf + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
 	}
-	o->f = fdopen(fd, "w");
+	return (ssize_t)off;	/* short: stdio marks the stream failed */
+}
+
+static int special_close(void *cookie)
+{
+	struct output *o = cookie;
+
+	return close(o->fd);
+}
+
+/* o->f on fd, written into as it is (no rename): 0, or 1 said. */
+static int use_fd(struct output *o, int fd)
+{
+	static const cookie_io_functions_t io = { .write = special_write, .close = special_close };
+
+	o->fd = fd;
+	o->f = fopencookie(o, "w", io);
 	if (!o->f) {
-		saved = errno;
 		close(fd);
-		return say_error(o->cmd, "cannot write %s: %s", path, strerror(saved));
+		o->f = stdout;
+		return say_error(o->cmd, "cannot write %s: out of memory", o->path);
 	}
 	o->special = true;
-	return 1;
+	return 0;
+}
+
+/* "-", /dev/stdout, /dev/fd/N: the descriptor itself, duplicated. */
+static int open_alias(struct output *o, int fd)
+{
+	fflush(stdout); /* what went to stdout first stays first */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return say_error(o->cmd, "cannot write %s: %s", o->path, strerror(errno));
+	return use_fd(o, fd);
+}
+
+/* The socket that lstat saw, connected to through its own descriptor
+ * (O_PATH, /proc/self/fd/N): connect() by name would follow a link put
+ * there since. The socket, or -1 with errno. */
+static int connect_unix(const char *path, const struct stat *seen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat now;
+	int pfd, fd = -1, saved;
+
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &now) || now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) {
+		close(pfd);
+		errno = ESTALE;
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		saved = errno;
+		close(fd);
+		fd = -1;
+		errno = saved;
+	}
+	saved = errno;
+	close(pfd);
+	errno = saved;
+	return fd;
+}
+
+/* A device or FIFO named itself: opened without following a link and
+ * without blocking (a FIFO without a reader fails at once), checked to be
+ * what lstat saw, then written to as usual (blocking). */
+static int open_device(const char *path, const struct stat *seen)
+{
+	struct stat now;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), fl;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &now) || now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What is at the path and is not a file: written into, never replaced. */
+static int open_special(struct output *o, const struct stat *st)
+{
+	int fd = S_ISSOCK(st->st_mode) ? connect_unix(o->path, st) : open_device(o->path, st);
+
+	if (fd >= 0)
+		return use_fd(o, fd);
+	if (errno == ENXIO && S_ISFIFO(st->st_mode))
+		return cmd_usage_error(o->cmd, "-o %s: a FIFO that no one reads; start its reader first (cat %s &), or name a file",
+				       o->path, o->path);
+	if (errno == ELOOP || errno == ESTALE)
+		return cmd_usage_error(o->cmd, "-o %s: replaced while being opened (now a link or another file); ipclab does not write through it",
+				       o->path);
+	return say_error(o->cmd, "cannot write %s: %s", o->path, strerror(errno));
 }
 
 /* PATH.tmp-<pid>-<16 random hex digits>: a name another user cannot
@@ -179,47 +299,121 @@ static int open_tmp(struct output *o, const char *path)
 		/* not ours: it must not be removed at exit */
 		cleanup_forget(o->handle);
 		o->handle = -1;
+		o->f = stdout;
 		if (saved != EEXIST)
 			return say_error(o->cmd, "cannot write %s: %s", o->tmp, strerror(saved));
 	}
 	return say_error(o->cmd, "cannot write %s: no free temporary name beside it", path);
 }
 
-int output_open(struct output *o, const char *path, const char *cmd)
+static void output_init(struct output *o, const char *path, const char *cmd)
 {
-	int ret;
-
 	o->f = stdout;
 	o->path = path;
 	o->cmd = cmd;
 	o->handle = -1;
 	o->special = false;
+	o->in_dir = false;
+	o->fd = -1;
+	o->sig = runner_interrupted;
+	o->tmp[0] = '\0';
+}
+
+int output_open(struct output *o, const char *path, const char *cmd)
+{
+	struct stat st;
+	enum target t;
+	int fd, ret;
+
+	output_init(o, path, cmd);
 	if (!path)
 		return 0;
-	ret = open_special(o, path);
-	if (ret == 1)
-		return 0;
+	fd = fd_alias(path);
+	if (fd >= 0)
+		return open_alias(o, fd);
+	ret = classify(path, cmd, &st, &t);
 	if (ret)
 		return ret;
-	return open_tmp(o, path);
+	return t == T_SPECIAL ? open_special(o, &st) : open_tmp(o, path);
+}
+
+int output_open_in(struct output *o, const struct outdir *d, const char *name, const char *cmd)
+{
+	char err[ERRLEN];
+	int ret;
+
+	output_init(o, o->where, cmd);
+	snprintf(o->where, sizeof(o->where), "%s/%s", d->path, name);
+	ret = outfile_open(&o->of, d, name, err, sizeof(err));
+	if (ret)
+		return ret == -EINVAL || ret == -EPERM ? cmd_usage_error(cmd, "%s", err) :
+							 say_error(cmd, "%s", err);
+	o->f = o->of.f;
+	o->in_dir = true;
+	return 0;
+}
+
+/* A stop signal since the file was opened: nothing put in place (what
+ * was written to a device or FIFO is cut short). 128+N. */
+static int stopped(struct output *o, int sig)
+{
+	if (o->in_dir)
+		outfile_abort(&o->of);
+	else if (!o->special)
+		cleanup_run_one(o->handle);
+	say(o->cmd, "%s: not written, stopped by signal %d%s", o->path, sig,
+	    o->special ? "; its reader got part of it" : "; what was there is left as it was");
+	return 128 + sig;
+}
+
+static int failed_msg(struct output *o, const char *why)
+{
+	return say_error(o->cmd, "writing %s failed%s%s", o->path, why && *why ? ": " : "",
+			 why ? why : "");
+}
+
+/* db export --dir's file: renamed into its directory by outfile_commit. */
+static int commit_in_dir(struct output *o, int failed, const char *why)
+{
+	char err[ERRLEN];
+	int sig;
+
+	failed |= fflush(o->f) != 0 || ferror(o->f);
+	if ((sig = runner_interrupted) != o->sig)
+		return stopped(o, sig);
+	if (failed) {
+		outfile_abort(&o->of);
+		return failed_msg(o, why);
+	}
+	if (outfile_commit(&o->of, err, sizeof(err)))
+		return say_error(o->cmd, "%s", err);
+	return 0;
 }
 
 int output_commit(struct output *o, int failed, const char *why)
 {
+	int sig;
+
 	if (!o->path) {
 		fflush(stdout);
 		return failed ? 1 : 0;
 	}
+	if (o->in_dir)
+		return commit_in_dir(o, failed, why);
+	failed |= fclose(o->f) != 0;
+	o->f = NULL;
+	sig = runner_interrupted;
 	if (o->special) {
-		if (fclose(o->f) || failed)
-			return say_error(o->cmd, "writing %s failed%s%s", o->path,
-					 why && *why ? ": " : "", why ? why : "");
-		return 0;
+		/* a signal after the last byte went out cut nothing short */
+		if (failed && sig != o->sig)
+			return stopped(o, sig);
+		return failed ? failed_msg(o, why) : 0;
 	}
-	if (fclose(o->f) || failed) {
+	if (sig != o->sig)
+		return stopped(o, sig);
+	if (failed) {
 		cleanup_run_one(o->handle);
-		return say_error(o->cmd, "writing %s failed%s%s", o->path, why && *why ? ": " : "",
-				 why ? why : "");
+		return failed_msg(o, why);
 	}
 	if (rename(o->tmp, o->path)) {
 		say(o->cmd, "cannot rename %s to %s: %s", o->tmp, o->path, strerror(errno));
