@@ -36,6 +36,19 @@ static int db_help(const struct cli_opt *o, char *arg, void *args, struct cli_ct
 	return -1;
 }
 
+/* --dir checked when parsed, before the store is opened: an existing
+ * directory must be the user's own (ipclab/outdir.h). */
+static int db_opt_dir(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	char err[ERRLEN];
+
+	(void)ctx;
+	if (outdir_check("--dir", arg, err, sizeof(err)))
+		return cmd_usage_error("db", "export %s", err);
+	memcpy((char *)args + o->offset, &arg, sizeof(arg));
+	return 0;
+}
+
 struct db_cmd {
 	struct filter_args fa;
 	const char *output, *dir, *format;
@@ -51,8 +64,8 @@ const struct cli_opt db_options[] = {
 	  .help = "export: the file (atomically); ls: the listing", .kind = CLI_CALL,
 	  .call = cli_opt_output, .offset = DA(output), .values = "@file" },
 	{ .name = "dir", .has_arg = required_argument, .metavar = "DIR",
-	  .help = "export: every run that matches, one file each", .kind = CLI_TEXT,
-	  .offset = DA(dir), .values = "@dir" },
+	  .help = "export: every run that matches, one file each",
+	  .kind = CLI_CALL, .call = db_opt_dir, .offset = DA(dir), .values = "@dir" },
 	{ .name = "format", .short_name = 'f', .has_arg = required_argument, .metavar = "FMT",
 	  .help = "ls: {formats}", .kind = CLI_CALL, .call = cli_opt_format, .id = FMT_DB,
 	  .offset = DA(format), .def = "table", .values = "@formats" },
@@ -131,9 +144,11 @@ static int got_run_id(void *arg, const struct db_run_row *row)
 	return 0;
 }
 
-static int export_one(struct db *db, int64_t id, const char *path)
+/* One stored run as its result file: to path (-o, or stdout), or into d
+ * as run-ID.json (--dir). */
+static int export_one(struct db *db, int64_t id, const char *path, const struct outdir *d)
 {
-	char err[ERRLEN], *text;
+	char err[ERRLEN], *text, name[64];
 	struct output out;
 	json_t *root;
 	int ret = db_load_run(db, id, &root, err, sizeof(err));
@@ -145,7 +160,8 @@ static int export_one(struct db *db, int64_t id, const char *path)
 	json_decref(root);
 	if (!text)
 		return say_error("db", "export: out of memory");
-	ret = output_open(&out, path, "db");
+	snprintf(name, sizeof(name), "run-%" PRId64 ".json", id);
+	ret = d ? output_open_in(&out, d, name, "db") : output_open(&out, path, "db");
 	if (!ret) {
 		int bad = fputs(text, out.f) == EOF || fputc('\n', out.f) == EOF;
 
@@ -157,8 +173,9 @@ static int export_one(struct db *db, int64_t id, const char *path)
 
 static int db_export(struct db_cmd *a, struct db *db)
 {
+	struct outdir od = { .fd = -1 };
 	struct ids ids = { 0 };
-	char err[ERRLEN], path[4096];
+	char err[ERRLEN];
 	int ret = 0;
 
 	if (db_query_runs(db, &a->fa.f, got_run_id, &ids, err, sizeof(err)))
@@ -170,15 +187,12 @@ static int db_export(struct db_cmd *a, struct db *db)
 	else if (ids.n > 1 && !a->dir)
 		ret = cmd_usage_error("db", "export: %zu runs match; name one with --run ID, or write them all with --dir DIR",
 				      ids.n);
-	else if (a->dir && mkdir(a->dir, 0777) && errno != EEXIST)
-		ret = cmd_usage_error("db", "export --dir %s: %s", a->dir, strerror(errno));
-	for (size_t i = 0; !ret && i < ids.n; i++) {
-		if (a->dir && (size_t)snprintf(path, sizeof(path), "%s/run-%" PRId64 ".json", a->dir,
-					       ids.v[i]) >= sizeof(path))
-			ret = cmd_usage_error("db", "export --dir %.64s...: too long a path", a->dir);
-		if (!ret)
-			ret = export_one(db, ids.v[i], a->dir ? path : a->output);
-	}
+	/* a directory of the user's own, as plot -o DIR (ipclab/outdir.h) */
+	else if (a->dir && outdir_open(&od, "--dir", a->dir, err, sizeof(err)))
+		ret = cmd_usage_error("db", "export %s", err);
+	for (size_t i = 0; !ret && i < ids.n; i++)
+		ret = export_one(db, ids.v[i], a->output, a->dir ? &od : NULL);
+	outdir_close(&od);
 	free(ids.v);
 	return ret;
 }
