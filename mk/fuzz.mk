@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Fuzzing (fuzz/): libFuzzer harnesses for ipcring's attach path and its
 # records, for the parsers, for the control connection of serve/--peer, and
-# for the gnuplot scripts ipclab plot makes of a hostile result file.
+# for the gnuplot scripts ipclab plot makes of a hostile result file and
+# the report's flame graph of a hostile folded stacks file.
 #   make fuzz      builds them with clang, -fsanitize=fuzzer,address,undefined,
 #                  in build/libfuzzer/ (a second build of the libraries); needs
 #                  Debian's clang and libclang-rt-14-dev (installed as root)
@@ -11,7 +12,7 @@
 # of fuzz/corpus/NAME (seeds and kept findings) to the same harness built
 # with the ordinary compiler, so findings stay regression tests.
 
-FUZZERS := ipcring_attach ipcring_records parse remote_proto plot_script
+FUZZERS := ipcring_attach ipcring_records parse remote_proto plot_script flame
 FUZZ_B := build/libfuzzer
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
@@ -36,7 +37,8 @@ $(filter %ipcring_attach %ipcring_records,$(FUZZ_REPLAY)): $(B)/tests/fuzz-repla
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/tests/fuzz-replay-parse $(B)/tests/fuzz-replay-remote_proto $(B)/tests/fuzz-replay-plot_script: \
+$(B)/tests/fuzz-replay-parse $(B)/tests/fuzz-replay-remote_proto $(B)/tests/fuzz-replay-plot_script \
+		$(B)/tests/fuzz-replay-flame: \
 		$(B)/tests/fuzz-replay-%: \
 		$(B)/fuzz/%.o $(B)/fuzz/replay-%.o $(IPCLAB_LIB) $(IPCRING_A)
 	@mkdir -p $(@D)
@@ -50,7 +52,8 @@ $(B)/fuzz/bin/ipcring_attach $(B)/fuzz/bin/ipcring_records: $(B)/fuzz/bin/%: $(B
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
-$(B)/fuzz/bin/parse $(B)/fuzz/bin/remote_proto $(B)/fuzz/bin/plot_script: $(B)/fuzz/bin/%: \
+$(B)/fuzz/bin/parse $(B)/fuzz/bin/remote_proto $(B)/fuzz/bin/plot_script $(B)/fuzz/bin/flame: \
+		$(B)/fuzz/bin/%: \
 		$(B)/fuzz/%.o $(IPCLAB_LIB) $(IPCRING_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(IPCLAB_LIBS) $(LDLIBS)
