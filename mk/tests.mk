@@ -1,18 +1,49 @@
 # SPDX-License-Identifier: MIT
-# The lead's tests: core unit tests and the CLI/conformance scripts.
+# The unit programs, the CLI/conformance scripts, and the thread tests.
 
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-
-$(B)/tests/test_core: $(B)/tests/unit/test_core.o $(IPCLAB_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
 
 $(B)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-TEST_PROGS += $(B)/tests/test_core
-DEPS_FILES += $(B)/tests/unit/test_core.d
+# One rule for the unit programs: tests/unit/test_NAME.c, linked with
+# cmocka against IPCLAB_LIB and libipcring, is $(B)/tests/test_NAME. A new
+# one is a name in UNIT_TESTS (here, or `UNIT_TESTS += NAME` and the two
+# lines below it in a fragment of its own); its extra objects are
+# prerequisites of the program, its extra flags target-specific CFLAGS of
+# its object (as for report and compare_stats below). A program with a
+# rule of its own (mk/db.mk, mk/trace.mk, ...) keeps it: an explicit rule
+# wins over this pattern.
+$(B)/tests/test_%: $(B)/tests/unit/test_%.o $(IPCLAB_LIB) $(IPCRING_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(IPCLAB_LIB) $(IPCRING_A) \
+		$(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+# core: the engine's pieces; plan: plan_build; list: `ipclab list` groups
+# by group, not names; pattern_own: a pattern's own knobs and results;
+# ref_kind: --reference's loop by the pattern's reference kind; rows: a
+# section's rows (plan_cell_index, rows through the field table); why: the
+# suite's readings from the trace on made-up records; cleanup: the cleanup
+# table and the run registry; topology: the topology reader and the matrix
+# on fake sysfs trees; interference: its arithmetic on made-up /proc/stat
+# snapshots and its record; envcheck: env --check on fake sysfs and procfs;
+# serve_req: ipclab serve's request decoding; remote_side: a side's record
+# between hosts; stats: the statistics over repetitions; compare_stats:
+# compare's test over the repetitions; report: the reporters, the field
+# table and the environment probe (reads docs/output.md); doorbell: every
+# wakeup primitive between threads and across fork (`test_doorbell futex`
+# runs one).
+UNIT_TESTS := core plan list pattern_own ref_kind rows why cleanup topology \
+	interference envcheck serve_req remote_side stats compare_stats report doorbell
+TEST_PROGS += $(UNIT_TESTS:%=$(B)/tests/test_%)
+DEPS_FILES += $(UNIT_TESTS:%=$(B)/tests/unit/test_%.d) \
+	$(B)/tests/unit/report_fixture.d $(B)/tests/unit/test_report_tables.d
+
+$(B)/tests/test_interference: $(B)/tests/unit/report_fixture.o
+$(B)/tests/test_report: $(B)/tests/unit/test_report_tables.o $(B)/tests/unit/report_fixture.o
+$(B)/tests/unit/test_report.o: CFLAGS += -DSRCDIR='"$(CURDIR)"'
+$(B)/tests/unit/test_compare_stats.o: CFLAGS += -Isrc/report
 
 # Scripts run against the built binary ($IPCLAB).
 # The fault scripts first: they are the longest, and with TEST_JOBS > 1 the
@@ -32,10 +63,3 @@ check-threads: deps
 		IPCLAB_TEST_SCALE=$${IPCLAB_TEST_SCALE:-25} \
 		TEST_TIMES=$(B)/test-times-threads.tsv tests/run-tests.sh $(TSAN_PROGS) tests/conformance/engine.sh
 .PHONY: check-threads
-
-$(B)/tests/test_plan: $(B)/tests/unit/test_plan.o $(IPCLAB_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
-
-TEST_PROGS += $(B)/tests/test_plan
-DEPS_FILES += $(B)/tests/unit/test_plan.d
