@@ -18,6 +18,7 @@ struct cmp_args {
 	struct cmp_opts o;
 	const char *format, *output;
 	const char *db, *baseline;	/* --db, --baseline: BEFORE from the store */
+	bool db_shared;			/* --db-shared */
 	char *ignore_buf;
 	const char *ignore[32];
 };
@@ -97,6 +98,7 @@ const struct cli_opt compare_options[] = {
 	{ .name = "db", .has_arg = required_argument, .metavar = "URL",
 	  .help = "with --baseline: the store (default: $IPCLAB_DB or the default file)",
 	  .kind = CLI_TEXT, .offset = CA(db), .values = "@file" },
+	DB_SHARED_ROW(.kind = CLI_FLAG, .offset = CA(db_shared)),
 	{ .name = "baseline", .has_arg = required_argument, .metavar = "K=V",
 	  .help = "BEFORE from the store: each cell's newest result with label\n"
 		  "K=V on AFTER's machine (docs/history.md); then one file, AFTER.json",
@@ -115,8 +117,8 @@ static int cmp_args_parse(int argc, char **argv, struct cmp_args *a)
 	if (a->baseline && argc - optind != 1)
 		return cmd_usage_error("compare", "--baseline: expected one result file, AFTER.json (got %d)",
 				       argc - optind);
-	if (a->db && !a->baseline)
-		return cmd_usage_error("compare", "--db goes with --baseline K=V: which stored runs are the baseline?");
+	if ((a->db || a->db_shared) && !a->baseline)
+		return cmd_usage_error("compare", "--db and --db-shared go with --baseline K=V: which stored runs are the baseline?");
 	if (!a->baseline && argc - optind != 2)
 		return cmd_usage_error("compare", "expected two result files, BEFORE.json AFTER.json (got %d); see ipclab compare --help",
 				 argc - optind);
@@ -148,7 +150,7 @@ int cmd_compare(int argc, char **argv)
 	if (a.baseline) {	/* BEFORE from the store */
 		if (rfile_load(&after, argv[optind], a.ignore, err, sizeof(err)))
 			return cmd_usage_error("compare", "%s", err);
-		ret = db_baseline_load(a.db, a.baseline, NULL, &after, a.ignore, &before);
+		ret = db_baseline_load(a.db, a.db_shared, a.baseline, NULL, &after, a.ignore, &before);
 		if (ret) {
 			rfile_free(&after);
 			return ret;

@@ -101,7 +101,7 @@ static int db_import(struct db_cmd *a, int nfiles, char **files)
 		if (rfile_load(&rf[i], files[i], NULL, err, sizeof(err)))
 			ret = cmd_usage_error("db", "import %s", err);
 	if (!ret)
-		ret = db_cmd_open(a->fa.url, true, "db", &db);
+		ret = db_cmd_open(a->fa.url, db_open_flags(true, a->fa.shared), "db", &db);
 	for (int k = 0; !ret && k < nfiles; k++) {
 		int64_t id;
 		bool dup;
@@ -276,7 +276,7 @@ int cmd_db(int argc, char **argv)
 		return db_import(&a, argc - optind, argv + optind);
 	if (optind < argc)
 		return cmd_usage_error("db", "%s: unexpected argument '%s'", what, argv[optind]);
-	ret = db_cmd_open(a.fa.url, false, "db", &db);
+	ret = db_cmd_open(a.fa.url, db_open_flags(false, a.fa.shared), "db", &db);
 	if (!ret)
 		ret = !strcmp(what, "ls") ? db_ls(&a, db) : db_export(&a, db);
 	db_close(db);

@@ -69,7 +69,7 @@ static int baseline_tree(struct db *db, struct pick *p, json_t **out, char *err,
 	return 0;
 }
 
-int db_baseline_load(const char *url, const char *label, const char *machine,
+int db_baseline_load(const char *url, bool shared, const char *label, const char *machine,
 		     const struct rfile *after, const char *const *ignore, struct rfile *before)
 {
 	struct db_filter f = { .nlabels = 0 };
@@ -86,7 +86,7 @@ int db_baseline_load(const char *url, const char *label, const char *machine,
 		ret = cmd_usage_error("compare", "--baseline %s: expected K=V, e.g. --baseline commit=abc123", label);
 	f.machine = host;
 	if (!ret)
-		ret = db_cmd_open(url, false, "compare", &db);
+		ret = db_cmd_open(url, db_open_flags(false, shared), "compare", &db);
 	if (!ret && db_query_results(db, &f, pick_row, &p, err, sizeof(err)))
 		ret = say_error("compare", "%s", err);
 	if (!ret && p.err)

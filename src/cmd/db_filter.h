@@ -22,6 +22,7 @@ int filter_cli_option(const struct cli_opt *o, char *arg, void *args, struct cli
 #define FILTER_CLI_OPTIONS(off)                                                              \
 	FILTER_ROW(off, "db", 0, FO_DB, "URL", "the store (default $IPCLAB_DB, else\n"             \
 		   "~/.local/share/ipclab/results.db); postgresql://HOST/DB", "@file"),          \
+	DB_SHARED_ROW(.kind = CLI_FLAG, .offset = (off) + offsetof(struct filter_args, shared)), \
 	FILTER_ROW(off, "transport", 't', 't', "LIST", "cells of these transports (globs: 'shm-*')", \
 		   "@transports"),                                                            \
 	FILTER_ROW(off, "pattern", 'p', 'p', "LIST", "cells of these patterns", "@patterns"),       \
@@ -42,6 +43,7 @@ int filter_cli_option(const struct cli_opt *o, char *arg, void *args, struct cli
 struct filter_args {
 	struct db_filter f;
 	const char *url;		/* --db */
+	bool shared;			/* --db-shared */
 	const char *tglob[DB_MAX_LIST];	/* -t words with glob characters */
 	unsigned ntglob;
 	char since[32];

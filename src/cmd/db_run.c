@@ -33,6 +33,9 @@ int db_args_option(struct db_args *a, int opt, char *arg, int argc, char **argv)
 	case DB_OPT_FAILED:
 		a->failed = true;
 		return 0;
+	case DB_OPT_SHARED:
+		a->shared = true;
+		return 0;
 	}
 	return 0;
 }
@@ -43,16 +46,16 @@ int db_cli_option(const struct cli_opt *o, char *arg, void *args, struct cli_ctx
 			      ctx->argv);
 }
 
-int db_cmd_open(const char *url, bool create, const char *cmd, struct db **out)
+int db_cmd_open(const char *url, unsigned flags, const char *cmd, struct db **out)
 {
 	char buf[4096], err[ERRLEN];
-	const char *u = db_default_url(url, create, buf, sizeof(buf));
+	const char *u = db_default_url(url, flags & DB_OPEN_CREATE, buf, sizeof(buf));
 	int ret;
 
 	*out = NULL;
 	if (!u)
 		return cmd_usage_error(cmd, "--db: no store named and HOME is not set; name one, e.g. --db results.db");
-	ret = db_open_url(u, create, out, err, sizeof(err));
+	ret = db_open_url(u, flags, out, err, sizeof(err));
 	if (ret)
 		return db_exit_status(ret) == 2 ? cmd_usage_error(cmd, "%s", err) :
 						  say_error(cmd, "%s", err);
@@ -67,11 +70,11 @@ int db_args_check(struct db_args *a, const char *cmd)
 
 	if (!a->on && env && *env)
 		a->on = true;
-	if (!a->on && (a->nlabels || a->failed))
-		return cmd_usage_error(cmd, "--label and --db-failed go with --db (or IPCLAB_DB): where should the run be stored?");
+	if (!a->on && (a->nlabels || a->failed || a->shared))
+		return cmd_usage_error(cmd, "--label, --db-failed and --db-shared go with --db (or IPCLAB_DB): where should the run be stored?");
 	if (!a->on)
 		return 0;
-	ret = db_cmd_open(a->url, true, cmd, &db);
+	ret = db_cmd_open(a->url, db_open_flags(true, a->shared), cmd, &db);
 	db_close(db);
 	return ret;
 }
@@ -117,7 +120,7 @@ int db_store_report(const struct db_args *a, const struct report *rep, int ret, 
 	root = report_tree_of(rep, err, sizeof(err));
 	if (!root)
 		return ret ? ret : say_error(cmd, "--db: %s", err);
-	r = db_cmd_open(a->url, true, cmd, &db);
+	r = db_cmd_open(a->url, db_open_flags(true, a->shared), cmd, &db);
 	if (!r && db_store_tree(db, root, a->labels, a->nlabels, &id, &dup, err, sizeof(err)))
 		r = say_error(cmd, "--db: the run was not stored: %s", err);
 	else if (!r && !quiet)

@@ -456,7 +456,7 @@ int cmd_history(int argc, char **argv)
 	ret = cli_defaults(history_options, &h) ? 2 : history_args(argc, argv, &h);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	ret = db_cmd_open(h.fa.url, false, "history", &db);
+	ret = db_cmd_open(h.fa.url, db_open_flags(false, h.fa.shared), "history", &db);
 	if (!ret)
 		ret = gather(&h, db);
 	if (!ret && !h.against)
