@@ -4,13 +4,17 @@
  * change points as a line, each change point a dashed rule with its ratio.
  * Plain SVG written here (no gnuplot: the figure is part of an HTML page
  * too); every text that came from the store -- labels, cells, times -- is
- * escaped for XML where it lands. */
+ * written through the report's escaper (html_esc), which keeps the SVG
+ * well-formed XML whatever the store holds, and a label is cut at a
+ * character, never inside one. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ipclab/safe_print.h"
 #include "cmd.h"
 #include "history.h"
+#include "../report/html.h"
 
 #define W 960
 #define PANEL_H 300
@@ -18,23 +22,6 @@
 #define MR 20
 #define MT 34
 #define MB 46
-
-/* s escaped for XML text and attribute values. */
-static void xml(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default:
-			if (((unsigned char)*s >= 0x20 && *s != 0x7f) || *s == '\n')
-				fputc(*s, f);
-		}
-	}
-}
 
 struct scale {
 	double lo, hi;
@@ -75,15 +62,21 @@ static void range(const struct hseries *s, struct scale *sc)
 	sc->n = s->n;
 }
 
+/* At most max bytes of s into buf, cut at a character: a tick's label. */
+static void cut(char *buf, size_t len, const char *s, size_t max)
+{
+	snprintf(buf, len, "%.*s", (int)utf8_cut(s, max), s);
+}
+
 static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const char *by)
 {
 	bool one_day = s->n && !strncmp(s->pts[0].at, s->pts[s->n - 1].at, 10);
 	char buf[32];
 
 	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"title\">", ML, sc->y0 + 20);
-	xml(f, s->label);
+	html_esc(f, s->label);
 	fputs(" \xe2\x80\x94 ", f);
-	xml(f, s->metric);
+	html_esc(f, s->metric);
 	fputs("</text>\n", f);
 	for (int t = 0; t <= 4; t++) {
 		double v = sc->lo + (sc->hi - sc->lo) * t / 4;
@@ -92,26 +85,26 @@ static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const
 			W - MR, sy(sc, v), sy(sc, v));
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">", ML - 6,
 			sy(sc, v) + 4);
-		xml(f, history_fmt(buf, sizeof(buf), s->metric, v));
+		html_esc(f, history_fmt(buf, sizeof(buf), s->metric, v));
 		fputs("</text>\n", f);
 	}
 	for (size_t i = 0; i < s->n; i += s->n > 8 ? (s->n + 7) / 8 : 1) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">", sx(sc, (double)i),
 			sc->y0 + PANEL_H - MB + 16);
 		/* the date; the time of day when every run is of one day */
-		snprintf(buf, sizeof(buf), "%.10s", s->pts[i].at);
+		cut(buf, sizeof(buf), s->pts[i].at, 10);
 		if (one_day && strlen(s->pts[i].at) >= 19)
-			snprintf(buf, sizeof(buf), "%.8s", s->pts[i].at + 11);
+			cut(buf, sizeof(buf), s->pts[i].at + 11, 8);
 		if (by && json_is_string(json_object_get(s->pts[i].labels, by)))
-			snprintf(buf, sizeof(buf), "%.24s",
-				 json_string_value(json_object_get(s->pts[i].labels, by)));
-		xml(f, buf);
+			cut(buf, sizeof(buf), json_string_value(json_object_get(s->pts[i].labels, by)),
+			    24);
+		html_esc(f, buf);
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"tick\">", ML, sc->y0 + PANEL_H - MB + 34);
 	if (by) {
 		fputs("runs in the order of their label ", f);
-		xml(f, by);
+		html_esc(f, by);
 	} else {
 		fputs("runs, oldest first", f);
 	}
@@ -156,9 +149,9 @@ static void points(FILE *f, const struct hseries *s, const struct scale *sc)
 				sy(sc, p->lo), sy(sc, p->hi));
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" class=\"pt\"><title>run %lld ", x,
 			sy(sc, p->value), (long long)p->run);
-		xml(f, p->at);
+		html_esc(f, p->at);
 		fputc(' ', f);
-		xml(f, history_fmt(buf, sizeof(buf), s->metric, p->value));
+		html_esc(f, history_fmt(buf, sizeof(buf), s->metric, p->value));
 		fputs("</title></circle>\n", f);
 	}
 }
@@ -206,11 +199,11 @@ static void html_changes(FILE *f, const struct hseries *s)
 		const struct cp_change *c = &s->cp[k];
 
 		fprintf(f, "<tr><td>%lld</td><td>", (long long)s->pts[c->index].run);
-		xml(f, s->pts[c->index].at);
+		html_esc(f, s->pts[c->index].at);
 		fputs("</td><td>", f);
-		xml(f, history_fmt(a, sizeof(a), s->metric, c->before));
+		html_esc(f, history_fmt(a, sizeof(a), s->metric, c->before));
 		fputs("</td><td>", f);
-		xml(f, history_fmt(b, sizeof(b), s->metric, c->after));
+		html_esc(f, history_fmt(b, sizeof(b), s->metric, c->after));
 		fprintf(f, "</td><td>%.3f</td><td>%.3f</td></tr>\n", c->ratio, c->p_value);
 	}
 	fputs("</table>\n", f);
@@ -230,19 +223,19 @@ int history_html(FILE *f, const struct history *h)
 	      "<style>body{font:14px sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
 	      "td,th{border:1px solid #ccc;padding:2px 8px}pre{background:#f6f6f6;padding:1em}</style>\n"
 	      "</head><body>\n<h1>ipclab history: ", f);
-	xml(f, h->metric ? h->metric : "each cell's headline metric");
+	html_esc(f, h->metric ? h->metric : "each cell's headline metric");
 	fputs("</h1>\n", f);
 	if (!h->against) {
 		history_svg(f, h, true);
 		for (size_t i = 0; i < h->n; i++) {
 			fputs("<h2>", f);
-			xml(f, h->s[i].label);
+			html_esc(f, h->s[i].label);
 			fputs("</h2>\n", f);
 			html_changes(f, &h->s[i]);
 		}
 	}
 	fputs("<h2>Table</h2>\n<pre>", f);
-	xml(f, text);
+	html_esc(f, text);
 	fputs("</pre>\n<p>Change points: E-Divisive means (Matteson &amp; James 2014) with a permutation test; see docs/history.md.</p>\n</body></html>\n", f);
 	free(text);
 	return ferror(f) ? -1 : 0;

@@ -53,7 +53,8 @@ int html_report(FILE *f, const struct rfile *const *files, size_t n, const struc
 
 /* ---- escaping (html_esc.c) ---- */
 /* Text or a double-quoted attribute value: & < > " ' escaped, control
- * bytes and invalid UTF-8 shown as U+FFFD. */
+ * bytes, invalid UTF-8 and the non-characters U+FFFE, U+FFFF shown as
+ * U+FFFD: the text is well-formed XML too (inline SVG, history's figure). */
 void html_esc(FILE *f, const char *s);
 void html_escn(FILE *f, const char *s, size_t n);
 /* <tag class="cls">escaped text</tag> */

@@ -3,57 +3,34 @@
  * file goes through, in text and in (double-quoted) attributes alike, and
  * the JSON data block whose content cannot end its <script> element. A
  * result file is hostile input: a transport named <script>alert(1)</script>
- * is shown as those characters, never run. */
+ * is shown as those characters, never run. `ipclab history` writes its
+ * figure and page through it too, so the SVG of either is well-formed XML. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/safe_print.h"
 #include "ipclab/util.h"
 #include "html.h"
 
 #define REPLACEMENT "\xef\xbf\xbd"	/* U+FFFD */
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
 
 void html_escn(FILE *f, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (size_t i = 0; i < n && p[i];) {
-		size_t l = utf8_len(p + i, n - i);
+		size_t l = utf8_seq_len(s + i, n - i);
 
 		if (!l) {
 			fputs(REPLACEMENT, f);
 			i++;
+			continue;
+		}
+		if (l == 3 && p[i] == 0xef && p[i + 1] == 0xbf && p[i + 2] >= 0xbe) {
+			fputs(REPLACEMENT, f);	/* U+FFFE, U+FFFF: no XML character */
+			i += l;
 			continue;
 		}
 		if (l > 1) {
