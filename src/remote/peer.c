@@ -163,7 +163,9 @@ static int peer_handshake(struct peer *p, const char *token, char *err, size_t e
 	if (!strcmp(rp_type(m), "refused")) {
 		snprintf(why, sizeof(why), "%s", json_string_value(json_object_get(m, "reason")) ?: "");
 		json_decref(m);
-		return errf(err, errlen, strstr(why, "token") ? EACCES : EBUSY,
+		/* a wrong token is bad input (exit 2); busy or throttled is
+		 * the server's state (exit 1: try again) */
+		return errf(err, errlen, !strncmp(why, "wrong or missing token", 22) ? EACCES : EBUSY,
 			    "--peer %s refused the connection: %s", p->host, why);
 	}
 	lim = json_object_get(m, "limits");

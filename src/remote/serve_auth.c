@@ -3,16 +3,24 @@
  * the control port is a stranger until the token of its hello was right:
  * what it sends is read as it arrives on a non-blocking connection, a
  * hello of at most SA_HELLO_MAX bytes within SA_HELLO_NS of the accept
- * (--idle-timeout when shorter), SA_SLOTS strangers at a time (when all
- * are taken, the oldest makes room: a flood of silent connections cannot
- * keep a client out, and the listener's queue never fills).
+ * (--idle-timeout when shorter), SA_SLOTS strangers at a time. When all
+ * are taken, a connection that has sent no hello yet makes room, the
+ * oldest of the address (IPv4, or an IPv6 /64) that holds the most: a
+ * flood of silent connections cannot keep a client out, an address cannot
+ * take another's share, a hello already read is never dropped for one not
+ * yet read, and the listener's queue never fills. Whoever is dropped is
+ * told why in a "refused" frame.
  *
- * Guessing is slowed down: after the k-th wrong token in a row from an
- * address (IPv4, or an IPv6 /64), the next hello from there is checked
- * no sooner than SA_DELAY0_NS * 2^(k-1) later (at most SA_DELAY_MAX_NS);
- * after any wrong token, no token at all is checked for SA_GLOBAL_GAP_NS
- * (at most 10 guesses a second from all addresses together). A hello
- * waits for its turn, up to SA_TURN_NS; a later turn is refused at once
+ * Guessing is slowed down, by where it comes from. A hello from an address
+ * with no wrong token lately, in a network (IPv4 /24, IPv6 /48) with fewer
+ * than SA_NET_FREE, is checked at once: a flood from fresh addresses
+ * elsewhere holds up no such client. Any other hello waits its turn: after
+ * the k-th wrong token in a row from its address, no sooner than
+ * SA_DELAY0_NS * 2^(k-1) later (at most SA_DELAY_MAX_NS), and no sooner
+ * than SA_GLOBAL_GAP_NS after the last wrong token of any waiting hello
+ * (at most 10 such guesses a second from all addresses together); those
+ * whose addresses guessed wrong fewer times go first. A hello waits up to
+ * SA_TURN_NS, at most SA_WAIT_MAX at once; a later turn is refused at once
  * as throttled, its token unread. The wait is before the check, not before
  * the answer: a guesser learns nothing sooner by hanging up. A right token
  * clears its address. The log says when and for how long. */
@@ -23,6 +31,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "ipclab/runner.h"
@@ -40,19 +49,23 @@ struct sa_conn {
 	char token[REMOTE_TOKEN_MAX + 2];
 };
 
+/* An address's or a network's wrong tokens. */
 struct sa_addr {
 	bool used;
-	uint8_t key[9];		/* family, then 4 (IPv4) or 8 (IPv6 /64) bytes */
-	unsigned fails;		/* wrong tokens in a row */
-	uint64_t next_ns;	/* its next hello checked no sooner */
+	uint8_t key[9];		/* family, then the address's or network's bytes */
+	unsigned fails;		/* wrong tokens: in a row (address), lately (network) */
+	uint64_t next_ns;	/* address: its next hello checked no sooner;
+				 * network: its last wrong token */
 };
 
 struct serve_auth {
 	const struct serve_opts *o;
 	int lfd;
+	uint64_t seed;			/* of the tables' hash: a guesser cannot aim */
 	struct sa_conn c[SA_SLOTS];
 	struct sa_addr addr[SA_ADDRS];
-	uint64_t global_next_ns;	/* no token checked before, after a wrong one */
+	struct sa_addr net[SA_NETS];
+	uint64_t global_next_ns;	/* no waiting token checked before, after a wrong one */
 	uint64_t global_said_ns, evict_said_ns;
 	unsigned evicted;
 };
@@ -91,6 +104,8 @@ struct serve_auth *sa_new(const struct serve_opts *o, int lfd)
 	}
 	a->o = o;
 	a->lfd = lfd;
+	if (getrandom(&a->seed, sizeof(a->seed), GRND_NONBLOCK) != sizeof(a->seed))
+		a->seed = now_ns() ^ (uint64_t)getpid() << 32;
 	for (unsigned i = 0; i < SA_SLOTS; i++)
 		a->c[i].fd = -1;
 	return a;
@@ -104,6 +119,29 @@ static void conn_drop(struct sa_conn *c)
 	c->fd = -1;
 }
 
+/* Closed after an answer: what it sent meanwhile read first (up to 16
+ * KiB), as a close with unread data resets the connection, and the
+ * client could lose the answer sent just before. (Not conn_drop's way:
+ * sa_free in a cell's process must leave the sockets to serve.) */
+static void conn_close_told(struct sa_conn *c)
+{
+	if (c->fd >= 0) {
+		char sink[4096];
+
+		shutdown(c->fd, SHUT_WR);
+		for (int i = 0; i < 4 && read(c->fd, sink, sizeof(sink)) == (ssize_t)sizeof(sink); i++)
+			;
+	}
+	conn_drop(c);
+}
+
+/* Told why (a "refused" frame, one line for the client to print), closed. */
+static void conn_refuse(struct sa_conn *c, const char *why)
+{
+	serve_refuse(c->fd, why);
+	conn_close_told(c);
+}
+
 void sa_free(struct serve_auth *a)
 {
 	if (!a)
@@ -113,37 +151,55 @@ void sa_free(struct serve_auth *a)
 	free(a);
 }
 
-/* ---- addresses and their wrong tokens ------------------------------------- */
+/* ---- addresses, networks and their wrong tokens ---------------------------- */
 
-static void addr_key(const struct sockaddr_storage *ss, uint8_t key[9])
+/* An address's key (IPv4, IPv6 /64), or with net its network's (IPv4 /24,
+ * IPv6 /48). */
+static void addr_key(const struct sockaddr_storage *ss, bool net, uint8_t key[9])
 {
 	memset(key, 0, 9);
 	if (ss->ss_family == AF_INET) {
 		key[0] = 4;
-		memcpy(key + 1, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+		memcpy(key + 1, &((const struct sockaddr_in *)ss)->sin_addr, net ? 3 : 4);
 	} else if (ss->ss_family == AF_INET6) {
 		key[0] = 6;
-		memcpy(key + 1, &((const struct sockaddr_in6 *)ss)->sin6_addr, 8);
+		memcpy(key + 1, &((const struct sockaddr_in6 *)ss)->sin6_addr, net ? 6 : 8);
 	}
 }
 
-/* The address's entry (NULL: none, unless make: then a new one, in the
- * place of the one whose turn came longest ago). */
-static struct sa_addr *addr_of(struct serve_auth *a, const struct sockaddr_storage *ss, bool make,
-			       uint64_t now)
+static uint64_t key_hash(uint64_t seed, const uint8_t key[9])
 {
-	struct sa_addr *old = &a->addr[0];
-	uint8_t key[9];
+	uint64_t h = seed ^ 0xcbf29ce484222325ull;	/* FNV-1a, seeded */
 
-	addr_key(ss, key);
-	for (unsigned i = 0; i < SA_ADDRS; i++) {
-		struct sa_addr *e = &a->addr[i];
+	for (int i = 0; i < 9; i++)
+		h = (h ^ key[i]) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+#define SA_PROBE 8	/* entries a key may sit in, from its hash on */
+
+/* The entry of ss (an address, or with net its network) in its table;
+ * NULL: none, unless make: then a new one, in the place of the one of
+ * those SA_PROBE whose last turn came longest ago. Entries not used for
+ * SA_FORGET_NS are forgotten on the way. */
+static struct sa_addr *addr_find(struct serve_auth *a, const struct sockaddr_storage *ss, bool net,
+				 bool make, uint64_t now)
+{
+	struct sa_addr *t = net ? a->net : a->addr, *old = NULL;
+	unsigned mask = (net ? SA_NETS : SA_ADDRS) - 1;
+	uint8_t key[9];
+	uint64_t h;
+
+	addr_key(ss, net, key);
+	h = key_hash(a->seed, key);
+	for (unsigned i = 0; i < SA_PROBE; i++) {
+		struct sa_addr *e = &t[(h + i) & mask];
 
 		if (e->used && now > e->next_ns + SA_FORGET_NS)
 			e->used = false;
 		if (e->used && !memcmp(e->key, key, sizeof(key)))
 			return e;
-		if (!e->used || (old->used && e->next_ns < old->next_ns))
+		if (!old || (old->used && (!e->used || e->next_ns < old->next_ns)))
 			old = e;
 	}
 	if (!make)
@@ -154,45 +210,102 @@ static struct sa_addr *addr_of(struct serve_auth *a, const struct sockaddr_stora
 	return old;
 }
 
+static unsigned addr_fails(struct serve_auth *a, const struct sockaddr_storage *ss, uint64_t now)
+{
+	const struct sa_addr *e = addr_find(a, ss, false, false, now);
+
+	return e ? e->fails : 0;
+}
+
+/* Neither its address nor its network guessed wrong lately: its token is
+ * checked at once. */
+static bool is_clean(struct serve_auth *a, const struct sa_conn *c, uint64_t now)
+{
+	const struct sa_addr *n = addr_find(a, &c->from, true, false, now);
+
+	return !addr_fails(a, &c->from, now) && (!n || n->fails < SA_NET_FREE);
+}
+
 /* When the token of c may be checked. */
 static uint64_t turn_of(struct serve_auth *a, const struct sa_conn *c, uint64_t now)
 {
-	const struct sa_addr *e = addr_of(a, &c->from, false, now);
+	const struct sa_addr *e = addr_find(a, &c->from, false, false, now);
 	uint64_t t = a->global_next_ns;
 
+	if (is_clean(a, c, now))
+		return now;
 	return e && e->next_ns > t ? e->next_ns : t;
 }
 
 /* ---- accepting and reading ------------------------------------------------ */
 
-/* A free slot, or the oldest connection's (closed, unanswered). */
+static bool same_addr(const struct sa_conn *x, const struct sa_conn *y)
+{
+	uint8_t kx[9], ky[9];
+
+	addr_key(&x->from, false, kx);
+	addr_key(&y->from, false, ky);
+	return !memcmp(kx, ky, sizeof(kx));
+}
+
+/* Handshakes of c's address. */
+static unsigned held_by(const struct serve_auth *a, const struct sa_conn *c)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SA_SLOTS; i++)
+		n += a->c[i].fd >= 0 && same_addr(&a->c[i], c);
+	return n;
+}
+
+/* A free slot, or one whose connection has sent no hello yet: the oldest
+ * of the address that holds the most (told why, closed). NULL: every
+ * slot holds a hello already read. */
 static struct sa_conn *slot(struct serve_auth *a, uint64_t now)
 {
-	struct sa_conn *old = &a->c[0];
+	struct sa_conn *old = NULL;
+	unsigned most = 0;
+	char why[ERRLEN];
 
 	for (unsigned i = 0; i < SA_SLOTS; i++) {
-		if (a->c[i].fd < 0)
-			return &a->c[i];
-		if (a->c[i].t0 < old->t0)
-			old = &a->c[i];
+		struct sa_conn *c = &a->c[i];
+		unsigned n;
+
+		if (c->fd < 0)
+			return c;
+		if (c->read)
+			continue;
+		n = held_by(a, c);
+		if (!old || n > most || (n == most && c->t0 < old->t0)) {
+			old = c;
+			most = n;
+		}
 	}
+	if (!old)
+		return NULL;
 	a->evicted++;
 	if (now - a->evict_said_ns > 10 * NSEC_PER_SEC || !a->evict_said_ns) {
-		serve_log(a->o, "%d handshakes at once: the oldest dropped to make room (%s, %.1f s old; %u dropped since the last such line)",
-			  SA_SLOTS, old->peer, (double)(now - old->t0) / 1e9, a->evicted);
+		serve_log(a->o, "%d handshakes at once: one without a hello dropped to make room (%s, %.1f s old, %u of its address; %u dropped since the last such line)",
+			  SA_SLOTS, old->peer, (double)(now - old->t0) / 1e9, most, a->evicted);
 		a->evict_said_ns = now;
 		a->evicted = 0;
 	}
-	conn_drop(old);
+	snprintf(why, sizeof(why), "serve is busy: %u connections from other addresses are in their handshake, and this one sent no hello in %.1f s; try again",
+		 SA_SLOTS - most, (double)(now - old->t0) / 1e9);
+	conn_refuse(old, why);
 	return old;
 }
+
+static void conn_read(struct serve_auth *a, struct sa_conn *c);
 
 static void accept_all(struct serve_auth *a)
 {
 	uint64_t now = now_ns();
 	uint64_t wait = a->o->idle_timeout_ns < SA_HELLO_NS ? a->o->idle_timeout_ns : SA_HELLO_NS;
 
-	for (unsigned n = 0; n < SA_SLOTS; n++) {
+	/* a slot each: at most SA_WAIT_MAX hold hellos that wait, and the
+	 * others' hellos were checked at the end of the last step */
+	for (unsigned n = 0; n < SA_SLOTS - SA_WAIT_MAX; n++) {
 		struct sockaddr_storage from;
 		socklen_t l = sizeof(from);
 		int fd = accept4(a->lfd, (struct sockaddr *)&from, &l, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -200,7 +313,15 @@ static void accept_all(struct serve_auth *a)
 
 		if (fd < 0)
 			return;
-		c = slot(a, now);
+		if (!(c = slot(a, now))) {
+			/* every slot holds a hello read (hardly ever: at most
+			 * SA_WAIT_MAX wait): answered, the rest of the queue
+			 * taken after this step's checks */
+			struct sa_conn tmp = { .fd = fd };
+
+			conn_refuse(&tmp, "serve is busy: its handshakes are full of hellos from other addresses; try again");
+			return;
+		}
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->t0 = now;
@@ -208,7 +329,18 @@ static void accept_all(struct serve_auth *a)
 		net_unmap(&from);
 		c->from = from;
 		net_format(&from, true, c->peer, sizeof(c->peer));
+		conn_read(a, c);	/* its hello may be here already */
 	}
+}
+
+/* Hellos that wait their turn. */
+static unsigned waiting(struct serve_auth *a, uint64_t now)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SA_SLOTS; i++)
+		n += a->c[i].fd >= 0 && a->c[i].read && turn_of(a, &a->c[i], now) > now;
+	return n;
 }
 
 /* The hello read: what it says checked, but not its token yet. 0, or -1
@@ -216,8 +348,9 @@ static void accept_all(struct serve_auth *a)
 static int hello_take(struct serve_auth *a, struct sa_conn *c)
 {
 	char err[ERRLEN], proto[32] = "";
-	uint64_t version = 0;
+	uint64_t version = 0, now;
 	json_t *m = NULL;
+	unsigned w;
 
 	if (rp_parse(c->buf + 4, c->len, &m, err, sizeof(err)) || strcmp(rp_type(m), "hello") ||
 	    rp_str(m, "proto", proto, sizeof(proto), err, sizeof(err)) || strcmp(proto, REMOTE_PROTO) ||
@@ -239,8 +372,16 @@ static int hello_take(struct serve_auth *a, struct sa_conn *c)
 	(void)rp_str(m, "token", c->token, sizeof(c->token), err, sizeof(err));
 	json_decref(m);
 	explicit_bzero(c->buf, sizeof(c->buf));
+	now = now_ns();
 	c->read = true;
-	c->deadline = now_ns() + SA_TURN_NS;
+	c->deadline = now + SA_TURN_NS;
+	if (turn_of(a, c, now) > now && (w = waiting(a, now)) > SA_WAIT_MAX) {
+		snprintf(err, sizeof(err), "throttled: %u hellos from addresses that sent wrong tokens wait their turn; try again in a moment",
+			 w - 1);
+		serve_log(a->o, "%s: refused unchecked: %s", c->peer, err);
+		serve_refuse(c->fd, err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -267,12 +408,12 @@ static void conn_read(struct serve_auth *a, struct sa_conn *c)
 			if (c->len == 0 || c->len > SA_HELLO_MAX) {
 				serve_log(a->o, "%s: a first frame of %u bytes is no hello, closed", c->peer,
 					  c->len);
-				conn_drop(c);
+				conn_refuse(c, "not an ipclab client (its first frame is no hello)");
 				return;
 			}
 		} else if (c->got == 4 + c->len) {
 			if (hello_take(a, c))
-				conn_drop(c);
+				conn_close_told(c);
 			return;
 		}
 	}
@@ -280,9 +421,10 @@ static void conn_read(struct serve_auth *a, struct sa_conn *c)
 
 /* ---- checking the token --------------------------------------------------- */
 
-static void wrong_token(struct serve_auth *a, struct sa_conn *c, uint64_t now)
+static void wrong_token(struct serve_auth *a, struct sa_conn *c, bool clean, uint64_t now)
 {
-	struct sa_addr *e = addr_of(a, &c->from, true, now);
+	struct sa_addr *e = addr_find(a, &c->from, false, true, now);
+	struct sa_addr *n = addr_find(a, &c->from, true, true, now);
 	unsigned shift;
 	uint64_t delay;
 
@@ -292,32 +434,48 @@ static void wrong_token(struct serve_auth *a, struct sa_conn *c, uint64_t now)
 	if (delay > SA_DELAY_MAX_NS)
 		delay = SA_DELAY_MAX_NS;
 	e->next_ns = now + delay;
-	a->global_next_ns = now + SA_GLOBAL_GAP_NS;
+	n->fails++;
+	n->next_ns = now;
+	if (!clean)
+		a->global_next_ns = now + SA_GLOBAL_GAP_NS;
 	serve_log(a->o, "%s: refused: wrong token (%u in a row from this address); its next hello is checked no sooner than %llu ms from now",
 		  c->peer, e->fails, (unsigned long long)(delay / NSEC_PER_MSEC));
-	serve_refuse(c->fd, "wrong or missing token (give the server's token with --token-file, IPCLAB_TOKEN or --token)");
-	conn_drop(c);
+	conn_refuse(c, "wrong or missing token (give the server's token with --token-file, IPCLAB_TOKEN or --token)");
 }
 
 /* Its turn will not come in time: refused, the token unread. */
 static void throttled(struct serve_auth *a, struct sa_conn *c, uint64_t now, uint64_t turn)
 {
-	const struct sa_addr *e = addr_of(a, &c->from, false, now);
+	const struct sa_addr *e = addr_find(a, &c->from, false, false, now);
 	char why[ERRLEN];
 
 	if (e && e->next_ns >= turn)
 		snprintf(why, sizeof(why), "throttled: %u wrong tokens in a row from this address; its next hello is checked in %.1f s",
 			 e->fails, (double)(turn - now) / 1e9);
 	else
-		snprintf(why, sizeof(why), "throttled: wrong tokens from many addresses are checked at most %d a second; try again in a moment",
+		snprintf(why, sizeof(why), "throttled: wrong tokens from addresses and networks that sent some lately are checked at most %d a second; try again in a moment",
 			 (int)(NSEC_PER_SEC / SA_GLOBAL_GAP_NS));
 	serve_log(a->o, "%s: refused unchecked: %s", c->peer, why);
-	serve_refuse(c->fd, why);
-	conn_drop(c);
+	conn_refuse(c, why);
 }
 
-/* The oldest read hello whose turn has come (NULL: none); those whose
- * turn comes too late are refused on the way. */
+/* Of two hellos due, the one to check first: a clean one, then the one of
+ * the address with fewer wrong tokens, then the older. */
+static bool goes_first(struct serve_auth *a, const struct sa_conn *x, const struct sa_conn *y,
+		       uint64_t now)
+{
+	bool cx = is_clean(a, x, now), cy = is_clean(a, y, now);
+	unsigned fx, fy;
+
+	if (cx != cy)
+		return cx;
+	fx = addr_fails(a, &x->from, now);
+	fy = addr_fails(a, &y->from, now);
+	return fx != fy ? fx < fy : x->t0 < y->t0;
+}
+
+/* The read hello to check next (NULL: none due); those whose turn comes
+ * too late are refused on the way. */
 static struct sa_conn *next_due(struct serve_auth *a, uint64_t now)
 {
 	struct sa_conn *best = NULL;
@@ -335,13 +493,13 @@ static struct sa_conn *next_due(struct serve_auth *a, uint64_t now)
 		}
 		if (turn > now) {
 			if (a->global_next_ns >= turn && now - a->global_said_ns > 10 * NSEC_PER_SEC) {
-				serve_log(a->o, "wrong tokens: at most %d checked a second from all addresses together; hellos wait their turn",
+				serve_log(a->o, "wrong tokens: at most %d checked a second from addresses and networks that sent some lately; their hellos wait their turn",
 					  (int)(NSEC_PER_SEC / SA_GLOBAL_GAP_NS));
 				a->global_said_ns = now;
 			}
 			continue;
 		}
-		if (!best || c->t0 < best->t0)
+		if (!best || goes_first(a, c, best, now))
 			best = c;
 	}
 	return best;
@@ -359,15 +517,14 @@ static int check_due(struct serve_auth *a, const char *busy, struct sa_client *o
 		int fl;
 
 		if (!rp_token_equal(c->token, a->o->token)) {
-			wrong_token(a, c, now);
+			wrong_token(a, c, is_clean(a, c, now), now);
 			continue;
 		}
-		if ((e = addr_of(a, &c->from, false, now)))
+		if ((e = addr_find(a, &c->from, false, false, now)))
 			e->used = false;
 		if (busy) {
 			serve_log(a->o, "%s: refused: busy", c->peer);
-			serve_refuse(c->fd, busy);
-			conn_drop(c);
+			conn_refuse(c, busy);
 			continue;
 		}
 		fl = fcntl(c->fd, F_GETFL);
@@ -420,7 +577,7 @@ static void expire(struct serve_auth *a)
 			continue;
 		serve_log(a->o, "%s: no hello within %.1f s, closed", c->peer,
 			  (double)(c->deadline - c->t0) / 1e9);
-		conn_drop(c);
+		conn_refuse(c, "no hello in time (an ipclab client sends its hello at once)");
 	}
 }
 

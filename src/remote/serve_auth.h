@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* ipclab serve before a client is authenticated (serve_auth.c): many
  * handshakes at once on non-blocking connections, each hello read as it
- * comes and due within a short deadline; its token checked no sooner than
- * the address it came from, and all addresses together, may make another
- * guess; the session slot is the caller's to give, and only to a client
- * whose token was right. */
+ * comes and due within a short deadline; its token checked at once when
+ * neither its address nor its network has guessed wrong lately, else no
+ * sooner than its address, and all such addresses together, may make
+ * another guess; the session slot is the caller's to give, and only to a
+ * client whose token was right. */
 #ifndef IPCLAB_REMOTE_SERVE_AUTH_H
 #define IPCLAB_REMOTE_SERVE_AUTH_H
 
@@ -17,14 +18,17 @@
 #include "ipclab/util.h"
 
 #define SA_SLOTS 64				/* handshakes in progress at once */
+#define SA_WAIT_MAX (SA_SLOTS / 2)		/* of them, hellos waiting their turn */
 #define SA_HELLO_NS (5 * NSEC_PER_SEC)		/* a whole hello, from the accept */
 #define SA_HELLO_MAX 2048			/* bytes of a hello frame */
 #define SA_TURN_NS (3 * NSEC_PER_SEC)		/* a read hello waits this long at most for its check */
 #define SA_DELAY0_NS (250 * NSEC_PER_MSEC)	/* after an address's first wrong token; doubles */
 #define SA_DELAY_MAX_NS (60 * NSEC_PER_SEC)
-#define SA_GLOBAL_GAP_NS (100 * NSEC_PER_MSEC)	/* wrong tokens of all addresses: 10 a second */
-#define SA_FORGET_NS (15 * 60 * NSEC_PER_SEC)	/* an address's wrong tokens are forgotten */
-#define SA_ADDRS 256				/* addresses remembered */
+#define SA_GLOBAL_GAP_NS (100 * NSEC_PER_MSEC)	/* wrong tokens that wait their turn: 10 a second */
+#define SA_NET_FREE 4				/* wrong tokens of a network before its hellos wait */
+#define SA_FORGET_NS (15 * 60 * NSEC_PER_SEC)	/* wrong tokens are forgotten */
+#define SA_ADDRS 4096				/* addresses remembered (a power of 2) */
+#define SA_NETS 1024				/* networks remembered (a power of 2) */
 
 struct serve_auth;
 
