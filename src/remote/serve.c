@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -322,12 +323,65 @@ static int answer_time(struct serve *s)
 	return ret;
 }
 
+/* The next frame of the session, read as it arrives, the handshakes
+ * served meanwhile: a client that sends half a frame and stalls holds up
+ * no one else; whole within RP_HANDSHAKE_NS. As rp_recv: 0 with *m,
+ * -ETIMEDOUT, -ECONNRESET, -EPROTO (why in err), -EINTR. */
+static int session_recv(struct serve *s, json_t **m, char *err, size_t errlen)
+{
+	uint64_t deadline = now_ns() + RP_HANDSHAKE_NS;
+	uint32_t len = 0, got = 0;
+	unsigned char hdr[4];
+	char *buf = NULL;
+	int ret = 0;
+
+	*m = NULL;
+	while (!ret) {
+		uint32_t want = got < 4 ? 4 : 4 + len;
+		ssize_t n = recv(s->cfd, got < 4 ? (char *)hdr + got : buf + got - 4, want - got,
+				 MSG_DONTWAIT);
+
+		if (n > 0) {
+			got += (uint32_t)n;
+			if (got == 4) {
+				len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+				      (uint32_t)hdr[2] << 8 | hdr[3];
+				if (len == 0 || len > RP_MAX_FRAME)
+					ret = errf(err, errlen, EPROTO, "control frame of %u bytes (at most %u)",
+						   len, RP_MAX_FRAME);
+				else if (!(buf = malloc(len)))
+					ret = -ENOMEM;
+			} else if (got == 4 + len) {
+				ret = rp_parse(buf, len, m, err, errlen);
+				break;
+			}
+		} else if (n == 0) {
+			ret = -ECONNRESET;
+		} else if (errno != EAGAIN && errno != EINTR) {
+			ret = -errno;
+		} else if (now_ns() >= deadline) {
+			ret = -ETIMEDOUT;
+		} else {
+			int r = wait_control(s, 100);
+
+			ret = r < 0 ? r : 0;
+		}
+	}
+	free(buf);
+	return ret;
+}
+
 static void session(struct serve *s)
 {
 	socklen_t l = sizeof(s->local);
-	int one = 1;
+	/* an answer that cannot be written in 10 s: the client stopped
+	 * reading; without this, serve would wait for it forever */
+	struct timeval tv = { .tv_sec = RP_HANDSHAKE_NS / NSEC_PER_SEC };
+	int one = 1, sndbuf = 64 << 10;	/* answers are small: one not read fills it soon */
 
 	setsockopt(s->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(s->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(s->cfd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (getsockname(s->cfd, (struct sockaddr *)&s->local, &l) < 0 || welcome(s))
 		return;
 	/* a dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d: the
@@ -348,10 +402,13 @@ static void session(struct serve *s)
 			serve_log(s->o, "%s: %s", s->peer, r ? "stopped by a signal" : "idle too long, dropped");
 			return;
 		}
-		r = rp_recv(s->cfd, now_ns() + RP_HANDSHAKE_NS, &m, err, sizeof(err));
+		r = session_recv(s, &m, err, sizeof(err));
 		if (r) {
 			serve_log(s->o, "%s: session closed (%s)", s->peer,
-				  r == -ECONNRESET ? "client left" : r == -EPROTO ? err : strerror(-r));
+				  r == -ECONNRESET ? "client left" : r == -EPROTO ? err :
+				  r == -ETIMEDOUT ? "a frame not whole within 10 s" : strerror(-r));
+			if (r == -EPROTO)	/* told why */
+				serve_refuse(s->cfd, err);
 			return;
 		}
 		if (!strcmp(rp_type(m), "time"))
@@ -365,8 +422,12 @@ static void session(struct serve *s)
 			r = -1;
 		}
 		json_decref(m);
-		if (r)
+		if (r) {
+			if (r != -1)
+				serve_log(s->o, "%s: session closed (an answer: %s)", s->peer,
+					  r == -EAGAIN ? "not read by the client within 10 s" : strerror(-r));
 			return;
+		}
 	}
 }
 

@@ -133,7 +133,9 @@ static int spec_numbers(const struct serve_opts *o, const json_t *m, struct plan
 		return limit(err, errlen, "message count", count + warmup, o->max_count, "--max-count");
 	if (dur > o->max_duration_ns)
 		return limit(err, errlen, "duration (ns)", dur, o->max_duration_ns, "--max-duration");
-	if (clients < 1 || clients > o->max_clients)
+	if (clients < 1)
+		return errf(err, errlen, EINVAL, "clients 0: a cell needs at least 1");
+	if (clients > o->max_clients)
 		return limit(err, errlen, "clients", clients, o->max_clients, "--max-clients");
 	if (size < MSG_HDR_SIZE)
 		return errf(err, errlen, EINVAL, "message size %llu below the header",
