@@ -234,6 +234,11 @@ int ipcring_set_poll_ms(struct ipcring *ring, uint32_t poll_ms);
 int ipcring_info(const struct ipcring *ring, struct ipcring_info *info);
 /* Both sides' counters, read from the shared header. */
 int ipcring_stats(const struct ipcring *ring, struct ipcring_stats *stats);
+/* The time the calling thread has spent polling a ring for its peer (the
+ * spin before a sleep, and a spin-only wait's spinning and yielding), in
+ * ns since the thread started: a waiting side's CPU time that is waiting,
+ * not work. Per thread, no lock, no system call. (Since 1.4.) */
+uint64_t ipcring_thread_poll_ns(void);
 
 /* ---- producer ---- */
 

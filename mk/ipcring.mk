@@ -6,7 +6,7 @@
 IPCRING_DIR	:= lib/ipcring
 IPCRING_B	:= $(B)/lib/ipcring
 IPCRING_SOVER	:= 1
-IPCRING_LIBVER	:= 1.3.0
+IPCRING_LIBVER	:= 1.4.0
 IPCRING_SRCS	:= $(IPCRING_DIR)/segment.c $(IPCRING_DIR)/map.c \
 		   $(IPCRING_DIR)/wait.c $(IPCRING_DIR)/producer.c \
 		   $(IPCRING_DIR)/consumer.c $(IPCRING_DIR)/name.c \

@@ -491,22 +491,24 @@ static int srv_sleep(struct ipcring_server *s, int timeout_ms)
 static int srv_spin(struct ipcring_server *s)
 {
 	unsigned int dead = srv_ndead(s);
-	uint64_t end;
+	uint64_t start, now, end;
 	int n;
 
 	if (!s->spin_ns || !s->nopen)
 		return 0;
-	end = ring_now_ns() + s->spin_ns;
+	start = ring_now_ns();
+	end = start + s->spin_ns;
 	do {
 		for (int k = 0; k < 64; k++) {
 			n = srv_round(s);
-			if (n)
+			if (n || srv_ndead(s) != dead) {
+				ring_poll_add(ring_now_ns() - start);
 				return n;
-			if (srv_ndead(s) != dead)
-				return 0;
+			}
 			ring_cpu_relax();
 		}
-	} while (ring_now_ns() < end);
+	} while ((now = ring_now_ns()) < end);
+	ring_poll_add(now - start);
 	return 0;
 }
 

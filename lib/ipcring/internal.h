@@ -187,6 +187,8 @@ void ring_notify(struct ipcring *r);
 void ring_wake_all(struct ipcring *r);
 int ring_peer_check(struct ipcring *r);
 void ring_efd_drain(int efd);
+/* Time the calling thread spent polling, for ipcring_thread_poll_ns. */
+void ring_poll_add(uint64_t ns);
 uint64_t ring_deadline(int timeout_ms);
 
 /* consumer.c */

@@ -27,6 +27,19 @@ static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 	return syscall(SYS_futex, (uint32_t *)uaddr, op, val, ts, NULL, 0);
 }
 
+/* The calling thread's polling time (ipcring_thread_poll_ns). */
+static __thread uint64_t thread_poll_ns;
+
+uint64_t ipcring_thread_poll_ns(void)
+{
+	return thread_poll_ns;
+}
+
+void ring_poll_add(uint64_t ns)
+{
+	thread_poll_ns += ns;
+}
+
 uint64_t ring_deadline(int timeout_ms)
 {
 	if (timeout_ms == 0)
@@ -209,7 +222,7 @@ static int ring_idle(struct ipcring *r, ring_ready_fn ready)
  */
 static int ring_spin(struct ipcring *r, ring_ready_fn ready, uint64_t deadline)
 {
-	uint64_t now, end, polite;
+	uint64_t now, end, polite, start;
 	unsigned int i;
 	int ret;
 
@@ -220,16 +233,21 @@ static int ring_spin(struct ipcring *r, ring_ready_fn ready, uint64_t deadline)
 	if (end > deadline)
 		end = deadline;
 	polite = now + SPIN_POLITE_NS;
+	start = now;
 	for (i = 1;; i++) {
 		ring_cpu_relax();
 		ret = ready(r, false);
-		if (ret)
+		if (ret) {
+			thread_poll_ns += ring_now_ns() - start;
 			return ret;
+		}
 		if (i % SPIN_CLOCK_EVERY)
 			continue;
 		now = ring_now_ns();
-		if (now >= end)
+		if (now >= end) {
+			thread_poll_ns += now - start;
 			return 0;
+		}
 		if (now >= polite)
 			sched_yield();
 	}
@@ -238,26 +256,32 @@ static int ring_spin(struct ipcring *r, ring_ready_fn ready, uint64_t deadline)
 /* IPCRING_WAIT_SPIN_ONLY after the spin budget: yield between bursts. */
 static int ring_yield(struct ipcring *r, ring_ready_fn ready, uint64_t deadline)
 {
-	uint64_t now, next_check = ring_now_ns() + r->poll_ns;
+	uint64_t start = ring_now_ns(), now, next_check = start + r->poll_ns;
 	unsigned int i;
 	int ret;
 
 	for (;;) {
 		for (i = 0; i < SPIN_CLOCK_EVERY; i++) {
 			ret = ready(r, false);
-			if (ret)
+			if (ret) {
+				thread_poll_ns += ring_now_ns() - start;
 				return ret;
+			}
 			ring_cpu_relax();
 		}
 		sched_yield();
 		now = ring_now_ns();
 		if (now >= next_check) {
 			next_check = now + r->poll_ns;
-			if (ring_peer_check(r))
+			if (ring_peer_check(r)) {
+				thread_poll_ns += now - start;
 				return ready(r, true);
+			}
 		}
-		if (now >= deadline)
+		if (now >= deadline) {
+			thread_poll_ns += now - start;
 			return -ETIMEDOUT;
+		}
 	}
 }
 
