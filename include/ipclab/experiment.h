@@ -98,6 +98,7 @@ struct side_stats {
 	uint64_t msgs, bytes;		/* inside the window */
 	uint64_t win_start_ns, win_end_ns;
 	struct rusage_snap ru;		/* over the window */
+	uint64_t poll_ns;		/* of it, polling for the peer (polling.h) */
 	uint64_t cpu_mask;		/* CPUs it may run on, a bit each (< 64) */
 	struct sched_snap sched;	/* the scheduler's run and wait time over the window */
 	bool sched_known;		/* sched was read (interference) */
@@ -143,6 +144,7 @@ struct participant {
 	struct run_ctl *ctl;
 	void *buf;			/* cell->size bytes, cache-line aligned */
 	struct rusage_snap ru0;
+	uint64_t poll0;			/* polling_ns() at the window's start */
 	struct sched_snap sched0;	/* at the window's start */
 	bool sched0_ok;
 	bool marks;			/* --trace=events: pat_mark records the timed messages */

@@ -30,6 +30,7 @@ struct side_result {
 	enum tp_role role;
 	unsigned id;
 	uint64_t user_ns, sys_ns;
+	uint64_t poll_ns;		/* of its CPU time, polling for the peer (polling.h) */
 	double cpu_pct;
 	uint64_t vol_cs, invol_cs;
 	uint64_t msgs, bytes;

@@ -23,6 +23,7 @@ static void collect_sides(const struct run_ctl_view *v, struct result *res, uint
 		sr->id = st->id;
 		sr->user_ns = st->ru.user_ns;
 		sr->sys_ns = st->ru.sys_ns;
+		sr->poll_ns = st->poll_ns;
 		sr->vol_cs = st->ru.vol_cs;
 		sr->invol_cs = st->ru.invol_cs;
 		sr->msgs = st->msgs;

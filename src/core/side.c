@@ -19,6 +19,7 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/msg.h"
 #include "ipclab/placement.h"
+#include "ipclab/polling.h"
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
@@ -58,6 +59,7 @@ void pat_window_begin(struct participant *p)
 		intf_helpers_take(&ctl->helpers, false);
 	}
 	rusage_snap_take(&p->ru0, true);
+	p->poll0 = polling_ns();
 	p->sched0_ok = !sched_snap_self(&p->sched0);
 	p->st->win_start_ns = now_ns();
 	trace_mark(ctl->trace, (unsigned)(p->st - ctl->sides), false, p->st->win_start_ns);
@@ -89,6 +91,7 @@ void pat_window_end(struct participant *p)
 	trace_mark(ctl->trace, (unsigned)(p->st - ctl->sides), true, p->st->win_end_ns);
 	rusage_snap_take(&ru1, true);
 	rusage_snap_diff(&p->st->ru, &p->ru0, &ru1);
+	p->st->poll_ns = polling_ns() - p->poll0;
 	window_sched(p);
 	atomic_store(&p->st->state, SIDE_READY);
 	if (atomic_fetch_add(&ctl->out_window, 1) + 1 == ctl->nsides) {

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "ipclab/doorbell.h"
+#include "ipclab/polling.h"
 
 struct spin_db {
 	_Atomic uint32_t rings;	/* rings so far (wraps) */
@@ -19,7 +20,9 @@ struct spin_db {
  * vain the peer is probably not running: each look then also yields, so a
  * spinner that shares a CPU with its peer hands it over instead of burning
  * its time slice (more spinners than CPUs otherwise crawl at a few hundred
- * messages/s). Counted in polls, not time: the fast path reads no clock. */
+ * messages/s). Counted in polls, not time: the fast path reads no clock.
+ * A wait that polled at all reads it at its start and end: that time is
+ * waiting, not work (polling.h; --trace shows it as `polling`). */
 #define SPIN_CHECK_EVERY 256
 #define SPIN_YIELD_AFTER 2048
 
@@ -31,26 +34,36 @@ static int spin_create(void *shm, char *err, size_t errlen)
 static int spin_wait(void *shm, uint64_t timeout_ns, const _Atomic int *stop)
 {
 	struct spin_db *s = shm;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, t0 = 0;
 	uint32_t n = 0;
+	int ret = 0;
 
 	while (atomic_load_explicit(&s->rings, memory_order_acquire) == s->seen) {
+		if (!t0)
+			t0 = now_ns();
 		cpu_relax();
 		if (++n % SPIN_CHECK_EVERY)
 			continue;
-		if (stop_requested(stop))
-			return -EINTR;
+		if (stop_requested(stop)) {
+			ret = -EINTR;
+			break;
+		}
 		if (!deadline)
 			deadline = db_deadline(timeout_ns);
-		else if (now_ns() >= deadline)
-			return -ETIMEDOUT;
+		else if (now_ns() >= deadline) {
+			ret = -ETIMEDOUT;
+			break;
+		}
 		if (n >= SPIN_YIELD_AFTER) {
 			sched_yield();
 			n = SPIN_YIELD_AFTER;	/* a multiple of the check period */
 		}
 	}
-	s->seen++;
-	return 0;
+	if (t0)
+		polling_add(now_ns() - t0);
+	if (!ret)
+		s->seen++;
+	return ret;
 }
 
 static int spin_ring(void *shm)

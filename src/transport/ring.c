@@ -44,6 +44,7 @@
 
 #include "ipcring.h"
 #include "ipclab/reference.h"
+#include "ipclab/polling.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "ring_ep.h"
@@ -290,6 +291,7 @@ static int ring_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "%s: out of memory", ch->tp->name);
 	ep->pidfd = -1;
+	polling_source(ipcring_thread_poll_ns);	/* its spin is waiting, not work */
 	ep->re.stop = ch->cfg->stop;
 	ep->re.watch = ring_watch;
 	r = ring_attach_ends(ch, ep, role, id, err, errlen);

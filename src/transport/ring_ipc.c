@@ -39,6 +39,7 @@
 
 #include "ipcring.h"
 #include "ipclab/cleanup.h"
+#include "ipclab/polling.h"
 #include "ipclab/transport.h"
 #include "ipclab/util.h"
 #include "ring_ep.h"
@@ -260,6 +261,7 @@ static int ripc_open(struct tp_channel *ch, enum tp_role role, unsigned id,
 	if (id >= rc->nclients)
 		return errf(err, errlen, EINVAL, "ring-ipc: client id %u out of range (%u clients)",
 			    id, rc->nclients);
+	polling_source(ipcring_thread_poll_ns);	/* its spin is waiting, not work */
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return errf(err, errlen, ENOMEM, "ring-ipc: out of memory");

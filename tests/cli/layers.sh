@@ -21,7 +21,7 @@ cd "$src" || exit 1
 
 # dir|hdr NAME LAYER [OWNER]
 map='
-dir src/base 0 base: util, opt, cleanup and the run registry, netaddr, outdir, idle, msg; libc only
+dir src/base 0 base: util, opt, cleanup and the run registry, netaddr, outdir, idle, msg, polling; libc only
 hdr util.h 0
 hdr opt.h 0
 hdr cleanup.h 0
@@ -31,6 +31,7 @@ hdr outdir.h 0
 hdr idle.h 0
 hdr msg.h 0
 hdr safe_print.h 0
+hdr polling.h 0
 dir src/metrics 1 libraries: the histogram, rusage, the statistics of repetitions
 dir src/doorbell 1 libraries: the wakeup primitives of the shm-* transports
 hdr metrics.h 1
