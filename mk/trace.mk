@@ -62,3 +62,10 @@ $(B)/tests/test_explain: $(B)/tests/unit/test_explain.o $(IPCLAB_LIB)
 
 TEST_PROGS += $(B)/tests/test_explain
 DEPS_FILES += $(B)/tests/unit/test_explain.d
+
+$(B)/tests/test_cause_labels: $(B)/tests/unit/test_cause_labels.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_cause_labels
+DEPS_FILES += $(B)/tests/unit/test_cause_labels.d

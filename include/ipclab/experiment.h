@@ -64,6 +64,7 @@ struct cell {
 	bool trace;		/* --trace: scheduler events per side (src/trace/) */
 	bool trace_syscalls;	/* --trace=syscalls: syscall probes too */
 	bool explain;		/* --explain: the trace's cause tested (src/trace/explain.c) */
+	const char *explain_first;	/* ... this knob tried first ("--pin same"; NULL none) */
 	struct trace_events *trace_events;	/* --trace=events: the timeline, in the parent (NULL = none) */
 	bool profile;		/* --profile: sampled stacks per side (src/trace/profile*.c) */
 	const char *profile_dir;	/* --profile DIR: folded stacks there (NULL = none) */

@@ -82,6 +82,9 @@ struct trace_side {
 	 * interrupt handlers and softirqs that ran while it was on its CPU
 	 * (part of user + sys) */
 	uint64_t taken_ns, taken_woken_ns, irq_ns, softirq_ns;
+	/* of its running time, polling for the peer (the transport's or
+	 * doorbell's own count, polling.h): waiting, not work */
+	uint64_t poll_ns;
 	unsigned ntakers;
 	struct trace_taker takers[TRACE_TOP_TAKERS];
 };
@@ -116,6 +119,16 @@ struct trace_explain {
 	unsigned pairs;
 	bool confirmed;			/* every pair improved, by 5 % or more at the median */
 	char note[160];
+	/* each knob tried, in order (the caller's first where it named one,
+	 * then the cause's; the fields above are the first's) */
+	unsigned ntries;
+	struct trace_explain_try {
+		const char *knob;
+		bool applied, confirmed;
+		double before, after, ratio, ratio_lo, ratio_hi;
+		unsigned pairs;
+		char note[160];
+	} tries[2];
 };
 #define TRACE_EXPLAIN_PAIRS 3
 /* The cause split (trace_cause): the cell's headline figure, its time per
@@ -138,6 +151,10 @@ enum trace_cause_kind {
 				 * serving others; cycle: the stages before) */
 	TC_TIMER,		/* "timer lateness": a timer's wakeup came late */
 	TC_UNATTRIBUTED,	/* "unattributed": the figure's time the trace did not place */
+	TC_POLLING,		/* "polling": running, but spinning for the peer (the
+				 * transport's own count): waiting, not work */
+	TC_STEAL,		/* "the hypervisor (steal)": running as the guest saw it,
+				 * its vCPU held by the host (/proc/stat steal on its CPUs) */
 	TC_NKINDS
 };
 
@@ -230,7 +247,38 @@ struct trace_result {
 
 /* What --explain would test: the cause with the most time in the trace
  * and the knob that should remove it. */
-enum explain_cause { EX_NONE, EX_OTHERS, EX_CROSS_CPU, EX_IDLE_EXIT, EX_PEER_CPU, EX_TIMER_LATE };
+enum explain_cause { EX_NONE, EX_OTHERS, EX_CROSS_CPU, EX_IDLE_EXIT, EX_PEER_CPU, EX_TIMER_LATE,
+		     EX_POLLING, EX_STEAL, EX_NCAUSES };
+
+/* The knobs, and the one table from a cause to them (trace_knobs_for,
+ * src/trace/knobs.c; docs/trace.md, "The right knob"). A knob ipclab can
+ * turn has its option (`arg`) and --explain can run it; the others are
+ * advice (`says`) only. */
+enum trace_knob { TK_NONE, TK_PIN_SAME, TK_PIN_SPLIT, TK_SCHED_FIFO, TK_KEEP_AWAKE, TK_PM_QOS,
+		  TK_SLEEPING_WAIT, TK_TIMER_SLACK, TK_FREE_CPU, TK_OTHER_HOST, TK_NKNOBS };
+struct trace_knob_info {
+	enum trace_knob knob;
+	const char *arg;		/* "--pin same"; NULL: not a knob ipclab can turn */
+	const char *says;		/* "both ends on one CPU (--pin same)" */
+};
+const struct trace_knob_info *trace_knob_info(enum trace_knob k);
+/* A knob by its option ("--pin same", "--sched fifo:10", "--keep-awake",
+ * "--pm-qos 0", "--pin split"); TK_NONE when none. */
+enum trace_knob trace_knob_parse(const char *arg);
+/* The knobs for @cause, best first, those the cell @c already has left
+ * out (c NULL: none left out), at most max into out; their count. */
+struct cell;
+unsigned trace_knobs_for(enum explain_cause cause, const struct cell *c, enum trace_knob *out,
+			 unsigned max);
+/* The cause a share of the split stands for (own_cpus: the endpoints each
+ * have a CPU of their own); EX_NONE for the figure's own work. */
+enum explain_cause trace_share_cause(const struct trace_share *sh, const struct trace_cause *c,
+				     const struct trace_result *tr, bool own_cpus);
+/* A task's name as a reader should see it: ipclab's own --keep-awake loop
+ * ("ipclab-awake") is "ipclab's keep-awake loop (pid N)", any other
+ * "NAME (pid N)". */
+void trace_taker_label(const struct trace_taker *t, char *buf, size_t len);
+#define TRACE_AWAKE_COMM "ipclab-awake"	/* the keep-awake loops' name (idle.c) */
 struct trace_pick {
 	enum explain_cause cause;
 	double ns;			/* its time over the sides' windows */

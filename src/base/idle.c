@@ -43,6 +43,9 @@ static void __attribute__((noreturn)) spin_forever(int cpu, pid_t parent)
 	cpu_set_t set;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* a name of its own: --trace names it as ipclab's keep-awake loop
+	 * when it takes an endpoint's CPU (TRACE_AWAKE_COMM, trace.h) */
+	prctl(PR_SET_NAME, "ipclab-awake");
 	if (getppid() != parent)
 		_exit(0);
 	signal(SIGINT, SIG_IGN);

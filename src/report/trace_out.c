@@ -30,6 +30,7 @@ static void preempted_by_json(json_t *o, const struct trace_side *s, bool irqs)
 	json_object_set_new(o, "irq_ns", irqs ? json_integer((json_int_t)s->irq_ns) : json_null());
 	json_object_set_new(o, "softirq_ns",
 			    irqs ? json_integer((json_int_t)s->softirq_ns) : json_null());
+	json_object_set_new(o, "poll_ns", json_integer((json_int_t)s->poll_ns));
 }
 
 static json_t *side_json(const struct trace_side *s, bool syscalls, bool irqs)
@@ -148,6 +149,28 @@ static json_t *explain_json(const struct trace_explain *e)
 	json_object_set_new(o, "ratio_hi", jnum_or_null(ran, e->ratio_hi));
 	json_object_set_new(o, "confirmed", ran ? json_boolean(e->confirmed) : json_null());
 	json_object_set_new(o, "note", e->note[0] ? json_string(e->note) : json_null());
+	if (e->ntries) {	/* each knob tried, the first as above */
+		json_t *a = json_array();
+
+		for (unsigned i = 0; a && i < e->ntries && i < 2; i++) {
+			const struct trace_explain_try *t = &e->tries[i];
+			bool r = t->applied && t->pairs;
+			json_t *x = json_object();
+
+			if (!x)
+				continue;
+			json_object_set_new(x, "knob", t->knob ? json_string(t->knob) : json_null());
+			json_object_set_new(x, "applied", json_boolean(t->applied));
+			json_object_set_new(x, "pairs", json_integer((json_int_t)t->pairs));
+			json_object_set_new(x, "ratio", jnum_or_null(r, t->ratio));
+			json_object_set_new(x, "ratio_lo", jnum_or_null(r, t->ratio_lo));
+			json_object_set_new(x, "ratio_hi", jnum_or_null(r, t->ratio_hi));
+			json_object_set_new(x, "confirmed", r ? json_boolean(t->confirmed) : json_null());
+			json_object_set_new(x, "note", t->note[0] ? json_string(t->note) : json_null());
+			json_array_append_new(a, x);
+		}
+		json_object_set_new(o, "tries", a ? a : json_null());
+	}
 	return o;
 }
 
@@ -256,15 +279,36 @@ static void machine_line(FILE *f, const struct trace_result *tr)
 		else
 			snprintf(who, sizeof(who), "client %u", s->id);
 		fprintf(f, "%s %s", sep, who);
-		if (all >= 1 && s->ntakers)
-			fprintf(f, " lost %.1f%% of its window to %s (pid %u; %.1f%% to others in all)",
-				pct_of(s->takers[0].ns, s->wall_ns), s->takers[0].comm, s->takers[0].pid, all);
+		if (all >= 1 && s->ntakers) {
+			char name[64];
+
+			trace_taker_label(&s->takers[0], name, sizeof(name));
+			fprintf(f, " lost %.1f%% of its window to %s (%.1f%% to others in all)",
+				pct_of(s->takers[0].ns, s->wall_ns), name, all);
+		}
 		if (irq >= 1)
 			fprintf(f, "%s %.1f%% to interrupts", all >= 1 && s->ntakers ? "," : " lost", irq);
 		sep = ";";
 	}
 	if (strcmp(sep, "    machine:"))
 		fputc('\n', f);
+}
+
+/* "    explain, then --keep-awake: 1.19x (...): not confirmed": the knobs
+ * tried after the first */
+static void explain_tries(FILE *f, const struct trace_explain *e)
+{
+	for (unsigned i = 1; i < e->ntries && i < 2; i++) {
+		const struct trace_explain_try *t = &e->tries[i];
+
+		if (t->applied && t->pairs)
+			fprintf(f, "    explain, then %s: %.2fx (%.2f-%.2f over %u pairs): %s\n", t->knob,
+				t->ratio, t->ratio_lo, t->ratio_hi, t->pairs,
+				t->confirmed ? "confirmed" : "not confirmed");
+		else
+			fprintf(f, "    explain, then %s: not applied: %s\n", t->knob ? t->knob : "no knob",
+				t->note);
+	}
 }
 
 /* "    explain: cross-CPU wakeups (41.2% of the figure) -> --pin same:
@@ -282,6 +326,7 @@ static void explain_line(FILE *f, const struct trace_result *tr)
 			trace_cause(tr) ? "figure" : "windows", e->knob);
 	if (!e->applied || !e->pairs) {
 		fprintf(f, "%s%s\n", e->knob && !e->applied ? " not applied: " : ": ", e->note);
+		explain_tries(f, e);
 		return;
 	}
 	if (e->of && strcmp(e->of, "msgs_per_s")) {	/* a time */
@@ -293,6 +338,7 @@ static void explain_line(FILE *f, const struct trace_result *tr)
 	}
 	fprintf(f, ": %s %s -> %s, %.2fx (%.2f-%.2f over %u pairs): %s\n", e->of, a, b, e->ratio,
 		e->ratio_lo, e->ratio_hi, e->pairs, e->confirmed ? "confirmed" : "not confirmed");
+	explain_tries(f, e);
 }
 
 /* "    cause: wakeup latency 41%, kernel work 30%, ...: <sentence>" */

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/placement.h"
 #include "ipclab/report.h"
 #include "ipclab/trace.h"
+#include "ipclab/transport.h"
 
 static const char *const cause_names[TC_NKINDS] = {
 	[TC_USER] = "user work",
@@ -21,6 +23,8 @@ static const char *const cause_names[TC_NKINDS] = {
 	[TC_PEER] = "waiting for the peer",
 	[TC_TIMER] = "timer lateness",
 	[TC_UNATTRIBUTED] = "unattributed",
+	[TC_POLLING] = "polling",
+	[TC_STEAL] = "the hypervisor (steal)",
 };
 
 const char *trace_cause_name(enum trace_cause_kind k)
@@ -38,14 +42,50 @@ struct parts {
 	double ns[TC_NKINDS];
 };
 
+/* Of the time the guest saw its CPUs run, the share the host took: /proc/stat
+ * steal over busy on the CPUs in @cpus, from the interference record (taken
+ * at the window's start and end); 0 where unknown. */
+static double steal_frac(const struct result *r, uint64_t cpus)
+{
+	double steal = 0, busy = 0;
+
+	for (unsigned k = 0; k < r->intf.ncpus && k < INTF_MAX_CPUS; k++) {
+		const struct intf_cpu *ic = &r->intf.cpu[k];
+
+		if (ic->cpu >= 64 || !(cpus >> ic->cpu & 1) || !(ic->busy_pct > 0) ||
+		    !(ic->steal_pct >= 0))
+			continue;
+		steal += ic->steal_pct;
+		busy += ic->busy_pct;
+	}
+	return busy > 0 ? (steal < busy ? steal / busy : 1) : 0;
+}
+
+/* A side's running time as it is: the host's share (steal) first, then of
+ * the user time left, polling for the peer (the transport's own count of
+ * the side's spinning, as a share of its user time), then its work. */
+static void running(const struct result *r, const struct trace_side *s, double user,
+		    double kernel, struct parts *p)
+{
+	double sf = r ? steal_frac(r, s->cpus) : 0,
+	       pf = s->user_ns ? (double)s->poll_ns / (double)s->user_ns : 0;
+
+	pf = pf > 1 ? 1 : pf;
+	p->ns[TC_STEAL] += (user + kernel) * sf;
+	user *= 1 - sf;
+	p->ns[TC_KERNEL] += kernel * (1 - sf);
+	p->ns[TC_POLLING] += user * pf;
+	p->ns[TC_USER] += user * (1 - pf);
+}
+
 /* A side's window, over n units, into p (its sleep is waiting for the peer). */
-static void side_parts(const struct trace_side *s, double n, struct parts *p, bool sleep_is_peer)
+static void side_parts(const struct result *r, const struct trace_side *s, double n,
+		       struct parts *p, bool sleep_is_peer)
 {
 	double woken = (double)s->runnable_ns, idle = (double)s->woken_idle_ns,
 	       other = (double)s->woken_other_ns, timer = (double)s->woken_timer_ns;
 
-	p->ns[TC_USER] += (double)s->user_ns / n;
-	p->ns[TC_KERNEL] += (double)s->sys_ns / n;
+	running(r, s, (double)s->user_ns / n, (double)s->sys_ns / n, p);
 	p->ns[TC_WAKEUP_IDLE] += idle / n;
 	p->ns[TC_CPU_WAIT] += other / n;
 	p->ns[TC_TIMER] += timer / n;
@@ -115,8 +155,13 @@ static void cause_pingpong(const struct result *r, struct trace_cause *c)
 	double wk = p->client_wakeup_ns + p->server_wakeup_ns;
 	struct parts q = { { 0 } };
 
-	q.ns[TC_USER] = p->client_user_ns + p->server_user_ns;
-	q.ns[TC_KERNEL] = p->client_kernel_ns + p->server_kernel_ns;
+	if (r->trace.nsides >= 2) {
+		running(r, &r->trace.sides[0], p->server_user_ns, p->server_kernel_ns, &q);
+		running(r, &r->trace.sides[1], p->client_user_ns, p->client_kernel_ns, &q);
+	} else {
+		q.ns[TC_USER] = p->client_user_ns + p->server_user_ns;
+		q.ns[TC_KERNEL] = p->client_kernel_ns + p->server_kernel_ns;
+	}
 	q.ns[TC_WAKEUP_IDLE] = p->wakeup_idle_ns;
 	q.ns[TC_CPU_WAIT] = p->wakeup_cpu_wait_ns;
 	q.ns[TC_WAKEUP] = wk - p->wakeup_idle_ns - p->wakeup_cpu_wait_ns;
@@ -142,7 +187,7 @@ static void cause_fanin(const struct result *r, struct trace_cause *c)
 		const struct trace_side *s = &r->trace.sides[i];
 		double m = (double)(r->sides[i].msgs ? r->sides[i].msgs : 1);
 
-		side_parts(s, (double)n, &q, true);
+		side_parts(r, s, (double)n, &q, true);
 		c->clients[c->nclients++] = (struct trace_client_path){
 			.id = s->id, .total_ns = (double)s->wall_ns / m,
 			.work_ns = (double)(s->user_ns + s->sys_ns) / m,
@@ -170,7 +215,7 @@ static void cause_stream(const struct result *r, struct trace_cause *c)
 		if (side_busy(&tr->sides[i]) / (double)(tr->sides[i].wall_ns ? tr->sides[i].wall_ns : 1) >
 		    side_busy(&tr->sides[b]) / (double)(tr->sides[b].wall_ns ? tr->sides[b].wall_ns : 1))
 			b = i;
-	side_parts(&tr->sides[b], (double)r->msgs, &q, true);
+	side_parts(r, &tr->sides[b], (double)r->msgs, &q, true);
 	c->of = "ns_per_msg";
 	c->bottleneck = b;
 	c->bottleneck_sends = (b == 0) == s2c;
@@ -200,7 +245,7 @@ static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
 		double busy = 0;
 
 		s.sleep_ns = 0;	/* asleep: before its turn, or after it */
-		side_parts(&s, n, &one, false);
+		side_parts(r, &s, n, &one, false);
 		for (unsigned k = 0; k < TC_NKINDS; k++) {
 			busy += one.ns[k];
 			if (i == 0 || chain)
@@ -218,33 +263,59 @@ static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
 	fold(c, &q, r->lat_mean_ns);
 }
 
-static const char *knob(const struct trace_cause *c, const struct result *r)
+/* The transport keeps its messages in shared memory (no system call per
+ * message to save by moving to one). */
+static bool shm_transport(const struct transport *tp)
 {
+	return tp && ((tp->caps & (TP_ZEROCOPY | TP_ZEROCOPY_SEND | TP_SPINS)) ||
+		      !strncmp(tp->name, "shm", 3) || !strncmp(tp->name, "ring", 4) ||
+		      !strcmp(tp->name, "cacheline"));
+}
+
+/* The knobs for the largest share, from the one table (knobs.c), those the
+ * cell has already left out; into buf. */
+static const char *knob(const struct trace_cause *c, const struct result *r, char *buf, size_t len)
+{
+	const struct cell *cl = r->cell.tp ? &r->cell : NULL;
+	const struct transport *tp = r->cell.tp;
+	bool own = cl && cl->pin.mode != PIN_NONE && cl->pin.mode != PIN_SAME &&
+		   !(cl->pin.mode == PIN_CPUS && cl->pin.server_cpu == cl->pin.client_cpu);
+	enum explain_cause cause = trace_share_cause(&c->shares[0], c, &r->trace, own);
+	enum trace_knob k[3];
+	unsigned n;
+	int w = 0;
+
 	switch (c->largest) {
 	case TC_USER:
 		return "less work per message (--think, the message size) or a faster CPU would";
 	case TC_KERNEL:
-		return "fewer or cheaper system calls per message (a shared-memory transport, batching) would";
-	case TC_WAKEUP:
-		return c->cross_cpu_frac > 0.5 ? "both ends on one CPU (--pin same), or a transport that spins, would"
-					       : "a transport that spins instead of sleeping would";
-	case TC_WAKEUP_IDLE:
-		return "keeping the CPUs out of idle (--keep-awake) or both ends on one CPU (--pin same) would";
-	case TC_CPU_WAIT:
-	case TC_PREEMPTED:
-		return "a real-time class (--sched fifo:N) or CPUs of their own (--pin) would";
+		return shm_transport(tp) ? "fewer system calls per message (batching, a longer spin before it sleeps) would"
+					 : "fewer or cheaper system calls per message (a shared-memory transport, batching) would";
 	case TC_PEER:
 		return r->lat_kind == LAT_ONE_WAY ? "a faster other side or a larger buffer would"
 						     : "fewer clients per server, or a faster server, would";
-	case TC_TIMER:
-		return "a tighter timer (-O timer_slack=1ns) or a real-time class (--sched fifo:N) would";
-	default:
+	case TC_UNATTRIBUTED:
 		return "a trace of the transport's own threads would tell; a quieter machine may";
+	default:
+		break;
 	}
+	n = trace_knobs_for(cause, cl, k, 3);
+	buf[0] = 0;
+	for (unsigned i = 0; i < n && w >= 0 && (size_t)w < len; i++)
+		w += snprintf(buf + w, len - (size_t)w, "%s%s", i ? " or " : "", trace_knob_info(k[i])->says);
+	/* a wakeup's latency: a transport that spins has none to wait */
+	if (cause == EX_CROSS_CPU && !(tp && (tp->caps & TP_SPINS)) && w >= 0 && (size_t)w < len)
+		w += snprintf(buf + w, len - (size_t)w, "%sa transport that spins", n ? ", or " : "");
+	if (!buf[0])
+		return "nothing the cell does not have already would";
+	if (w >= 0 && (size_t)w < len)
+		snprintf(buf + w, len - (size_t)w, " would");
+	return buf;
 }
 
 static void sentence(struct trace_cause *c, const struct result *r)
 {
+	char kb[200];
 	int n = snprintf(c->sentence, sizeof(c->sentence), "%s is %.0f %% of the %s (%.3g of %.3g us)",
 			 cause_names[c->largest], c->largest_pct, c->whose, c->shares[0].ns / 1e3,
 			 c->total_ns / 1e3);
@@ -256,7 +327,7 @@ static void sentence(struct trace_cause *c, const struct result *r)
 			      c->bottleneck_sends ? "an empty buffer" : "a full buffer");
 	if (n > 0 && (size_t)n < sizeof(c->sentence))
 		n += snprintf(c->sentence + n, sizeof(c->sentence) - (size_t)n, ": %s change it most",
-			      knob(c, r));
+			      knob(c, r, kb, sizeof(kb)));
 	/* paced: the timer's lateness is no part of the round trip, but said */
 	if (r->trace.has_cpath && r->trace.cpath.timer_late_ns > 0 && n > 0 &&
 	    (size_t)n < sizeof(c->sentence))

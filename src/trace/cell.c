@@ -18,6 +18,8 @@ void trace_fill(struct trace *t, struct result *res)
 	for (unsigned i = 0; i < res->nsides && i < TRACE_MAX_SIDES; i++)
 		ru[i] = (struct trace_rusage){ res->sides[i].user_ns, res->sides[i].sys_ns };
 	trace_collect(t, res->msgs, rtt ? res->lat_mean_ns : 0, ru, &res->trace);
+	for (unsigned i = 0; i < res->nsides && i < res->trace.nsides && i < TRACE_MAX_SIDES; i++)
+		res->trace.sides[i].poll_ns = res->sides[i].poll_ns;
 	trace_cause_fill(res);
 }
 

@@ -32,6 +32,8 @@ const char *explain_cause_name(enum explain_cause c)
 	case EX_IDLE_EXIT: return "idle exits";
 	case EX_PEER_CPU: return "sharing a CPU with its peer";
 	case EX_TIMER_LATE: return "timer lateness";
+	case EX_POLLING: return "polling";
+	case EX_STEAL: return "the hypervisor (steal)";
 	default: return "none";
 	}
 }
@@ -39,29 +41,6 @@ const char *explain_cause_name(enum explain_cause c)
 static double sub0(double a, double b)
 {
 	return a > b ? a - b : 0;
-}
-
-/* The cause split's share (trace_cause) that a knob can remove: the
- * sides' own work and their waiting for each other are the figure itself. */
-static enum explain_cause knob_of(const struct trace_share *sh, const struct trace_cause *c,
-				  const struct trace_result *tr, bool own_cpus)
-{
-	uint64_t taken = 0, lost = 0;
-
-	for (unsigned i = 0; i < tr->nsides && i < TRACE_MAX_SIDES; i++) {
-		taken += tr->sides[i].taken_ns;
-		lost += tr->sides[i].preempted_ns + tr->sides[i].runnable_ns;
-	}
-	switch (sh->kind) {
-	case TC_PREEMPTED:
-	case TC_CPU_WAIT:	/* by other tasks, or by its peer on one CPU */
-		return own_cpus || 2 * taken >= lost ? EX_OTHERS : EX_PEER_CPU;
-	case TC_WAKEUP:
-		return own_cpus || c->cross_cpu_frac >= 0.5 ? EX_CROSS_CPU : EX_PEER_CPU;
-	case TC_WAKEUP_IDLE: return EX_IDLE_EXIT;
-	case TC_TIMER: return EX_TIMER_LATE;
-	default: return EX_NONE;
-	}
 }
 
 /* From the cause split: its largest share a knob can act on, as a share of
@@ -74,7 +53,7 @@ static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p,
 		return false;
 	*p = (struct trace_pick){ EX_NONE, 0, 0 };
 	for (unsigned k = 0; k < c->nshares && k < TC_NKINDS; k++) {
-		enum explain_cause e = knob_of(&c->shares[k], c, tr, own_cpus);
+		enum explain_cause e = trace_share_cause(&c->shares[k], c, tr, own_cpus);
 
 		if (e != EX_NONE && c->shares[k].pct >= EXPLAIN_MIN_PCT) {
 			*p = (struct trace_pick){ e, c->shares[k].ns, c->shares[k].pct };
@@ -151,15 +130,15 @@ static bool one_cpu(const struct pin_spec *p)
 
 /* The knob into a (the cell as it was, untraced); 0, or -1 with why not in
  * e->note. */
-static int knob_apply(enum explain_cause cause, const struct cell *c, struct cell *a,
+static int knob_apply(enum trace_knob k, const struct cell *c, struct cell *a,
 		      struct trace_explain *e)
 {
+	const struct trace_knob_info *ki = trace_knob_info(k);
 	char err[ERRLEN];
 
-	switch (cause) {
-	case EX_OTHERS:
-	case EX_TIMER_LATE:	/* a realtime task's timers have no slack, and it preempts at once */
-		e->knob = "--sched " EXPLAIN_FIFO;
+	e->knob = ki->arg;
+	switch (k) {
+	case TK_SCHED_FIFO:	/* a realtime task's timers have no slack, and it preempts at once */
 		if (c->sched.policy == SCHED_FIFO || c->sched.policy == SCHED_RR)
 			return snprintf(e->note, sizeof(e->note), "the endpoints are realtime already (--sched %s)",
 					c->sched.text), -1;
@@ -169,25 +148,30 @@ static int knob_apply(enum explain_cause cause, const struct cell *c, struct cel
 			return snprintf(e->note, sizeof(e->note), "%s spins while it waits: under SCHED_FIFO on one CPU its peer would never run",
 					c->tp->name), -1;
 		return sched_parse(EXPLAIN_FIFO, &a->sched, err, sizeof(err)) ? -1 : 0;
-	case EX_CROSS_CPU:
-		e->knob = "--pin same";
+	case TK_PIN_SAME:
 		if (one_cpu(&c->pin))
 			return snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already"), -1;
 		return pin_parse("same", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
-	case EX_IDLE_EXIT:
-		e->knob = "--keep-awake";
+	case TK_KEEP_AWAKE:
 		if (c->keep_awake)
 			return snprintf(e->note, sizeof(e->note), "--keep-awake is on already"), -1;
 		a->keep_awake = true;
 		return 0;
-	case EX_PEER_CPU:
-		e->knob = "--pin split";
+	case TK_PM_QOS:
+		if (c->pm_qos_us == 0)
+			return snprintf(e->note, sizeof(e->note), "--pm-qos 0 is on already"), -1;
+		a->pm_qos_us = 0;
+		return 0;
+	case TK_PIN_SPLIT:
 		if (!one_cpu(&c->pin) && c->pin.mode != PIN_NONE)
 			return snprintf(e->note, sizeof(e->note), "the endpoints have CPUs of their own already"), -1;
 		return pin_parse("split", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
-	default:
+	case TK_NONE:
 		snprintf(e->note, sizeof(e->note), "no scheduling cause took %.0f %% of the windows: nothing for a knob to remove",
 			 EXPLAIN_MIN_PCT);
+		return -1;
+	default:
+		snprintf(e->note, sizeof(e->note), "its remedy is %.120s: not run", ki->says);
 		return -1;
 	}
 }
@@ -231,15 +215,23 @@ static int run_one(const struct cell *c, bool knob, const struct result *tmpl, s
 		   double *out)
 {
 	bool awake = knob && c->keep_awake && !tmpl->cell.keep_awake;
+	bool qos = knob && c->pm_qos_us >= 0 && tmpl->cell.pm_qos_us < 0;
 	char err[ERRLEN];
-	int ret;
+	int ret, qfd = -1;
 
 	*r = *tmpl;
-	if (awake && awake_start(c, err, sizeof(err)))
+	if (qos && (qfd = pm_qos_hold(c->pm_qos_us, err, sizeof(err))) < 0)
 		return snprintf(e->note, sizeof(e->note), "%.150s", err), -1;
+	if (awake && awake_start(c, err, sizeof(err))) {
+		if (qfd >= 0)
+			close(qfd);
+		return snprintf(e->note, sizeof(e->note), "%.150s", err), -1;
+	}
 	ret = run_once(c, r);
 	if (awake)
 		keep_awake_stop();
+	if (qfd >= 0)
+		close(qfd);
 	if (ret)
 		return ret;
 	*out = r->status == RES_OK ? headline(r, e->of) : NAN;
@@ -303,12 +295,67 @@ static void timer_late(const struct cell *c, const struct result *res, struct tr
 		*p = (struct trace_pick){ EX_TIMER_LATE, late, 100 * late / wall };
 }
 
+/* The knobs to try, at most two: the caller's first (c->explain_first,
+ * the reading's own hypothesis), then the cause's from the one table, any
+ * the cell has already left out. Each runs its pairs; the first tried is
+ * e's own fields, each in e->tries. */
+static int try_knobs(const struct cell *c, const struct cell *before, struct result *res,
+		     enum explain_cause cause, int (*run_once)(const struct cell *, struct result *),
+		     struct trace_explain *e)
+{
+	enum trace_knob k[4], first = trace_knob_parse(c->explain_first), ck[3];
+	unsigned n = 0, m = trace_knobs_for(cause, c, ck, 3);
+	int ret = 0;
+
+	if (first != TK_NONE)
+		k[n++] = first;
+	for (unsigned i = 0; i < m; i++)
+		if (ck[i] != first)
+			k[n++] = ck[i];
+	if (!n)		/* the cell has them all already (the note says so), or none */
+		k[n++] = trace_knobs_for(cause, NULL, ck, 1) ? ck[0] : TK_NONE;
+	for (unsigned i = 0, tried = 0; i < n && tried < 2 && !ret; i++) {
+		struct trace_explain one = *e;
+		struct cell after = *before;
+		struct trace_explain_try *t;
+
+		one.note[0] = 0;
+		one.knob = NULL;
+		one.pairs = 0;
+		one.confirmed = one.applied = false;
+		if (!knob_apply(k[i], c, &after, &one)) {
+			one.applied = true;
+			ret = run_pairs(before, &after, res, run_once, &one);
+		}
+		t = &e->tries[tried++];
+		*t = (struct trace_explain_try){ .knob = one.knob, .applied = one.applied,
+						 .confirmed = one.confirmed, .before = one.before,
+						 .after = one.after, .ratio = one.ratio,
+						 .ratio_lo = one.ratio_lo, .ratio_hi = one.ratio_hi,
+						 .pairs = one.pairs };
+		snprintf(t->note, sizeof(t->note), "%s", one.note);
+		e->ntries = tried;
+		if (tried == 1) {
+			unsigned nt = e->ntries;
+			struct trace_explain_try keep = e->tries[0];
+
+			*e = one;
+			e->ntries = nt;
+			e->tries[0] = keep;
+		}
+		/* advice only (no option to run): the next knob is not run either */
+		if (!trace_knob_info(k[i])->arg)
+			break;
+	}
+	return ret;
+}
+
 int trace_explain(const struct cell *c, struct result *res,
 		  int (*run_once)(const struct cell *c, struct result *res))
 {
 	struct trace_explain *e = &res->trace.explain;
 	struct trace_pick p;
-	struct cell before = *c, after;
+	struct cell before = *c;
 
 	memset(e, 0, sizeof(*e));
 	e->on = true;
@@ -329,9 +376,5 @@ int trace_explain(const struct cell *c, struct result *res,
 	before.trace = before.trace_syscalls = before.profile = before.explain = false;
 	before.trace_events = NULL;
 	before.profile_dir = NULL;
-	after = before;
-	if (knob_apply(p.cause, c, &after, e))
-		return 0;
-	e->applied = true;
-	return run_pairs(&before, &after, res, run_once, e);
+	return try_knobs(c, &before, res, p.cause, run_once, e);
 }

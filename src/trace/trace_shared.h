@@ -18,6 +18,18 @@ enum tr_slot { TR_USER, TR_SYS, TR_WOKEN, TR_PREEMPTED, TR_SLEEP, TR_NSLOTS };
 /* How a wakeup's latency ended: the CPU it was switched in on had been
  * idle, ran another task, or ran another endpoint (the peer handing over). */
 enum tr_wk { TR_WK_IDLE, TR_WK_OTHER, TR_WK_SIDE, TR_NWK };
+/* How a wakeup's latency ended, from the task its CPU switched from
+ * (prev_pid 0: the idle task; prev_side >= 0: an endpoint) and whether that
+ * CPU ran a task when the wakeup chose it: an idle exit only where the CPU
+ * was idle at the wakeup; one that ran a task then and is switched in from
+ * idle later was not woken onto an idle CPU (TR_NWK: none of the three,
+ * plain wakeup latency). */
+static inline __u32 tr_wk_kind(int prev_pid, int prev_side, __u64 wake_cpu_busy)
+{
+	if (prev_pid == 0)
+		return wake_cpu_busy ? TR_NWK : TR_WK_IDLE;
+	return prev_side >= 0 ? TR_WK_SIDE : TR_WK_OTHER;
+}
 /* The critical path's slots: the side's own, then its woken time by how it
  * ended (a part of TR_WOKEN, not beside it). */
 #define TR_CP_SLOTS (TR_NSLOTS + TR_NWK)
@@ -67,6 +79,7 @@ struct tr_side {
 	__u64 wk_timer;		/* woken ns after a timer's expiry */
 	__u64 timer_wakeups;	/* wakeups from a timer's expiry */
 	__u64 cp_wpend;		/* woken ns on the critical path, its end not yet seen */
+	__u64 wake_cpu_busy;	/* at its wakeup the CPU chosen ran a task (not idle) */
 };
 
 /* Every global of the BPF object, in its .bss: one struct, so that both

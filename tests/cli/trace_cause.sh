@@ -30,7 +30,7 @@ check() {
 	        bad.append(what)
 	names = {"user work", "kernel work", "wakeup latency", "wakeup from idle",
 	         "waiting for a CPU", "preempted", "waiting for the peer", "timer lateness",
-	         "unattributed"}
+	         "unattributed", "polling", "the hypervisor (steal)"}
 	need(c is not None, "no cause")
 	if c:
 	    sh = c["shares"]

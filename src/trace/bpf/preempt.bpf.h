@@ -109,8 +109,16 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
 {
 	int j = side_of((__u32)p->pid);
 
-	if (j >= 0 && !hidden() && sides[j].phase == TR_PH_WOKEN)
-		wait_on(j, task_cpu(p), bpf_ktime_get_ns());
+	if (j >= 0 && !hidden() && sides[j].phase == TR_PH_WOKEN) {
+		__u32 c = task_cpu(p);
+
+		/* the CPU chosen runs a task now (its last switch seen put one
+		 * in, not the idle task): a later switch-in from idle is no
+		 * idle exit of this wakeup */
+		if (c < TR_MAX_CPUS)
+			sides[j].wake_cpu_busy = G.cpu_next[c] > 1;
+		wait_on(j, c, bpf_ktime_get_ns());
+	}
 	return 0;
 }
 

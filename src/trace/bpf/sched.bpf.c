@@ -202,7 +202,7 @@ __noinline int close_iv(__u64 i, __u64 now, __u64 implied, __u64 implied_sys)
 static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_side)
 {
 	struct tr_side *s = &sides[j];
-	__u32 k = prev_pid == 0 ? TR_WK_IDLE : prev_side >= 0 ? TR_WK_SIDE : TR_WK_OTHER;
+	__u32 k = tr_wk_kind(prev_pid, prev_side, s->wake_cpu_busy);
 	__u64 d = clip(s->wake_t, now, &wins[j]);
 
 	if (s->timer_woken)
@@ -375,6 +375,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (sides[j].phase == TR_PH_SLEEP) {
 		sides[j].phase = TR_PH_WOKEN;
 		sides[j].wake_t = now;
+		sides[j].wake_cpu_busy = 0;	/* sched_wakeup says, once the CPU is chosen */
 		sides[j].timer_woken = timer;
 		if (timer && in_win(now, &wins[j]))
 			sides[j].timer_wakeups++;
