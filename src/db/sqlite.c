@@ -8,6 +8,9 @@
  * symbolic link is not followed. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,10 +99,20 @@ static char *sq_sql(const char *sql)
 	return s;
 }
 
+/* A connection (db->h), and the thread that interrupts what it runs when
+ * a signal asks ipclab to stop: the progress handler is not called inside
+ * one long VM step (PRAGMA quick_check of a large file, a sort's merge),
+ * sqlite3_interrupt is seen there too. */
+struct sq_conn {
+	sqlite3 *h;
+	pthread_t watcher;
+	atomic_bool stop, watched;
+};
+
 static int sq_exec(struct db *db, const char *sql, const char *const *param, int nparam,
 		   db_row_fn fn, void *arg, char *err, size_t len)
 {
-	sqlite3 *h = db->h;
+	sqlite3 *h = ((struct sq_conn *)db->h)->h;
 	sqlite3_stmt *st = NULL;
 	char *text = sq_sql(sql);
 	int rc, ret = 0;
@@ -243,7 +256,7 @@ struct sq_objs {
 static int got_obj(void *arg, const char *const *col, int ncol)
 {
 	struct sq_objs *s = arg;
-	struct sq_obj *o = &s->o[s->n];
+	struct sq_obj *o;
 
 	if (ncol < 4 || !col[0] || !col[1])
 		return 0;
@@ -251,6 +264,7 @@ static int got_obj(void *arg, const char *const *col, int ncol)
 		s->over = true;
 		return 1;
 	}
+	o = &s->o[s->n];
 	o->name = strdup(col[1]);
 	snprintf(o->type, sizeof(o->type), "%s", col[0]);
 	if (asprintf(&o->what, "%s\x1f%s\x1f%s", col[0], col[2] ? col[2] : "", col[3] ? col[3] : "") < 0)
@@ -279,15 +293,15 @@ static const char sq_objs_sql[] =
 static int sq_reference(int version, struct sq_objs *ref, char *err, size_t len)
 {
 	struct db mem = { .where = "(ipclab's schema)" };
-	sqlite3 *h = NULL;
+	struct sq_conn c = { .h = NULL };
 	int ret = 0;
 
-	if (sqlite3_open_v2(":memory:", &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
+	if (sqlite3_open_v2(":memory:", &c.h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
 	    SQLITE_OK) {
-		sqlite3_close(h);
+		sqlite3_close(c.h);
 		return errf(err, len, ENOMEM, "out of memory");
 	}
-	mem.h = h;
+	mem.h = &c;
 	if (version > 0)
 		ret = sq_exec(&mem, DB_META_SQL, NULL, 0, NULL, NULL, err, len);
 	for (int v = 0; !ret && v < version; v++)
@@ -295,7 +309,7 @@ static int sq_reference(int version, struct sq_objs *ref, char *err, size_t len)
 			ret = sq_exec(&mem, *sql, NULL, 0, NULL, NULL, err, len);
 	if (!ret)
 		ret = sq_exec(&mem, sq_objs_sql, NULL, 0, got_obj, ref, err, len);
-	sqlite3_close(h);
+	sqlite3_close(c.h);
 	return ret;
 }
 
@@ -368,10 +382,16 @@ static int sq_schema_ok(struct db *db, int *version, char *err, size_t len)
 	long long meta = 0;
 	int ret = sq_no_code(db, err, len);
 
-	if (!ret && sq_exec(db, sq_objs_sql, NULL, 0, got_obj, &got, err, len))
-		ret = got.over ? errf(err, len, EINVAL, "%s holds more than %d ipclab tables and indexes: not a store ipclab made; it is left as it is: name a new file",
-				      db->where, SQ_MAX_OBJS) :
-				 damaged(db, err, len, "its schema does not read");
+	if (!ret) {
+		ret = sq_exec(db, sq_objs_sql, NULL, 0, got_obj, &got, err, len);
+		if (got.over)
+			ret = errf(err, len, EINVAL, "%s holds more than %d ipclab tables and indexes: not a store ipclab made; it is left as it is: name a new file",
+				   db->where, SQ_MAX_OBJS);
+		else if (ret == -ENOMEM)
+			ret = errf(err, len, ENOMEM, "out of memory");
+		else if (ret == -EINVAL)
+			ret = damaged(db, err, len, "its schema does not read");
+	}
 	if (!ret)
 		ret = sq_reference(1, &ref, err, len);
 	if (!ret)
@@ -527,17 +547,60 @@ static int sq_owned(struct db *db, const char *dir, const char *real, char *err,
 	return ret;
 }
 
-/* Open real as flags say, hardened; db->h is the connection. */
+/* Every 20 ms: a signal came? Then whatever the connection runs now is
+ * interrupted (and sq_exec starts nothing new). */
+static void *sq_watch(void *arg)
+{
+	struct sq_conn *c = arg;
+
+	while (!atomic_load(&c->stop)) {
+		if (runner_interrupted)
+			sqlite3_interrupt(c->h);
+		nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+	}
+	return NULL;
+}
+
+static void sq_disconnect(struct db *db)
+{
+	struct sq_conn *c = db->h;
+
+	if (!c)
+		return;
+	if (atomic_load(&c->watched)) {
+		atomic_store(&c->stop, true);
+		pthread_join(c->watcher, NULL);
+	}
+	sqlite3_close(c->h);
+	free(c);
+	db->h = NULL;
+}
+
+/* Open real as flags say, hardened, watched; db->h is the connection. The
+ * watcher takes no signal: they stay the main thread's (a blocked write
+ * is interrupted by them). */
 static int sq_connect(struct db *db, const char *real, int flags, char *err, size_t len)
 {
-	sqlite3 *h = NULL;
-	int rc = sqlite3_open_v2(real, &h, flags | SQLITE_OPEN_NOFOLLOW, NULL);
+	struct sq_conn *c = calloc(1, sizeof(*c));
+	sigset_t all, old;
+	int rc;
 
-	db->h = h;
+	if (!c)
+		return errf(err, len, ENOMEM, "out of memory");
+	db->h = c;
+	rc = sqlite3_open_v2(real, &c->h, flags | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK)
 		return errf(err, len, rc == SQLITE_CANTOPEN ? EACCES : -sq_errno(rc), "%s: %s",
-			    db->where, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
-	sq_harden(h);
+			    db->where, c->h ? sqlite3_errmsg(c->h) : sqlite3_errstr(rc));
+	sq_harden(c->h);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&c->watcher, NULL, sq_watch, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return errf(err, len, rc, "%s: no thread to watch for signals: %s", db->where,
+			    strerror(rc));
+	atomic_store(&c->watched, true);
 	return sq_exec(db, "PRAGMA temp_store = MEMORY", NULL, 0, NULL, NULL, err, len);
 }
 
@@ -561,8 +624,7 @@ static int sq_inspect(struct db *db, const char *real, bool create, char *err, s
 		ret = sq_identify(db, create, err, len);
 	if (!ret && db->version && db->version <= DB_SCHEMA_VERSION)
 		ret = sq_check(db, err, len);
-	sqlite3_close(db->h);
-	db->h = NULL;
+	sq_disconnect(db);
 	if ((ret || db->version > DB_SCHEMA_VERSION) && !had_wal && !lstat(wal, &st) &&
 	    S_ISREG(st.st_mode) && st.st_size == 0) {
 		unlink(wal);
@@ -607,8 +669,7 @@ static int sq_open(struct db *db, const char *path, bool create, char *err, size
 
 static void sq_close(struct db *db)
 {
-	sqlite3_close(db->h);
-	db->h = NULL;
+	sq_disconnect(db);
 }
 
 #else /* !HAVE_SQLITE */
