@@ -13,11 +13,13 @@
 #include "cmd.h"
 #include "dbcmd.h"
 #include "../report/compare.h"
+#include "compare_store.h"
 
 struct cmp_args {
 	struct cmp_opts o;
 	const char *format, *output;
 	const char *db, *baseline;	/* --db, --baseline: BEFORE from the store */
+	const char *by, *label;		/* --by machine --label K=V: sides from the store */
 	bool db_shared;			/* --db-shared */
 	char *ignore_buf;
 	const char *ignore[32];
@@ -30,9 +32,16 @@ static int cmp_usage(const struct cli_opt *o, char *arg, void *args, struct cli_
 {
 	(void)o, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab compare [options] BEFORE.json AFTER.json\n"
-	      "Match the cells of two result files by configuration and compare their metrics:\n"
-	      "with repetitions in both (run --repeat 6 or more), by a Mann-Whitney test over them\n"
-	      "(p) and the 95 % interval of the ratio after/before (ratio ci95).\n", stdout);
+	      "       ipclab compare [options] BEFORE1.json BEFORE2.json... -- AFTER1.json AFTER2.json...\n"
+	      "       ipclab compare --db URL --by machine [--label K=V] [--baseline machine=NAME]\n"
+	      "Match the cells of result files by configuration and compare their metrics.\n"
+	      "Several runs a side (separate runs of the plan): the verdict is over the runs, each\n"
+	      "run's median per cell (a Mann-Whitney test with 4 runs a side or more, else every\n"
+	      "after run against every before run), better or worse only beyond +-10 %.\n"
+	      "One run a side: over its repetitions (run --repeat 6 or more), a Mann-Whitney test (p)\n"
+	      "and the 95 % interval of the ratio after/before (ratio ci95); when the store holds\n"
+	      "this machine's run-to-run drift (ipclab env --calibrate), a change within it is\n"
+	      "within run-to-run noise. Each verdict says its basis.\n", stdout);
 	cli_help(stdout, compare_options, FMT_COMPARE);
 	fputs("Exit status: 0 ok, 2 bad input, 3 a regression past --fail-above.\n", stdout);
 	return -1;
@@ -101,8 +110,17 @@ const struct cli_opt compare_options[] = {
 	DB_SHARED_ROW(.kind = CLI_FLAG, .offset = CA(db_shared)),
 	{ .name = "baseline", .has_arg = required_argument, .metavar = "K=V",
 	  .help = "BEFORE from the store: each cell's newest result with label\n"
-		  "K=V on AFTER's machine (docs/history.md); then one file, AFTER.json",
+		  "K=V on AFTER's machine (docs/history.md); then one file, AFTER.json;\n"
+		  "with --by machine, machine=NAME: the machine the others are\n"
+		  "compared with (default the first by name)",
 	  .kind = CLI_TEXT, .offset = CA(baseline) },
+	{ .name = "by", .has_arg = required_argument, .metavar = "machine",
+	  .help = "hosts side by side: each machine's stored runs (--label) are\n"
+		  "a side, each compared with the baseline machine's",
+	  .kind = CLI_TEXT, .offset = CA(by), .values = "list:machine" },
+	{ .name = "label", .has_arg = required_argument, .metavar = "K=V[,K=V]",
+	  .help = "with --by: the stored runs with these labels, e.g. fleet_run=42",
+	  .kind = CLI_TEXT, .offset = CA(label) },
 	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
 	  .kind = CLI_CALL, .call = cmp_usage },
 	{ 0 },
@@ -114,11 +132,23 @@ static int cmp_args_parse(int argc, char **argv, struct cmp_args *a)
 
 	if (ret)
 		return ret;
+	if (a->by && strcmp(a->by, "machine"))
+		return cmd_usage_error("compare", "--by %s: expected --by machine", a->by);
+	if (a->label && !a->by)
+		return cmd_usage_error("compare", "--label goes with --by machine: ipclab compare --by machine --label %s",
+				       a->label);
+	if (a->by) {
+		if (argc - optind)
+			return cmd_usage_error("compare", "--by machine takes its sides from the store, not files ('%s')",
+					       argv[optind]);
+		if (a->baseline && strncmp(a->baseline, "machine=", 8))
+			return cmd_usage_error("compare", "--by machine --baseline %s: expected machine=NAME",
+					       a->baseline);
+		return 0;
+	}
 	if (a->baseline && argc - optind != 1)
 		return cmd_usage_error("compare", "--baseline: expected one result file, AFTER.json (got %d)",
 				       argc - optind);
-	if ((a->db || a->db_shared) && !a->baseline)
-		return cmd_usage_error("compare", "--db and --db-shared go with --baseline K=V: which stored runs are the baseline?");
 	if (!a->baseline && argc - optind != 2)
 		return cmd_usage_error("compare", "expected two result files, BEFORE.json AFTER.json (got %d); see ipclab compare --help",
 				 argc - optind);
@@ -137,16 +167,186 @@ static int cmp_write(const struct cmp_args *a, const struct cmp_result *r)
 	return output_commit(&out, ret, strerror(errno ? errno : EIO));
 }
 
+/* One run a side: this machine's calibrated drift from the store. */
+static void cmp_calibration(struct cmp_args *a, const struct rfile *after, struct cmp_drift *d,
+			    char *source, size_t slen)
+{
+	const char *host = json_string_value(json_object_get(json_object_get(after->root, "env"),
+							      "hostname"));
+
+	a->o.ndrift = cmp_store_drift(a->db, a->db_shared, host, d, CMP_DRIFT_MAX, source, slen);
+	a->o.drift = d;
+	a->o.drift_source = a->o.ndrift ? source : NULL;
+}
+
+/* --by machine: each other machine's runs against the baseline machine's. */
+static int cmp_by_machine(struct cmp_args *a)
+{
+	struct cmp_machines m;
+	const char *base = a->baseline ? a->baseline + 8 : NULL;
+	size_t b = 0, regress = 0;
+	struct output out;
+	json_t *all = NULL;
+	int ret = cmp_store_by_machine(a->db, a->db_shared, a->label, a->ignore, &m);
+
+	if (ret)
+		return ret;
+	while (base && b < m.n && strcmp(m.host[b].name, base))
+		b++;
+	if (b == m.n) {
+		ret = cmd_usage_error("compare", "--baseline machine=%s: no run of that machine among the %zu selected; --by machine lists %s first",
+				      base, m.n, m.host[0].name);
+		cmp_machines_free(&m);
+		return ret;
+	}
+	ret = output_open(&out, a->output, "compare");
+	if (ret) {
+		cmp_machines_free(&m);
+		return ret;
+	}
+	if (!strcmp(a->format, "json"))
+		all = json_pack("{s:s, s:s, s:[]}", "by", "machine", "baseline", m.host[b].name,
+				"comparisons");
+	for (size_t i = 0; !ret && i < m.n; i++) {
+		struct cmp_opts o = a->o;
+		struct cmp_result r;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		if (i == b)
+			continue;
+		o.runs[0] = m.host[b].ptr;
+		o.nruns[0] = m.host[b].nruns;
+		o.runs[1] = m.host[i].ptr;
+		o.nruns[1] = m.host[i].nruns;
+		if (compare_files(o.runs[0][0], o.runs[1][0], &o, &r)) {
+			ret = cmd_usage_error("compare", "out of memory");
+			break;
+		}
+		regress += r.regressions;
+		f = all ? open_memstream(&buf, &len) : out.f;
+		if (!all)
+			fprintf(f, "%s== %s against %s (%zu and %zu runs) ==\n", i == (b == 0) ? "" : "\n",
+				m.host[i].name, m.host[b].name, o.nruns[1], o.nruns[0]);
+		ret = !f || compare_print(f, &r, &o, a->format) ? -EIO : 0;
+		if (all && f) {
+			json_t *one;
+
+			fclose(f);
+			one = buf ? json_loads(buf, 0, NULL) : NULL;
+			if (one)
+				json_object_set_new(one, "machine", json_string(m.host[i].name));
+			ret = ret || !one ||
+			      json_array_append_new(json_object_get(all, "comparisons"), one) ? -EIO : 0;
+			free(buf);
+		}
+		compare_free(&r);
+	}
+	if (!ret && all && (json_dumpf(all, out.f, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) ||
+			    fputc('\n', out.f) == EOF))
+		ret = -EIO;
+	json_decref(all);
+	ret = output_commit(&out, ret, strerror(errno ? errno : EIO));
+	cmp_machines_free(&m);
+	return !ret && regress ? 3 : ret;
+}
+
+/* The files of one side, loaded; 0 or 2 with the error said. */
+static int cmp_load_side(char **paths, size_t n, const char *const *ignore, struct rfile *rf,
+			 const struct rfile **ptr)
+{
+	char err[ERRLEN];
+
+	for (size_t i = 0; i < n; i++) {
+		if (rfile_load(&rf[i], paths[i], ignore, err, sizeof(err))) {
+			while (i--)
+				rfile_free(&rf[i]);
+			return cmd_usage_error("compare", "%s", err);
+		}
+		ptr[i] = &rf[i];
+	}
+	return 0;
+}
+
+/* compare A1 A2 -- B1 B2: several runs a side. */
+static int cmp_sides(struct cmp_args *a, char **argv, size_t na, size_t nb)
+{
+	struct rfile *rf = calloc(na + nb, sizeof(*rf));
+	const struct rfile **ptr = calloc(na + nb, sizeof(*ptr));
+	struct cmp_drift d[CMP_DRIFT_MAX];
+	char source[256];
+	struct cmp_result r;
+	int ret;
+
+	if (!rf || !ptr) {
+		free(rf);
+		free(ptr);
+		return cmd_usage_error("compare", "out of memory");
+	}
+	ret = cmp_load_side(argv, na, a->ignore, rf, ptr);
+	if (!ret && (ret = cmp_load_side(argv + na + 1, nb, a->ignore, rf + na, ptr + na)))
+		for (size_t i = 0; i < na; i++)
+			rfile_free(&rf[i]);
+	if (ret)
+		goto out;
+	a->o.runs[0] = ptr;
+	a->o.nruns[0] = na;
+	a->o.runs[1] = ptr + na;
+	a->o.nruns[1] = nb;
+	if (na == 1 && nb == 1)
+		cmp_calibration(a, &rf[na], d, source, sizeof(source));
+	if (compare_files(&rf[0], &rf[na], &a->o, &r)) {
+		ret = cmd_usage_error("compare", "out of memory");
+	} else {
+		ret = cmp_write(a, &r);
+		if (!ret && r.regressions)
+			ret = 3;
+		compare_free(&r);
+	}
+	for (size_t i = 0; i < na + nb; i++)
+		rfile_free(&rf[i]);
+out:
+	free(rf);
+	free(ptr);
+	return ret;
+}
+
+/* The "--" between the sides, before getopt sees (and moves) it: 0 when none. */
+static int cmp_separator(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return i;
+	return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct cmp_args a = { .o = { .fail_above_pct = NAN, .metric_mask = (1u << CMP_NMETRICS) - 1 } };
 	struct rfile before, after;
 	struct cmp_result r;
-	char err[ERRLEN];
-	int ret = cli_defaults(compare_options, &a) ? 2 : cmp_args_parse(argc, argv, &a);
+	struct cmp_drift d[CMP_DRIFT_MAX];
+	char err[ERRLEN], source[256];
+	int sep = cmp_separator(argc, argv);
+	int ret;
 
+	if (sep) {	/* the options are those before it */
+		ret = cli_defaults(compare_options, &a) ? 2 :
+		      cli_parse(compare_options, sep, argv, &a, "compare", true);
+		if (ret)
+			return ret < 0 ? 0 : ret;
+		if (a.baseline || a.by)
+			return cmd_usage_error("compare", "--baseline and --by take a side from the store; with '--' both sides are files");
+		if (optind >= sep || sep + 1 >= argc)
+			return cmd_usage_error("compare", "'--' goes between two sides of result files: ipclab compare A1.json A2.json -- B1.json B2.json");
+		return cmp_sides(&a, argv + optind, (size_t)(sep - optind), (size_t)(argc - sep - 1));
+	}
+	ret = cli_defaults(compare_options, &a) ? 2 : cmp_args_parse(argc, argv, &a);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (a.by)
+		return cmp_by_machine(&a);
 	if (a.baseline) {	/* BEFORE from the store */
 		if (rfile_load(&after, argv[optind], a.ignore, err, sizeof(err)))
 			return cmd_usage_error("compare", "%s", err);
@@ -161,6 +361,7 @@ int cmd_compare(int argc, char **argv)
 		rfile_free(&before);
 		return cmd_usage_error("compare", "%s", err);
 	}
+	cmp_calibration(&a, &after, d, source, sizeof(source));
 	if (compare_files(&before, &after, &a.o, &r)) {
 		ret = cmd_usage_error("compare", "out of memory");
 	} else {

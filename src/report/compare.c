@@ -115,6 +115,7 @@ static bool compare_value(struct cmp_row *row, unsigned m, const struct cmp_opts
 	v->worse_pct = cm->higher_better ? -v->change_pct : v->change_pct;
 	v->spread = spread_of(row, cm->key, v->before, v->after);
 	cmp_test_value(row, m, o, v);
+	cmp_runs_value(row, m, o, v);
 	if (canary->other_state) {	/* not like with like: no verdict, no regression */
 		v->verdict = CV_OTHER_STATE;
 		v->nmodes = 0;
@@ -176,6 +177,26 @@ static int alloc_result(const struct rfile *a, const struct rfile *b, struct cmp
 	return 0;
 }
 
+/* The canaries of every run of one side against every run of the other: the
+ * first pair in another state of the machine says so for the comparison. */
+static void cmp_canary_runs(const struct rfile *before, const struct rfile *after,
+			    const struct cmp_opts *o, struct cmp_canary *c)
+{
+	size_t nb = o->nruns[0] ? o->nruns[0] : 1, na = o->nruns[1] ? o->nruns[1] : 1;
+
+	cmp_canary(before, after, c);
+	for (size_t i = 0; i < nb && !c->other_state; i++)
+		for (size_t j = 0; j < na && !c->other_state; j++) {
+			struct cmp_canary one;
+
+			if (!i && !j)
+				continue;
+			cmp_canary(i ? o->runs[0][i] : before, j ? o->runs[1][j] : after, &one);
+			if (one.other_state)
+				*c = one;
+		}
+}
+
 int compare_files(const struct rfile *before, const struct rfile *after,
 		  const struct cmp_opts *o, struct cmp_result *r)
 {
@@ -188,7 +209,7 @@ int compare_files(const struct rfile *before, const struct rfile *after,
 		free(used);
 		return -ENOMEM;
 	}
-	cmp_canary(before, after, &r->canary);
+	cmp_canary_runs(before, after, o, &r->canary);
 	for (size_t i = 0; i < before->n; i++) {
 		const struct rcell *c = &before->cells[i], *m = find_match(after, c, used);
 

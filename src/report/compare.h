@@ -42,6 +42,20 @@ enum cmp_verdict {
 /* A change whose whole 95 % interval lies within +-this (%) is no change. */
 #define CMP_NOISE_PCT 1.0
 
+/* What a verdict rests on: one run a side, the repetitions inside each
+ * (run-to-run drift not known) or those and the machine's calibrated
+ * run-to-run drift (env --calibrate); several runs a side, the runs. */
+enum cmp_basis { CB_REPETITIONS, CB_RUNS, CB_DRIFT };
+const char *cmp_basis_name(enum cmp_basis b);
+
+/* A machine's run-to-run drift for a reference cell (env --calibrate): the
+ * ratio of two separate runs' medians of an A/A pair lies in [lo, hi]. */
+struct cmp_drift {
+	char transport[32], pattern[32], what[96];
+	double lo, hi;
+};
+#define CMP_DRIFT_MAX 8
+
 /* Mann-Whitney U over two samples of repetitions, and the ratio's interval. */
 struct cmp_test {
 	double before, after;		/* the samples' medians */
@@ -65,6 +79,9 @@ struct cmp_value {
 	unsigned nmodes;	/* 2 when bimodal in both: [0] the fast mode, [1] the slow */
 	struct cmp_test modes[2];
 	char why[160];		/* CV_UNTESTED, CV_CANNOT: why */
+	enum cmp_basis basis;	/* what the verdict rests on (compare_runs.c) */
+	struct cmp_test runs;	/* CB_RUNS: over the runs' values (each run's median) */
+	double drift_lo, drift_hi;	/* CB_DRIFT: the calibrated A/A interval used */
 };
 
 /* The keys whose values differ between two env objects (borrowed), the
@@ -111,6 +128,14 @@ struct cmp_row {
 struct cmp_opts {
 	double fail_above_pct;	/* NAN: never fail */
 	unsigned metric_mask;	/* bit i: cmp_metric(i) is compared */
+	/* Each side's runs (compare A1 A2 -- B1 B2, --by machine): runs[k][0]
+	 * is before (k 0) or after (k 1) itself; nruns[k] 0 means one. */
+	const struct rfile *const *runs[2];
+	size_t nruns[2];
+	/* The machine's calibrated drift (env --calibrate), for one run a side. */
+	const struct cmp_drift *drift;
+	size_t ndrift;
+	const char *drift_source;	/* where it came from, for the header */
 };
 
 struct cmp_result {
@@ -129,6 +154,17 @@ struct cmp_result {
  * set, the rest of v filled. */
 void cmp_test_value(const struct cmp_row *row, unsigned m, const struct cmp_opts *o,
 		    struct cmp_value *v);
+/* The run-level verdict of metric m of row (compare_runs.c), after
+ * cmp_test_value: several runs a side, the test over the runs; one run a
+ * side with a calibrated drift, the drift. */
+void cmp_runs_value(const struct cmp_row *row, unsigned m, const struct cmp_opts *o,
+		    struct cmp_value *v);
+/* The drift for row's cell (same transport and pattern, else the widest). */
+const struct cmp_drift *cmp_drift_for(const struct cmp_row *row, const struct cmp_opts *o);
+/* The calibration object of a stored calibration run ("calibration":
+ * {"cells": [{transport, pattern, what, lo, hi}]}) into d; the count. */
+size_t cmp_drift_from_json(const json_t *cal, struct cmp_drift *d, size_t max);
+
 /* "better", "worse", "no change", ... */
 const char *cmp_verdict_name(enum cmp_verdict v);
 

@@ -15,8 +15,11 @@
 #include <jansson.h>
 
 #include "ipclab/safe_print.h"
+#include "ipclab/stats.h"
 #include "ipclab/util.h"
 #include "compare.h"
+
+#define STATS_MARGIN_PCT (STATS_EQUIV_MARGIN * 100)
 
 static void value_text(unsigned m, double v, char *buf, size_t len)
 {
@@ -123,10 +126,15 @@ static void verdict_text(unsigned m, const struct cmp_row *row, const struct cmp
 		snprintf(what, sizeof(what), "cannot compare: %s", v->why);
 	else if (v->verdict == CV_UNTESTED)
 		spread_verdict(m, v, o, what, sizeof(what));
+	else if (v->basis != CB_REPETITIONS && v->verdict == CV_SAME && v->why[0])
+		snprintf(what, sizeof(what), "no change: %s", v->why);
 	else
 		test_verdict(m, v, o, what, sizeof(what));
 	flags_text(row, flags, sizeof(flags));
-	snprintf(buf, len, "%s%s", what, flags);
+	if (v->basis == CB_REPETITIONS || v->verdict == CV_OTHER_STATE)
+		snprintf(buf, len, "%s%s", what, flags);
+	else
+		snprintf(buf, len, "%s%s [%s]", what, flags, cmp_basis_name(v->basis));
 }
 
 static bool row_has_spread(const struct cmp_row *row)
@@ -266,6 +274,28 @@ static void summary_line(FILE *f, const struct cmp_result *r, const struct cmp_o
 	fprintf(f, ", %zu only in before, %zu only in after.\n", r->nonly_before, r->nonly_after);
 }
 
+/* What the verdicts rest on: the runs, or one run a side with or without
+ * the machine's calibrated drift. */
+static void basis_text(FILE *f, const struct cmp_result *r, const struct cmp_opts *o)
+{
+	char shown[1024];
+
+	(void)r;
+	if (o->nruns[0] > 1 || o->nruns[1] > 1)
+		fprintf(f, "basis: runs (%zu before, %zu after): each run's median per cell; with 4 and 4 runs or more\n"
+			   "a Mann-Whitney test over them, else every after run against every before run; better or\n"
+			   "worse only beyond +-%g %%%s\n",
+			o->nruns[0] ? o->nruns[0] : 1, o->nruns[1] ? o->nruns[1] : 1,
+			STATS_MARGIN_PCT, o->ndrift ? " and the calibrated drift" : "");
+	else if (o->ndrift)
+		fprintf(f, "basis: one run a side and this machine's calibrated run-to-run drift (%s): a change\n"
+			   "within it is within run-to-run noise\n",
+			safe_str(shown, sizeof(shown), o->drift_source ? o->drift_source : "given"));
+	else
+		fprintf(f, "basis: repetitions of one run a side; this machine's run-to-run drift is not calibrated\n"
+			   "(ipclab env --calibrate), nor are there several runs a side (compare A1 A2 -- B1 B2)\n");
+}
+
 static int print_text(FILE *f, const struct cmp_result *r, const struct cmp_opts *o)
 {
 	file_line(f, "before", r->before);
@@ -274,6 +304,7 @@ static int print_text(FILE *f, const struct cmp_result *r, const struct cmp_opts
 		   "with repetitions in both files: Mann-Whitney U over them (p) and the 95 %% interval of the ratio\n"
 		   "(Hodges-Lehmann, ratio ci95); better or worse when p < 0.05 and the interval lies beyond +-%g %%\n",
 		CMP_NOISE_PCT);
+	basis_text(f, r, o);
 	cmp_env_text(f, &r->env);
 	cmp_canary_text(f, &r->canary);
 	for (size_t i = 0; i < r->nrows; i++)
@@ -345,6 +376,7 @@ static int print_markdown(FILE *f, const struct cmp_result *r, const struct cmp_
 	if (nospread)
 		fprintf(f, " %zu of %zu cells: no spread data (use --repeat).", nospread, ncompared);
 	fputc('\n', f);
+	basis_text(f, r, o);
 	cmp_env_markdown(f, &r->env);
 	cmp_canary_markdown(f, &r->canary);
 	only_list(f, "before", r->before->path, r->only_before_label, r->nonly_before, true);
@@ -384,7 +416,17 @@ static void put_test(json_t *o, const struct cmp_value *v)
 	bool tested = v->verdict != CV_UNTESTED && v->verdict != CV_CANNOT &&
 		      v->verdict != CV_OTHER_STATE && !v->nmodes;
 
-	json_object_set_new(o, "test", tested ? json_string("mann-whitney") : json_null());
+	json_object_set_new(o, "test", !tested ? json_null() :
+				       v->basis == CB_DRIFT ? json_string("calibrated drift") :
+				       v->basis == CB_RUNS ? json_string(isnan(v->runs.p_value) ?
+									 "range of the runs" :
+									 "mann-whitney over runs") :
+				       json_string("mann-whitney"));
+	json_object_set_new(o, "basis", json_string(cmp_basis_name(v->basis)));
+	if (v->basis == CB_RUNS)
+		json_object_set_new(o, "runs", test_json(&v->runs));
+	if (!isnan(v->drift_lo))
+		json_object_set_new(o, "drift", json_pack("[f, f]", v->drift_lo, v->drift_hi));
 	json_object_set_new(o, "p_value", tested ? num_or_null(v->test.p_value) : json_null());
 	json_object_set_new(o, "ratio_ci95", tested ? ci_json(&v->test) : json_null());
 	json_object_set_new(o, "n_before", json_integer(v->test.n_before));
@@ -468,6 +510,16 @@ static int print_json(FILE *f, const struct cmp_result *r, const struct cmp_opts
 			 "only_before", labels_json(r->only_before_label, r->nonly_before),
 			 "only_after", labels_json(r->only_after_label, r->nonly_after),
 			 "regressions", (int)r->regressions);
+	if (root && json_object_set_new(root, "basis",
+					json_pack("{s:i, s:i, s:b, s:o}", "runs_before",
+						  (int)(o->nruns[0] ? o->nruns[0] : 1), "runs_after",
+						  (int)(o->nruns[1] ? o->nruns[1] : 1), "calibrated",
+						  o->ndrift > 0, "drift_source",
+						  o->drift_source ? json_string(o->drift_source) :
+								    json_null()))) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (root && json_object_set_new(root, "canary", cmp_canary_json(&r->canary))) {
 		json_decref(root);
 		root = NULL;
