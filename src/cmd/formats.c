@@ -13,7 +13,7 @@ const struct format_name format_names[] = {
 	{ "table", "text", FMT_ALL, "aligned columns for a terminal" },
 	{ "ranked", NULL, FMT_RUN, "best first per pattern and size" },
 	{ "json", NULL, FMT_ALL, "the result record (docs/output.md)" },
-	{ "csv", NULL, FMT_RUN | FMT_SUITE, "one row per cell" },
+	{ "csv", NULL, FMT_RUN | FMT_SUITE | FMT_HISTORY, "one row per cell" },
 	{ "markdown", NULL, FMT_RUN | FMT_COMPARE, "a table for a document" },
 	{ "svg", NULL, FMT_HISTORY, "a figure" },
 	{ "html", NULL, FMT_HISTORY, "one self-contained page" },

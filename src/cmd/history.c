@@ -90,7 +90,8 @@ const struct cli_opt history_options[] = {
 	       "msgs_per_s bytes_per_s lat_p50_ns lat_p99_ns lat_max_ns cpu_ns_per_msg cpu_pct_total p50 p99"),
 	{ .name = "by", .has_arg = required_argument, .metavar = "LABEL", .kind = CLI_TEXT,
 	  .offset = HA(by), .help = "points in the order of that label's values (kernel, commit),\n"
-				    "not in time order" },
+				    "not in time order; machine: each cell on every machine side\n"
+				    "by side (median, interval, ratio to the first machine)" },
 	{ .name = "against", .has_arg = required_argument, .metavar = "V|K=V", .kind = CLI_TEXT,
 	  .offset = HA(against),
 	  .help = "the runs of --label K=C against those of K=V (the first\n"
@@ -269,7 +270,8 @@ static int collect_row(void *arg, const struct db_row *row)
 	}
 	p = &s->pts[s->n++];
 	*p = (struct hpoint){ .run = row->run_id, .labels = json_loads(row->labels_json, 0, NULL),
-			      .value = v, .lo = lo, .hi = hi };
+			      .value = v, .lo = lo, .hi = hi,
+			      .metrics = json_incref(json_object_get(body, "metrics")) };
 	snprintf(p->at, sizeof(p->at), "%s", row->created_utc);
 out:
 	json_decref(body);
@@ -428,8 +430,10 @@ static int gather(struct history *h, struct db *db)
 static void history_free(struct history *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
-		for (size_t k = 0; k < h->s[i].n; k++)
+		for (size_t k = 0; k < h->s[i].n; k++) {
 			json_decref(h->s[i].pts[k].labels);
+			json_decref(h->s[i].pts[k].metrics);
+		}
 		free(h->s[i].pts);
 		free(h->s[i].base.v);
 		free(h->s[i].cand.v);
@@ -469,6 +473,10 @@ int cmd_history(int argc, char **argv)
 	for (size_t i = 0; !ret && !h.against && i < h.n; i++)
 		if (analyse(&h, &h.s[i]))
 			ret = cmd_usage_error("history", "out of memory");
+	/* -f csv keeps a row per run: its cells are not folded by machine */
+	if (!ret && !h.against && h.by && !strcmp(h.by, "machine") && strcmp(h.format, "csv") &&
+	    history_hosts(&h))
+		ret = cmd_usage_error("history", "out of memory");
 	if (!ret && name_series(&h))
 		ret = cmd_usage_error("history", "out of memory");
 	if (!ret)

@@ -21,6 +21,9 @@ struct hpoint {
 	struct canary canary[2];	/* the run's env.canary (history_canary.c) */
 	double state_ratio;		/* against the series' state, >= 1; 0: unknown */
 	char state_why[80];		/* "another state (cache-line RTT 4.3x)"; "" */
+	json_t *metrics;		/* the result's metrics (owned): -f csv */
+	unsigned runs;			/* --by machine: the machine's runs of the cell */
+	double ratio;			/* --by machine: against the first machine */
 };
 
 /* --against: the baseline's and the candidate's values of one series. */
@@ -58,12 +61,19 @@ struct history {
 	struct hseries *s;
 	size_t n, cap;
 	bool machines;			/* more than one machine among the series */
+	bool hosts;			/* --by machine: a series per cell, a point per machine */
 };
 
 /* Mark the points of runs measured in another state of the machine than
  * the rest of their series (their canaries): 0, or an exit status. */
 int history_canary(struct history *h, struct db *db);
-/* The exit status of writing h in h->format (table, json, svg, html). */
+/* --by machine: the series of one cell on each machine made one series
+ * of that cell, a point per machine (history_hosts.c): 0 or -ENOMEM. */
+int history_hosts(struct history *h);
+int history_hosts_table(FILE *f, const struct history *h);
+/* -f csv: a row per run and cell, for change-point tools (history_csv.c). */
+int history_csv(FILE *f, const struct history *h);
+/* The exit status of writing h in h->format (table, json, csv, svg, html). */
 int history_write(const struct history *h);
 int history_table(FILE *f, const struct history *h);
 int history_json(FILE *f, const struct history *h);

@@ -102,6 +102,8 @@ int history_table(FILE *f, const struct history *h)
 		table_against(f, h);
 		return ferror(f) ? -1 : 0;
 	}
+	if (h->hosts)
+		return history_hosts_table(f, h);
 	for (size_t i = 0; i < h->n; i++) {
 		if (i)
 			fputc('\n', f);
@@ -119,10 +121,18 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *point_json(const struct hpoint *p)
+static json_t *point_json(const struct history *h, const struct hpoint *p)
 {
 	json_t *ci = isfinite(p->lo) ? json_pack("[f,f]", p->lo, p->hi) : json_null();
 
+	if (h->hosts)	/* a machine's runs of the cell */
+		return json_pack("{s:O, s:s, s:I, s:i, s:O, s:o, s:o, s:s, s:o, s:b, s:o}", "machine",
+				 json_object_get(p->labels, "machine"), "at", p->at, "last_run",
+				 (json_int_t)p->run, "runs", (int)p->runs, "labels", p->labels,
+				 "value", num(p->value), "interval", ci, "interval_of",
+				 p->runs > 1 ? "range of the runs" : "the run's ci95", "ratio", num(p->ratio),
+				 "other_state", p->state_why[0] != '\0', "state",
+				 p->state_why[0] ? json_string(p->state_why) : json_null());
 	return json_pack("{s:s, s:I, s:O, s:o, s:o, s:b, s:o}", "at", p->at, "run", (json_int_t)p->run,
 			 "labels", p->labels ? p->labels : json_object(), "value", num(p->value),
 			 "ci95", ci, "other_state", p->state_why[0] != '\0', "state",
@@ -155,7 +165,7 @@ static json_t *series_json(const struct history *h, const struct hseries *s)
 	json_t *pts = json_array(), *cps = json_array();
 
 	for (size_t i = 0; o && pts && i < s->n; i++)
-		json_array_append_new(pts, point_json(&s->pts[i]));
+		json_array_append_new(pts, point_json(h, &s->pts[i]));
 	for (int i = 0; o && cps && i < s->ncp; i++)
 		json_array_append_new(cps, change_json(s, &s->cp[i]));
 	if (!o || !pts || !cps) {
@@ -216,6 +226,8 @@ int history_json(FILE *f, const struct history *h)
 				    "baseline", "key", h->base_label.key, "value", h->base_label.value,
 				    "candidate", "key", h->cand_label.key, "value", h->cand_label.value,
 				    "threshold_pct", h->threshold_pct));
+	if (root && h->hosts)
+		json_object_set_new(root, "by", json_string("machine"));
 	if (root)
 		json_object_set_new(root, "series", arr);
 	text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : NULL;
@@ -241,6 +253,8 @@ static int write_one(const struct history *h, const char *path, const char *form
 		ret = history_svg(out.f, h, false);
 	else if (!strcmp(format, "html"))
 		ret = history_html(out.f, h);
+	else if (!strcmp(format, "csv"))
+		ret = history_csv(out.f, h);
 	else
 		ret = history_table(out.f, h);
 	return output_commit(&out, ret, strerror(errno ? errno : EIO));
