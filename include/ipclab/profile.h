@@ -24,6 +24,7 @@ struct profile_entry {
 	char object[32];		/* "ipclab", "libc.so.6", "[kernel.kallsyms]" */
 	uint64_t samples;
 	double pct;			/* of the side's samples */
+	bool skid;			/* an interrupt-enable point (profile_skid_symbol) */
 };
 
 struct profile_side {
@@ -33,7 +34,19 @@ struct profile_side {
 	uint64_t kernel_samples;	/* of which the sampled instruction was the kernel's */
 	unsigned ntop;
 	struct profile_entry top[PROFILE_TOP];	/* by samples, the sampled (leaf) function */
+	uint64_t skid_samples;		/* of samples, at interrupt-enable points */
 };
+
+/* A timer-sampled profile (a clock event, all a guest without a hardware
+ * PMU has) takes a tick that fell while interrupts were off when they come
+ * back on: its samples pile up where the kernel re-enables them
+ * (_raw_spin_unlock_irqrestore, finish_task_switch, __do_softirq,
+ * native_safe_halt, ...), which are then skid, not hot functions. True
+ * for such a symbol. */
+bool profile_skid_symbol(const char *symbol);
+/* A side whose samples pile up there (PROFILE_SKID_PCT or more): the table
+ * says so. */
+#define PROFILE_SKID_PCT 20.0
 
 struct profile_result {
 	bool on;

@@ -35,10 +35,11 @@ static json_t *side_json(const struct profile_result *pr, const struct profile_s
 		return NULL;
 	}
 	for (unsigned k = 0; k < s->ntop; k++)
-		json_array_append_new(top, json_pack("{s:s, s:s, s:I, s:f}", "symbol", s->top[k].symbol,
+		json_array_append_new(top, json_pack("{s:s, s:s, s:I, s:f, s:b}", "symbol", s->top[k].symbol,
 						     "object", s->top[k].object,
 						     "samples", (json_int_t)s->top[k].samples,
-						     "pct", s->top[k].pct));
+						     "pct", s->top[k].pct, "skid", s->top[k].skid));
+	json_object_set_new(o, "skid_samples", json_integer((json_int_t)s->skid_samples));
 	json_object_set_new(o, "top", top);
 	json_object_set_new(o, "folded_file", folded_file(pr, s));
 	return o;
@@ -96,10 +97,16 @@ void profile_table(FILE *f, const struct profile_result *pr)
 			fprintf(f, "    client %u: %llu samples (%.0f%% in the kernel)\n", s->id,
 				(unsigned long long)s->samples,
 				s->samples ? 100.0 * (double)s->kernel_samples / (double)s->samples : 0.0);
+		if (s->samples && 100.0 * (double)s->skid_samples / (double)s->samples >= PROFILE_SKID_PCT)
+			fprintf(f, "      %.0f%% of its samples at interrupt-enable points (skid): a timer-sampled "
+				   "profile takes a tick when interrupts come back on, so read them as the code "
+				   "before, not as hot functions\n",
+				100.0 * (double)s->skid_samples / (double)s->samples);
 		if (s->ntop)
 			fprintf(f, "      %8s %7s  %-40s %s\n", "samples", "%", "symbol", "object");
 		for (unsigned k = 0; k < s->ntop; k++)
-			fprintf(f, "      %8llu %7.3f  %-40s %s\n", (unsigned long long)s->top[k].samples,
-				s->top[k].pct, s->top[k].symbol, s->top[k].object);
+			fprintf(f, "      %8llu %7.3f  %-40s %s%s\n", (unsigned long long)s->top[k].samples,
+				s->top[k].pct, s->top[k].symbol, s->top[k].object,
+				s->top[k].skid ? "  (skid)" : "");
 	}
 }

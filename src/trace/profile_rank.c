@@ -73,6 +73,27 @@ static int fn_cmp(const void *a, const void *b)
 	return strcmp(x->sym ? x->sym : "", y->sym ? y->sym : "");
 }
 
+bool profile_skid_symbol(const char *symbol)
+{
+	static const char *const points[] = {
+		"_raw_spin_unlock_irqrestore", "_raw_spin_unlock_irq", "finish_task_switch",
+		"finish_task_switch.isra.0", "__do_softirq", "handle_softirqs", "native_safe_halt",
+		"pv_native_safe_halt", "default_idle", "arch_local_irq_restore", "__local_bh_enable_ip",
+		"irqentry_exit", "irqentry_exit_to_user_mode", "exit_to_user_mode_prepare",
+		"syscall_exit_to_user_mode", "local_bh_enable", "rcu_read_unlock_bh",
+	};
+
+	if (!symbol)
+		return false;
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
+		if (!strcmp(symbol, points[i]))
+			return true;
+	/* a compiler's clone of one: finish_task_switch.isra.0, .constprop.0 */
+	if (!strncmp(symbol, "finish_task_switch.", 19))
+		return true;
+	return false;
+}
+
 /* The side's top functions, from the table. */
 static void fn_top(struct fn_table *t, struct profile_side *s)
 {
@@ -83,12 +104,17 @@ static void fn_top(struct fn_table *t, struct profile_side *s)
 			t->v[n++] = t->v[i];
 	if (n)	/* t->v is NULL when the side had no sample */
 		qsort(t->v, n, sizeof(*t->v), fn_cmp);
+	s->skid_samples = 0;
+	for (size_t i = 0; i < n; i++)
+		if (profile_skid_symbol(t->v[i].sym))
+			s->skid_samples += t->v[i].n;
 	for (size_t i = 0; i < n && s->ntop < PROFILE_TOP; i++) {
 		struct profile_entry *e = &s->top[s->ntop++];
 
 		snprintf(e->symbol, sizeof(e->symbol), "%s", t->v[i].sym);
 		snprintf(e->object, sizeof(e->object), "%s", t->v[i].obj);
 		e->samples = t->v[i].n;
+		e->skid = profile_skid_symbol(e->symbol);
 		e->pct = s->samples ? 100.0 * (double)t->v[i].n / (double)s->samples : 0;
 	}
 }

@@ -14,9 +14,11 @@
 #include <cmocka.h>
 
 #include "ipclab/placement.h"
+#include "ipclab/profile.h"
 #include "ipclab/report.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
+#include "../../src/report/profile_out.h"
 #include "../../src/trace/trace_shared.h"
 
 static const struct transport ring_ipc = { .name = "ring-ipc",
@@ -228,6 +230,47 @@ static void test_taker_label(void **state)
 	assert_string_equal(buf, "ld (pid 31699)");
 }
 
+/* A timer-sampled profile piled up where interrupts come back on: the
+ * table says so and marks that entry skid, not a hot function. */
+static void test_profile_skid(void **state)
+{
+	struct profile_result *pr = calloc(1, sizeof(*pr));
+	struct profile_side *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(pr);
+	assert_true(profile_skid_symbol("_raw_spin_unlock_irqrestore"));
+	assert_true(profile_skid_symbol("finish_task_switch.isra.0"));
+	assert_true(profile_skid_symbol("native_safe_halt"));
+	assert_false(profile_skid_symbol("copy_user_generic"));
+	assert_false(profile_skid_symbol("pp_client"));
+	pr->on = true;
+	pr->hz = 999;
+	pr->nsides = 1;
+	s = &pr->sides[0];
+	s->server = true;
+	s->samples = 100;
+	s->skid_samples = 60;
+	s->ntop = 2;
+	s->top[0] = (struct profile_entry){ .symbol = "_raw_spin_unlock_irqrestore",
+					    .object = "[kernel.kallsyms]", .samples = 60, .pct = 60,
+					    .skid = true };
+	s->top[1] = (struct profile_entry){ .symbol = "pipe_read", .object = "[kernel.kallsyms]",
+					    .samples = 40, .pct = 40 };
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	profile_table(f, pr);
+	fclose(f);
+	assert_non_null(strstr(text, "60% of its samples at interrupt-enable points (skid)"));
+	assert_non_null(strstr(text, "_raw_spin_unlock_irqrestore"));
+	assert_non_null(strstr(strstr(text, "_raw_spin_unlock_irqrestore"), "(skid)"));
+	assert_null(strstr(strstr(text, "pipe_read"), "(skid)"));
+	free(text);
+	free(pr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_knob_table),
 		cmocka_unit_test(test_advice),
 		cmocka_unit_test(test_taker_label),
+		cmocka_unit_test(test_profile_skid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
