@@ -18,6 +18,8 @@
 #include "ipclab/placement.h"
 #include "../report/env_json.h"
 #include "../report/envcheck_out.h"
+#include "dbcmd.h"
+#include "env_calibrate.h"
 
 #define SAMPLE_MAX_NS (60 * NSEC_PER_SEC)
 
@@ -28,6 +30,10 @@ struct env_args {
 	bool sample_set;
 	struct pin_spec pin;
 	bool pin_set;
+	bool calibrate, db_shared;	/* --calibrate, --db-shared */
+	uint64_t runs;			/* --runs */
+	bool runs_set;
+	const char *db;			/* --db */
 };
 
 #define EA(f) offsetof(struct env_args, f)
@@ -37,6 +43,7 @@ static int env_usage(const struct cli_opt *o, char *arg, void *args, struct cli_
 {
 	(void)o, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab env [-f table|json] [--check [--sample D] | --floors] [--pin P]\n"
+	      "       ipclab env --calibrate [--runs N] [--db URL]\n"
 	      "The machine as every result file records it (\"env\"), with warnings for what\n"
 	      "distorts measurements here.\n", stdout);
 	cli_help(stdout, env_options, FMT_ENV);
@@ -82,6 +89,19 @@ const struct cli_opt env_options[] = {
 	  .call = env_pin, .values = "none same split 0:1",
 	  .help = "with --check or --floors: the endpoints' CPUs as run --pin\n"
 		  "takes them (none, same, split, S:C; default split)" },
+	{ .name = "calibrate", .has_arg = no_argument, .kind = CLI_FLAG, .offset = EA(calibrate),
+	  .help = "instead: this machine's run-to-run drift, from separate runs\n"
+		  "of a null ping-pong unpinned and a pipe ping-pong split (each\n"
+		  "run's median), stored labelled kind=calibration; compare of one\n"
+		  "run a side calls a change within it run-to-run noise" },
+	{ .name = "runs", .has_arg = required_argument, .metavar = "N", .kind = CLI_NUMBER,
+	  .type = OPT_UINT, .offset = EA(runs), .min = 3, .max = 64, .set_offset = EA(runs_set),
+	  .flags = CLI_MARK_SET, .bad = "expected 3 to 64 runs, e.g. --runs 6",
+	  .help = "with --calibrate: separate runs of each cell (default 6)", .values = "6 12" },
+	{ .name = "db", .has_arg = required_argument, .metavar = "URL", .kind = CLI_TEXT,
+	  .offset = EA(db), .values = "@file",
+	  .help = "with --calibrate: the store (default $IPCLAB_DB or the default file)" },
+	DB_SHARED_ROW(.kind = CLI_FLAG, .offset = EA(db_shared)),
 	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
 	  .kind = CLI_CALL, .call = env_usage },
 	{ 0 },
@@ -160,6 +180,10 @@ static int env_floors(const struct env_args *a)
 /* Options that go together, and with what. */
 static int env_args_check(const struct env_args *a)
 {
+	if (a->calibrate && (a->check || a->floors || a->pin_set))
+		return cmd_usage_error("env", "--calibrate runs its own cells; leave out --check, --floors and --pin");
+	if ((a->runs_set || a->db || a->db_shared) && !a->calibrate)
+		return cmd_usage_error("env", "--runs, --db and --db-shared go with --calibrate: ipclab env --calibrate --runs 6");
 	if (a->check && a->floors)
 		return cmd_usage_error("env", "--check and --floors are two reports; ask for one at a time");
 	if (a->sample_set && !a->check)
@@ -185,6 +209,8 @@ int cmd_env(int argc, char **argv)
 	ret = env_args_check(&a);
 	if (ret)
 		return ret;
+	if (a.calibrate)
+		return env_calibrate(a.db, a.db_shared, a.runs_set ? (unsigned)a.runs : CAL_RUNS_DEFAULT);
 	if (a.floors)
 		return env_floors(&a);
 	if (a.check) {
