@@ -30,12 +30,12 @@ $(B)/tests/test_%: $(B)/tests/unit/test_%.o $(IPCLAB_LIB) $(IPCRING_A)
 # snapshots and its record; envcheck: env --check on fake sysfs and procfs;
 # serve_req: ipclab serve's request decoding; remote_side: a side's record
 # between hosts; stats: the statistics over repetitions; compare_stats:
-# compare's test over the repetitions; report: the reporters, the field
-# table and the environment probe (reads docs/output.md); doorbell: every
+# compare's test over the repetitions; compare_runs: compare at the level
+# of runs; report: the reporters, the field table and the environment probe (reads docs/output.md); doorbell: every
 # wakeup primitive between threads and across fork (`test_doorbell futex`
 # runs one).
 UNIT_TESTS := core plan list pattern_own ref_kind rows why cleanup topology \
-	interference envcheck serve_req remote_side stats compare_stats report doorbell
+	interference envcheck serve_req remote_side stats compare_stats compare_runs report doorbell
 TEST_PROGS += $(UNIT_TESTS:%=$(B)/tests/test_%)
 DEPS_FILES += $(UNIT_TESTS:%=$(B)/tests/unit/test_%.d) \
 	$(B)/tests/unit/report_fixture.d $(B)/tests/unit/test_report_tables.d
@@ -44,6 +44,7 @@ $(B)/tests/test_interference: $(B)/tests/unit/report_fixture.o
 $(B)/tests/test_report: $(B)/tests/unit/test_report_tables.o $(B)/tests/unit/report_fixture.o
 $(B)/tests/unit/test_report.o: CFLAGS += -DSRCDIR='"$(CURDIR)"'
 $(B)/tests/unit/test_compare_stats.o: CFLAGS += -Isrc/report
+$(B)/tests/unit/test_compare_runs.o: CFLAGS += -Isrc/report
 
 # Scripts run against the built binary ($IPCLAB).
 # The fault scripts first: they are the longest, and with TEST_JOBS > 1 the
