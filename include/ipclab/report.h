@@ -181,6 +181,36 @@ void env_collect(struct env_info *env);
 struct report_section {
 	const char *name, *title;
 	char *text;
+	const struct report_why *why;	/* its question, tested; or NULL */
+};
+
+/* A section's question (its thread's own claim) tested on this machine's
+ * cells: the result file's sections[].why and the page's box. A ratio is
+ * of b over a (its "of" says which); lo, hi NAN without a 95 % interval,
+ * p_value NAN without a test. */
+#define WHY_MAX_HYP 4
+#define WHY_MAX_TESTS 4
+struct why_ratio {
+	char of[128];
+	double ratio, lo, hi;
+};
+struct why_hyp {
+	char claim[160], conditions[96], evidence[320];
+	bool reproduced;
+};
+struct why_test {
+	char knob[48], of[128];
+	const char *verdict;		/* "confirmed", "refuted", "no difference", ... */
+	double ratio, lo, hi, p_value;
+};
+struct report_why {
+	char question[240], answer[480];
+	const char *verdict;		/* confirmed, refuted, no difference,
+					 * not reproduced here, too noisy */
+	struct why_ratio compared;	/* the section's headline pair */
+	unsigned nhyp, ntests;
+	struct why_hyp hyp[WHY_MAX_HYP];
+	struct why_test tests[WHY_MAX_TESTS];
 };
 
 /* A run's output: header + results. */

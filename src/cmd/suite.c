@@ -192,12 +192,15 @@ static int run_seed(struct suite_opts *o, const struct seed *sd, struct suite_ou
 	if (!rep.results)
 		return free(s), ret;
 	out->env = rep.env;
+	c.why = o->dry_run ? NULL : calloc(1, sizeof(*c.why));
 	text = suite_capture(print_section, &pa);
 	free(s);
+	if (c.why && !c.why->question[0])
+		c.why = (free(c.why), NULL);
 	if (out->nsec < ARRAY_SIZE(out->sec))
-		out->sec[out->nsec++] = (struct report_section){ sd->name, sd->title, text };
+		out->sec[out->nsec++] = (struct report_section){ sd->name, sd->title, text, c.why };
 	else
-		free(text);
+		free(text), free(c.why);
 	struct result *grown = realloc(out->all, (out->nall + rep.n) * sizeof(*out->all));
 
 	if (grown) {
@@ -382,7 +385,7 @@ int cmd_suite(int argc, char **argv)
 	}
 	ret = suite_reports(&o, out, ret);
 	for (size_t i = 0; i < out->nsec; i++)
-		free(out->sec[i].text);
+		free(out->sec[i].text), free((void *)out->sec[i].why);
 	free(out->all);
 	free(out);
 	if (ret > 128)

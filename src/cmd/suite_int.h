@@ -23,6 +23,7 @@ struct seed_cells {
 	size_t first[2];
 	const struct result *r;		/* every result of the seed, n of them */
 	size_t n;
+	struct report_why *why;		/* the printer's question, tested, or NULL */
 };
 
 enum prof_group { PG_COPY, PG_WAIT, PG_SYSCALL, PG_WAKE, PG_OTHER, PG_N };

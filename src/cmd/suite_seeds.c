@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "suite_int.h"
+#include "suite_question.h"
 #include "suite_why.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
@@ -214,12 +215,11 @@ static void print_001(const struct suite_opts *o, const struct seed_cells *c)
 
 static unsigned plan_002(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen)
 {
-	static const char *const pins[] = { "same", "split", NULL };
-	static const char *const pins_traced[] = { "same", "split", "none", NULL };
+	/* unpinned too: the thread's "consistent only when pinned" (the
+	 * repetitions' spread), and the trace's migrations against pinned */
+	static const char *const pins[] = { "same", "split", "none", NULL };
 
 	kernel_stream_4k(o, s, "seed-002");
-	if (o->trace)	/* unpinned too: migrations per message against pinned */
-		return spec_pins(s, pins_traced, err, errlen) ? 0 : 1;
 	return spec_pins(s, pins, err, errlen) ? 0 : 1;
 }
 
@@ -305,6 +305,18 @@ static void print_002(const struct suite_opts *o, const struct seed_cells *c)
 		printf("Reading: under %s, %s was fastest on one CPU and %s across two; the best across two CPUs moved %.2fx the best on one.\n",
 		       o->fifo_ok ? "fifo:90" : "other", best_same->transport, best_split->transport,
 		       best_split->msgs_per_s / best_same->msgs_per_s);
+	if (c->why) {
+		const int tp = seed_tp(&c->spec[0], "pipe"), ts = seed_tp(&c->spec[0], "unix-stream");
+		static const unsigned pl[3] = { P002_NONE, P002_SAME, P002_SPLIT };
+		const struct result *pipe[3] = { NULL }, *sock[3] = { NULL };
+
+		for (unsigned k = 0; k < 3; k++) {
+			pipe[k] = tp < 0 ? NULL : cell_002(c, (unsigned)tp, sched, pl[k]);
+			sock[k] = ts < 0 ? NULL : cell_002(c, (unsigned)ts, sched, pl[k]);
+		}
+		sq_002(c->why, pipe, sock, o->fifo_ok ? "fifo:90" : "other");
+		sq_print(stdout, c->why);
+	}
 	if (!seed_any_traced(c))
 		return;
 	print_002_trace(o, c);
@@ -409,6 +421,11 @@ static void print_004(const struct suite_opts *o, const struct seed_cells *c)
 		       ps->msgs_per_s / pp->msgs_per_s);
 	if (seed_ok(pp))
 		printf(".\n");
+	if (c->why) {
+		sq_004(c->why, pp, pt, ps, cell_004(c, pipe, EP_THREAD, P004_SAME),
+		       cell_004(c, pipe, EP_PROCESS, P004_SPLIT));
+		sq_print(stdout, c->why);
+	}
 	print_004_trace(c, pp, pt);
 	why_print(why_004(w, sizeof(w), pp, pt), w);
 }

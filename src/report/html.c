@@ -73,11 +73,51 @@ static const json_t *section_info(const struct rfile *rf, const char *name)
 	return NULL;
 }
 
+static const char *js(const json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : "";
+}
+
+/* The section's question, tested (its "why"), as a box of its own: the
+ * question, each hypothesis with its evidence, the answer and verdict. */
+static void section_why(struct html *h, const json_t *info)
+{
+	const json_t *w = json_object_get(info, "why"), *hyp, *x;
+	size_t i;
+
+	if (!json_is_object(w))
+		return;
+	fputs("<div class=\"why\"><p><b>Question:</b> ", h->f);
+	html_esc(h->f, js(w, "question"));
+	fputs("</p>\n<ul>\n", h->f);
+	hyp = json_object_get(w, "hypotheses");
+	json_array_foreach((json_t *)hyp, i, x) {
+		if (i >= 8)
+			break;
+		fputs("<li>", h->f);
+		html_esc(h->f, js(x, "claim"));
+		fputs(" (", h->f);
+		html_esc(h->f, js(x, "conditions"));
+		fprintf(h->f, "): <b>%s</b> (", json_is_true(json_object_get(x, "reproduced")) ?
+			"reproduced here" : "not reproduced");
+		html_esc(h->f, js(x, "evidence"));
+		fputs(")</li>\n", h->f);
+	}
+	fputs("</ul>\n<p><b>Answer:</b> ", h->f);
+	html_esc(h->f, js(w, "answer"));
+	fputs("</p>\n<p><b>Verdict:</b> ", h->f);
+	html_esc(h->f, js(w, "verdict"));
+	fputs("</p></div>\n", h->f);
+}
+
 static void section_text(struct html *h, const json_t *info)
 {
 	const char *text = json_string_value(json_object_get(info, "text"));
 	const char *p;
 
+	section_why(h, info);
 	if (!text || !*text)
 		return;
 	/* the reading first: the sentences the section was run for */

@@ -360,16 +360,56 @@ static json_t *env_json(const struct env_info *e)
 	return env_json_object(e);
 }
 
-/* A suite's sections: [{"name", "title", "text"}], in the order they ran. */
+/* A number, or null when NAN. */
+static json_t *jnum(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static json_t *jci(double lo, double hi)
+{
+	return isnan(lo) || isnan(hi) ? json_null() : json_pack("[o, o]", jnum(lo), jnum(hi));
+}
+
+/* A section's question, tested: {"question", "hypotheses", "answer",
+ * "verdict", "compared", "tests"}. */
+static json_t *why_json(const struct report_why *w)
+{
+	json_t *hyp = json_array(), *tests = json_array();
+
+	for (unsigned i = 0; hyp && i < w->nhyp && i < WHY_MAX_HYP; i++)
+		json_array_append_new(hyp, json_pack("{s:o, s:o, s:b, s:o}", "claim", jstr(w->hyp[i].claim),
+						     "conditions", jstr(w->hyp[i].conditions),
+						     "reproduced", w->hyp[i].reproduced,
+						     "evidence", jstr(w->hyp[i].evidence)));
+	for (unsigned i = 0; tests && i < w->ntests && i < WHY_MAX_TESTS; i++) {
+		const struct why_test *t = &w->tests[i];
+
+		json_array_append_new(tests, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "knob", jstr(t->knob),
+						       "of", jstr(t->of), "ratio", jnum(t->ratio),
+						       "ratio_ci95", jci(t->lo, t->hi), "p_value", jnum(t->p_value),
+						       "verdict", jstr(t->verdict)));
+	}
+	return json_pack("{s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}, s:o}", "question", jstr(w->question),
+			 "hypotheses", hyp, "answer", jstr(w->answer), "verdict", jstr(w->verdict),
+			 "compared", "of", jstr(w->compared.of), "ratio", jnum(w->compared.ratio),
+			 "ratio_ci95", jci(w->compared.lo, w->compared.hi), "tests", tests);
+}
+
+/* A suite's sections: [{"name", "title", "text"[, "why"]}], in the order
+ * they ran. */
 static json_t *sections_json(const struct report *rep)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < rep->nsections; i++) {
 		const struct report_section *s = &rep->sections[i];
+		json_t *o = json_pack("{s:o, s:o, s:o}", "name", jstr(s->name), "title", jstr(s->title),
+				      "text", jstr(s->text));
 
-		json_array_append_new(arr, json_pack("{s:o, s:o, s:o}", "name", jstr(s->name), "title",
-						     jstr(s->title), "text", jstr(s->text)));
+		if (o && s->why)
+			json_object_set_new(o, "why", why_json(s->why));
+		json_array_append_new(arr, o);
 	}
 	return arr;
 }

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/* Each seed section's question, tested (suite_question.h): the thread's
+ * own claim as hypotheses, each a ratio of two of the section's cells with
+ * its interval and verdict, an answer a reader can act on, and one verdict
+ * for the section. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "suite_question.h"
+#include "ipclab/stats.h"
+#include "ipclab/util.h"
+
+const char sq_confirmed[] = "confirmed", sq_refuted[] = "refuted", sq_same[] = "no difference",
+	   sq_not_here[] = "not reproduced here", sq_noisy[] = "too noisy";
+
+static bool ran(const struct result *r)
+{
+	return r && r->status == RES_OK;
+}
+
+static double figure(const struct result *r, const char *key)
+{
+	const struct field *f = field_find(key);
+
+	return f && f->get_num ? f->get_num(r) : NAN;
+}
+
+static size_t values(const struct repeat_stat *st)
+{
+	if (!st)
+		return 0;
+	return st->n_values < STATS_MAX_SAMPLE ? st->n_values : STATS_MAX_SAMPLE;
+}
+
+/* Without an interval: the range of b's repetitions over a's. */
+static enum stats_verdict range_verdict(const struct repeat_stat *sa, const struct repeat_stat *sb)
+{
+	double lo, hi;
+
+	if (!sa || !sb || !(sa->min > 0) || !(sb->min > 0))
+		return SV_UNKNOWN;
+	lo = sb->min / sa->max;
+	hi = sb->max / sa->min;
+	return stats_ratio_verdict(lo, hi, STATS_EQUIV_MARGIN);
+}
+
+const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
+		    const struct result *b, const char *key, bool more)
+{
+	const struct repeat_stat *sa, *sb;
+	enum stats_verdict v = SV_UNKNOWN;
+	double va, vb, est;
+	struct stats_mw mw;
+
+	snprintf(t->knob, sizeof(t->knob), "%s", knob);
+	t->ratio = t->lo = t->hi = t->p_value = NAN;
+	t->verdict = SQ_NOT_HERE;
+	if (!ran(a) || !ran(b))
+		return t->verdict;
+	va = figure(a, key);
+	vb = figure(b, key);
+	if (!(va > 0) || !(vb > 0))
+		return t->verdict;
+	t->ratio = vb / va;
+	sa = result_repeat_stat(a, key);
+	sb = result_repeat_stat(b, key);
+	if (values(sa) >= 2 && values(sb) >= 2) {
+		if (!stats_ratio_ci(sa->values, values(sa), sb->values, values(sb), &est, &t->lo, &t->hi))
+			v = stats_ratio_verdict(t->lo, t->hi, STATS_EQUIV_MARGIN);
+		if (!stats_mann_whitney(sa->values, values(sa), sb->values, values(sb), &mw))
+			t->p_value = mw.p_value;
+	}
+	if (v == SV_UNKNOWN)
+		v = range_verdict(sa, sb);
+	switch (v) {
+	case SV_NO_DIFFERENCE:
+		t->verdict = SQ_SAME;
+		break;
+	case SV_DIFFERENT:
+		t->verdict = (t->ratio > 1) == more ? SQ_CONFIRMED : SQ_REFUTED;
+		break;
+	case SV_UNKNOWN:	/* one run each: no spread to weigh */
+	case SV_TOO_NOISY:
+		t->verdict = SQ_NOISY;
+		break;
+	}
+	return t->verdict;
+}
+
+/* "1.57x (95 % 1.50-1.63x, p = 0.008)" */
+static void ratio_text(char *buf, size_t len, const struct why_test *t)
+{
+	int k = snprintf(buf, len, "%.3gx", t->ratio);
+
+	if (k < 0 || (size_t)k >= len)
+		return;
+	if (!isnan(t->lo))
+		k += snprintf(buf + k, len - (size_t)k, " (95 %% %.3g-%.3gx", t->lo, t->hi);
+	else
+		k += snprintf(buf + k, len - (size_t)k, " (no 95 %% interval: too few repetitions");
+	if ((size_t)k < len && !isnan(t->p_value))
+		k += snprintf(buf + k, len - (size_t)k, ", p = %.2g", t->p_value);
+	if ((size_t)k < len)
+		snprintf(buf + k, len - (size_t)k, ")");
+}
+
+struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *conditions,
+		       const struct why_test *t, const char *extra)
+{
+	struct why_hyp *h;
+	char r[96];
+
+	if (w->nhyp >= WHY_MAX_HYP)
+		return NULL;
+	h = &w->hyp[w->nhyp++];
+	snprintf(h->claim, sizeof(h->claim), "%s", claim);
+	snprintf(h->conditions, sizeof(h->conditions), "%s", conditions);
+	h->reproduced = t->verdict == SQ_CONFIRMED;
+	if (isnan(t->ratio)) {
+		snprintf(h->evidence, sizeof(h->evidence), "%s: a cell is missing or did not run%s%s",
+			 t->of, extra ? "; " : "", extra ? extra : "");
+		return h;
+	}
+	ratio_text(r, sizeof(r), t);
+	snprintf(h->evidence, sizeof(h->evidence), "%s %s, %s%s%s", t->of, r, t->verdict,
+		 extra ? "; " : "", extra ? extra : "");
+	return h;
+}
+
+static struct why_test *add_test(struct report_why *w)
+{
+	return w->ntests < WHY_MAX_TESTS ? &w->tests[w->ntests++] : NULL;
+}
+
+static void compared(struct report_why *w, const struct why_test *t)
+{
+	snprintf(w->compared.of, sizeof(w->compared.of), "%s", t->of);
+	w->compared.ratio = t->ratio;
+	w->compared.lo = t->lo;
+	w->compared.hi = t->hi;
+}
+
+void sq_print(FILE *f, const struct report_why *w)
+{
+	char r[96];
+
+	if (!w || !w->question[0])
+		return;
+	fprintf(f, "Question: %s\n", w->question);
+	for (unsigned i = 0; i < w->nhyp; i++)
+		fprintf(f, "Hypothesis: %s (%s) -- %s (%s)\n", w->hyp[i].claim, w->hyp[i].conditions,
+			w->hyp[i].reproduced ? "reproduced here" : "not reproduced", w->hyp[i].evidence);
+	for (unsigned i = 0; i < w->ntests; i++) {
+		if (isnan(w->tests[i].ratio)) {
+			fprintf(f, "Test: %s: %s: %s\n", w->tests[i].knob, w->tests[i].of, w->tests[i].verdict);
+			continue;
+		}
+		ratio_text(r, sizeof(r), &w->tests[i]);
+		fprintf(f, "Test: %s: %s %s: %s\n", w->tests[i].knob, w->tests[i].of, r, w->tests[i].verdict);
+	}
+	fprintf(f, "Answer: %s\n", w->answer);
+	fprintf(f, "Verdict: %s\n", w->verdict);
+}
+
+/* ---- seed 004 ---------------------------------------------------------------- */
+
+void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
+	    const struct result *ps, const struct result *pts, const struct result *psplit)
+{
+	struct why_test *tk = add_test(w), *cpu = add_test(w), *cput = add_test(w), *two = add_test(w);
+	char e[160] = "";
+
+	snprintf(w->question, sizeof(w->question),
+		 "Is it cheaper to synchronise two processes with a pipe than two threads of one process, and does the exchange run faster with both on one CPU?");
+	/* the thread's claim: processes exchange more often than threads */
+	snprintf(tk->of, sizeof(tk->of), "exchanges/s, processes over threads, unpinned");
+	sq_test(tk, "endpoints", pt, pp, "msgs_per_s", true);
+	snprintf(cpu->of, sizeof(cpu->of), "exchanges/s of processes, one CPU over unpinned");
+	sq_test(cpu, "placement", pp, ps, "msgs_per_s", true);
+	snprintf(cput->of, sizeof(cput->of), "exchanges/s of threads, one CPU over unpinned");
+	sq_test(cput, "placement", pt, pts, "msgs_per_s", true);
+	snprintf(two->of, sizeof(two->of), "exchanges/s of processes, one CPU over two CPUs");
+	sq_test(two, "placement", psplit, ps, "msgs_per_s", true);
+	sq_hyp(w, "processes synchronised by a pipe exchange more often than threads", "pipe, 16 B, unpinned", tk, NULL);
+	if (ran(pts) && ran(ps) && pts->msgs_per_s > 0)
+		snprintf(e, sizeof(e), "on one CPU processes/threads %.3gx", ps->msgs_per_s / pts->msgs_per_s);
+	sq_hyp(w, "both ends on one CPU make the exchange faster", "processes, pipe, one CPU vs unpinned", cpu,
+	       e[0] ? e : NULL);
+	sq_hyp(w, "one CPU beats two CPUs (the wakeup crosses CPUs)", "processes, pipe, one CPU vs two CPUs", two, NULL);
+	compared(w, tk);
+	if (tk->verdict == SQ_NOT_HERE) {
+		snprintf(w->answer, sizeof(w->answer), "The pipe's process and thread cells did not both run here: nothing to compare.");
+		w->verdict = SQ_NOT_HERE;
+		return;
+	}
+	size_t n = 0;
+
+	if (tk->verdict == SQ_SAME)
+		n += (size_t)snprintf(w->answer, sizeof(w->answer),
+				      "Threads and processes exchange at the same rate here (processes/threads %.3gx, within +-%.0f %%): choose either for speed.",
+				      tk->ratio, 100 * STATS_EQUIV_MARGIN);
+	else if (tk->verdict == SQ_CONFIRMED)
+		n += (size_t)snprintf(w->answer, sizeof(w->answer),
+				      "Processes exchange %.3gx as often as threads here, as the thread found.", tk->ratio);
+	else if (tk->verdict == SQ_REFUTED)
+		n += (size_t)snprintf(w->answer, sizeof(w->answer),
+				      "Threads exchange faster than processes here (processes/threads %.3gx): the thread's finding does not hold.", tk->ratio);
+	else
+		n += (size_t)snprintf(w->answer, sizeof(w->answer),
+				      "The repetitions spread too widely to tell threads from processes (%.3gx).", tk->ratio);
+	if (n < sizeof(w->answer) && cpu->verdict == SQ_CONFIRMED)
+		snprintf(w->answer + n, sizeof(w->answer) - n,
+			 " Pinning both ends to one CPU is the knob that matters: %.3gx the unpinned rate%s.", cpu->ratio,
+			 two->verdict == SQ_CONFIRMED ? ", and faster than two CPUs" : "");
+	else if (n < sizeof(w->answer) && !isnan(cpu->ratio))
+		snprintf(w->answer + n, sizeof(w->answer) - n, " One CPU against unpinned: %.3gx, %s.", cpu->ratio,
+			 cpu->verdict);
+	w->verdict = tk->verdict;
+}
+
+/* ---- seed 002 ---------------------------------------------------------------- */
+
+static const char *const place_002[] = { "unpinned", "one CPU", "two CPUs" };
+
+void sq_002(struct report_why *w, const struct result *pipe[3], const struct result *sock[3],
+	    const char *sched)
+{
+	unsigned faster = 0, tested = 0;
+	const struct why_test *pinned_t = NULL;
+	char cond[96], e[160];
+
+	snprintf(w->question, sizeof(w->question),
+		 "Are unix sockets faster than pipes for 4 KiB messages, and consistently so only when both processes stay on their CPUs?");
+	for (unsigned k = 0; k < 3; k++) {
+		struct why_test *t = add_test(w);
+
+		if (!t)
+			break;
+		snprintf(t->of, sizeof(t->of), "msgs/s, unix-stream over pipe, %s, %s", place_002[k], sched);
+		sq_test(t, "placement", pipe[k], sock[k], "msgs_per_s", true);
+		if (t->verdict == SQ_NOT_HERE)
+			continue;
+		tested++;
+		faster += t->verdict == SQ_CONFIRMED;
+		if (k == 2 || (k == 1 && !pinned_t))
+			pinned_t = t;
+	}
+	/* the claim, per placement: sockets faster */
+	for (unsigned k = 0; k < 3 && k < w->ntests; k++) {
+		snprintf(cond, sizeof(cond), "4 KiB stream, %s, %s", place_002[k], sched);
+		sq_hyp(w, "unix sockets move more messages than pipes", cond, &w->tests[k], NULL);
+	}
+	/* consistent only when pinned: the spread of the repetitions */
+	const struct repeat_stat *un = result_repeat_stat(sock[0], "msgs_per_s");
+	const struct repeat_stat *pa = result_repeat_stat(sock[1], "msgs_per_s");
+	const struct repeat_stat *pb = result_repeat_stat(sock[2], "msgs_per_s");
+
+	if (w->nhyp < WHY_MAX_HYP) {
+		struct why_hyp *h = &w->hyp[w->nhyp++];
+		double pinned = NAN;
+
+		if (pa && pb)
+			pinned = fmax(pa->spread_pct, pb->spread_pct);
+		else if (pa || pb)
+			pinned = (pa ? pa : pb)->spread_pct;
+		snprintf(h->claim, sizeof(h->claim), "sockets are consistent only when pinned");
+		snprintf(h->conditions, sizeof(h->conditions), "unix-stream, spread of the repetitions, %s", sched);
+		if (ran(sock[0]) && un && !isnan(pinned)) {
+			h->reproduced = un->spread_pct > 2 * pinned && un->spread_pct > 5;
+			snprintf(e, sizeof(e), "repetitions spread %.1f %% unpinned against %.1f %% pinned (the widest)",
+				 un->spread_pct, pinned);
+		} else {
+			snprintf(e, sizeof(e), "no unpinned or pinned repetitions to compare");
+		}
+		snprintf(h->evidence, sizeof(h->evidence), "%s", e);
+	}
+	if (pinned_t)
+		compared(w, pinned_t);
+	else
+		compared(w, &w->tests[0]);
+	if (!tested) {
+		snprintf(w->answer, sizeof(w->answer), "The pipe and unix-stream cells did not run here: nothing to compare.");
+		w->verdict = SQ_NOT_HERE;
+		return;
+	}
+	const struct why_test *h = pinned_t ? pinned_t : &w->tests[0];
+
+	w->verdict = h->verdict;
+	if (faster == tested)
+		snprintf(w->answer, sizeof(w->answer),
+			 "Unix sockets beat pipes for 4 KiB messages in every placement tested here (%.3gx %s): prefer them for bulk 4 KiB streams.",
+			 h->ratio, h == &w->tests[2] ? "across two CPUs" : "on one CPU");
+	else if (h->verdict == SQ_CONFIRMED)
+		snprintf(w->answer, sizeof(w->answer),
+			 "Pinned, unix sockets beat pipes (%.3gx); unpinned they %s: pin both ends before choosing sockets for speed.",
+			 h->ratio, w->tests[0].verdict == SQ_CONFIRMED ? "also win" : "do not reliably win");
+	else
+		snprintf(w->answer, sizeof(w->answer),
+			 "Sockets are not faster than pipes pinned here (%.3gx, %s): the thread's finding does not carry to this machine; pick by interface, not speed.",
+			 h->ratio, h->verdict);
+}

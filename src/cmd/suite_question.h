@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Each seed section's question (suite_question.c): its thread's own claim
+ * tested as hypotheses on the section's cells, each a ratio of two cells'
+ * figure with its 95 % interval over their kept repetitions, a test's
+ * p-value and a verdict; printed as "Question:", "Hypothesis:", "Test:",
+ * "Answer:" and "Verdict:" lines and kept in the section (struct
+ * report_why) for the result file and the page. Built from the result
+ * records alone, so that it can be tested on made-up records. */
+#ifndef IPCLAB_CMD_SUITE_QUESTION_H
+#define IPCLAB_CMD_SUITE_QUESTION_H
+
+#include "ipclab/report.h"
+
+/* The five verdicts, one string each (compared by address). */
+extern const char sq_confirmed[], sq_refuted[], sq_same[], sq_not_here[], sq_noisy[];
+#define SQ_CONFIRMED sq_confirmed
+#define SQ_REFUTED sq_refuted
+#define SQ_SAME sq_same
+#define SQ_NOT_HERE sq_not_here
+#define SQ_NOISY sq_noisy
+
+/* b over a of key: the medians' ratio, its 95 % interval from the kept
+ * repetitions (stats_ratio_ci; NAN without one), the Mann-Whitney p-value,
+ * and the verdict on the claim that b's key is larger than a's ("more",
+ * true) or smaller: confirmed, refuted, no difference (within +-10 %), too
+ * noisy; without an interval, from the repetitions' ranges. "not
+ * reproduced here" when a cell is missing or did not run. Returns the
+ * verdict. */
+const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
+		    const struct result *b, const char *key, bool more);
+/* Add a hypothesis from a test: reproduced when confirmed; its evidence
+ * the ratio, interval, p-value and extra (or NULL). */
+struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *conditions,
+		       const struct why_test *t, const char *extra);
+
+/* The question lines into f. */
+void sq_print(FILE *f, const struct report_why *w);
+
+/* Seed 004: pp, pt processes and threads over a pipe unpinned; ps, pts
+ * both on one CPU; psplit processes on two CPUs. */
+void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
+	    const struct result *ps, const struct result *pts, const struct result *psplit);
+/* Seed 002: pipe and unix-stream cells, [0] unpinned, [1] one CPU, [2] two
+ * CPUs, under the policy the section reads (sched names it). */
+void sq_002(struct report_why *w, const struct result *pipe[3], const struct result *sock[3],
+	    const char *sched);
+
+#endif
