@@ -397,8 +397,8 @@ static int query(struct history *h, struct db *db, const struct db_filter *f, in
 	int ret = db_query_results(db, f, collect_row, &c, err, sizeof(err));
 
 	if (ret == -ENOMEM)
-		return cmd_usage_error("history", "out of memory");
-	return ret ? say_error("history", "%s", err) : 0;
+		return cmd_usage_error(h->cmd, "out of memory");
+	return ret ? say_error(h->cmd, "%s", err) : 0;
 }
 
 static int gather(struct history *h, struct db *db)
@@ -427,7 +427,7 @@ static int gather(struct history *h, struct db *db)
 	return ret;
 }
 
-static void history_free(struct history *h)
+void history_free(struct history *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		for (size_t k = 0; k < h->s[i].n; k++) {
@@ -450,9 +450,33 @@ static bool any_change(const struct history *h)
 	return false;
 }
 
+/* The series of h's filters from db, analysed, folded by machine with
+ * --by machine, named: 0 or an exit status (said). */
+int history_load(struct history *h, struct db *db)
+{
+	int ret = gather(h, db);
+
+	if (!ret && !h->against)
+		ret = history_canary(h, db);
+	if (!ret && !h->n && !h->allow_empty)
+		ret = cmd_usage_error(h->cmd, "no stored result matches%s%s%s; see ipclab db ls",
+				      h->against ? " on both sides of --against" : "",
+				      h->metric ? " with a metric " : "", h->metric ? h->metric : "");
+	for (size_t i = 0; !ret && !h->against && i < h->n; i++)
+		if (analyse(h, &h->s[i]))
+			ret = cmd_usage_error(h->cmd, "out of memory");
+	/* -f csv keeps a row per run: its cells are not folded by machine */
+	if (!ret && !h->against && h->by && !strcmp(h->by, "machine") &&
+	    (!h->format || strcmp(h->format, "csv")) && history_hosts(h))
+		ret = cmd_usage_error(h->cmd, "out of memory");
+	if (!ret && name_series(h))
+		ret = cmd_usage_error(h->cmd, "out of memory");
+	return ret;
+}
+
 int cmd_history(int argc, char **argv)
 {
-	struct history h = { .threshold_pct = 5 };
+	struct history h = { .threshold_pct = 5, .cmd = "history" };
 	struct db *db = NULL;
 	int ret;
 
@@ -462,23 +486,8 @@ int cmd_history(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	ret = db_cmd_open(h.fa.url, db_open_flags(false, h.fa.shared), "history", &db);
 	if (!ret)
-		ret = gather(&h, db);
-	if (!ret && !h.against)
-		ret = history_canary(&h, db);
+		ret = history_load(&h, db);
 	db_close(db);
-	if (!ret && !h.n)
-		ret = cmd_usage_error("history", "no stored result matches%s%s%s; see ipclab db ls",
-				      h.against ? " on both sides of --against" : "",
-				      h.metric ? " with a metric " : "", h.metric ? h.metric : "");
-	for (size_t i = 0; !ret && !h.against && i < h.n; i++)
-		if (analyse(&h, &h.s[i]))
-			ret = cmd_usage_error("history", "out of memory");
-	/* -f csv keeps a row per run: its cells are not folded by machine */
-	if (!ret && !h.against && h.by && !strcmp(h.by, "machine") && strcmp(h.format, "csv") &&
-	    history_hosts(&h))
-		ret = cmd_usage_error("history", "out of memory");
-	if (!ret && name_series(&h))
-		ret = cmd_usage_error("history", "out of memory");
 	if (!ret)
 		ret = history_write(&h);
 	if (!ret && h.fail_on_change && any_change(&h))

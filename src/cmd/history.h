@@ -62,7 +62,16 @@ struct history {
 	size_t n, cap;
 	bool machines;			/* more than one machine among the series */
 	bool hosts;			/* --by machine: a series per cell, a point per machine */
+	const char *cmd;		/* in messages: history, report */
+	bool allow_empty;		/* no matching result is no error */
 };
+
+/* The series of h's filters from db (db.h), analysed, folded by machine
+ * with --by machine, named: 0 or an exit status (said). history_free
+ * frees what it made. */
+struct db;
+int history_load(struct history *h, struct db *db);
+void history_free(struct history *h);
 
 /* Mark the points of runs measured in another state of the machine than
  * the rest of their series (their canaries): 0, or an exit status. */

@@ -13,6 +13,7 @@
 
 #include "cli_opt.h"
 #include "cmd.h"
+#include "db_filter.h"
 #include "ipclab/reporter.h"
 #include "../report/html.h"
 
@@ -21,7 +22,11 @@
 struct report_args {
 	const char *output, *folded, *title;
 	bool quiet;
+	struct filter_args fa;		/* --db: a page of stored runs, hosts side by side */
 };
+
+/* report_fleet.c */
+int report_fleet(const struct filter_args *fa, const char *output, const char *title);
 
 #define RP(f) offsetof(struct report_args, f)
 const size_t report_args_size = sizeof(struct report_args);
@@ -30,13 +35,19 @@ static int report_usage(const struct cli_opt *o, char *arg, void *args, struct c
 {
 	(void)o, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab report FILE.json [MORE.json ...] [-o report.html] [options]\n"
+	      "       ipclab report --db URL [--label K=V] [-o fleet.html]\n"
 	      "One HTML page from result files (ipclab run -f json, ipclab suite -f json), with\n"
 	      "everything inline: it opens from a mail attachment, with the network off.\n"
 	      "Per file: the machine, per pattern and size the ranked table, the latency, throughput\n"
 	      "and CPU figures, with --trace each side's time budget and critical path, with\n"
 	      "--profile the top functions and flame graphs, -p cycle the completion timeline,\n"
 	      "--pin matrix the CPU x CPU heatmap; a suite file a section per seed; two files\n"
-	      "also a compare view.\n", stdout);
+	      "also a compare view.\n"
+	      "With --db: the stored runs the filters select (a fleet run: --label fleet_run=ID)\n"
+	      "as one page, hosts side by side: the runs drawn (machine, kernel, revision,\n"
+	      "canary; a run out of line with the fleet's canary marked), a host x cell table of\n"
+	      "the headline metric with each machine's ratio to the first, a figure per metric.\n",
+	      stdout);
 	cli_help(stdout, report_options, 0);
 	fputs("Exit status: 0 ok, 1 writing failed, 2 bad input.\n", stdout);
 	return -1;
@@ -53,6 +64,14 @@ const struct cli_opt report_options[] = {
 	  .help = "the page's title", .kind = CLI_TEXT, .offset = RP(title) },
 	{ .name = "quiet", .short_name = 'q', .has_arg = no_argument, .help = "no notes on stderr",
 	  .kind = CLI_FLAG, .offset = RP(quiet) },
+	FILTER_ROW(RP(fa), "db", 0, FO_DB, "URL", "a page of the stored runs the filters select, hosts side\n"
+		   "by side, instead of result files", "@file"),
+	DB_SHARED_ROW(.kind = CLI_FLAG, .offset = RP(fa) + offsetof(struct filter_args, shared)),
+	FILTER_ROW(RP(fa), "label", 0, FO_LABEL, "K=V[,K=V]",
+		   "--db: runs with these labels (fleet_run=ID; repeatable)", NULL),
+	FILTER_ROW(RP(fa), "since", 0, FO_SINCE, "WHEN", "--db: runs from WHEN on (2025-06-30, 7d)", NULL),
+	FILTER_ROW(RP(fa), "machine", 0, FO_MACHINE, "NAME", "--db: runs on this machine", NULL),
+	FILTER_ROW(RP(fa), "run", 0, FO_RUN, "ID[,ID]", "--db: these stored runs", NULL),
 	{ .name = "help", .short_name = 'h', .has_arg = no_argument, .help = "this text",
 	  .kind = CLI_CALL, .call = report_usage },
 	{ 0 },
@@ -65,6 +84,15 @@ static int report_args(int argc, char **argv, struct report_args *a)
 
 	if (ret)
 		return ret;
+	if (a->fa.url && optind < argc)
+		return cmd_usage_error("report", "%s: --db draws the stored runs; give result files or --db, not both",
+				       argv[optind]);
+	if (a->fa.url && a->folded)
+		return cmd_usage_error("report", "--folded: the flame graphs are of result files, not of --db");
+	if (!a->fa.url && (a->fa.f.nlabels || a->fa.f.since || a->fa.f.machine || a->fa.f.nrun_ids))
+		return cmd_usage_error("report", "--label, --since, --machine and --run choose stored runs: add --db URL");
+	if (a->fa.url)
+		return 0;
 	if (optind >= argc)
 		return cmd_usage_error("report", "no result file: ipclab report FILE.json [MORE.json ...] -o report.html");
 	if (argc - optind > HTML_MAX_FILES)
@@ -134,6 +162,8 @@ int cmd_report(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (a.fa.url)
+		return report_fleet(&a.fa, a.output, a.title);
 	for (int i = optind; i < argc && !ret; i++) {
 		ret = load_one(argv[i], &rf[n]);
 		if (!ret) {
