@@ -24,7 +24,8 @@ $(B)/tests/test_%: $(B)/tests/unit/test_%.o $(IPCLAB_LIB) $(IPCRING_A)
 # by group, not names; pattern_own: a pattern's own knobs and results;
 # ref_kind: --reference's loop by the pattern's reference kind; rows: a
 # section's rows (plan_cell_index, rows through the field table); why: the
-# suite's readings from the trace on made-up records; cleanup: the cleanup
+# suite's readings from the trace on made-up records; question: each seed
+# section's question, tested, on made-up records; cleanup: the cleanup
 # table and the run registry; topology: the topology reader and the matrix
 # on fake sysfs trees; interference: its arithmetic on made-up /proc/stat
 # snapshots and its record; envcheck: env --check on fake sysfs and procfs;
@@ -34,7 +35,7 @@ $(B)/tests/test_%: $(B)/tests/unit/test_%.o $(IPCLAB_LIB) $(IPCRING_A)
 # of runs; report: the reporters, the field table and the environment probe (reads docs/output.md); doorbell: every
 # wakeup primitive between threads and across fork (`test_doorbell futex`
 # runs one).
-UNIT_TESTS := core plan list pattern_own ref_kind rows why cleanup topology \
+UNIT_TESTS := core plan list pattern_own ref_kind rows why question cleanup topology \
 	interference envcheck serve_req remote_side stats compare_stats compare_runs report doorbell
 TEST_PROGS += $(UNIT_TESTS:%=$(B)/tests/test_%)
 DEPS_FILES += $(UNIT_TESTS:%=$(B)/tests/unit/test_%.d) \

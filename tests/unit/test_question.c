@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for each seed section's question, tested
+ * (src/cmd/suite_question.c), on made-up result records: seed 004 with
+ * threads and processes equal within +-3 % says "no difference" and so
+ * does its answer; one CPU 1.57x as fast as unpinned is a hypothesis
+ * reproduced with its ratio and interval; seed 002 compares sockets and
+ * pipes per placement and the repetitions' spread unpinned vs pinned; the
+ * result file holds sections[].why with its fields. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "../../src/cmd/suite_question.h"
+
+/* A cell with 6 kept repetitions of msgs_per_s around mid, spread by dev
+ * (a part of mid: -dev..+dev evenly). */
+static struct result *cell(const char *tp, double mid, double dev)
+{
+	struct result *r = calloc(1, sizeof(*r));
+	struct repeat_stat *st;
+
+	assert_non_null(r);
+	snprintf(r->transport, sizeof(r->transport), "%s", tp);
+	r->status = RES_OK;
+	r->msgs_per_s = mid;
+	r->repeat_n = 6;
+	r->n_repeat_stats = 1;
+	st = &r->repeat[0];
+	*st = (struct repeat_stat){ .key = "msgs_per_s", .ci_lo = NAN, .ci_hi = NAN, .n_values = 6 };
+	for (unsigned i = 0; i < 6; i++)
+		st->values[i] = mid * (1 + dev * (-1 + 2.0 * i / 5));
+	st->min = mid * (1 - dev);
+	st->max = mid * (1 + dev);
+	st->spread_pct = 100 * 2 * dev;
+	return r;
+}
+
+static bool one_of_five(const char *v)
+{
+	static const char *const five[] = { "confirmed", "refuted", "no difference", "not reproduced here",
+					    "too noisy" };
+
+	for (size_t i = 0; v && i < 5; i++)
+		if (!strcmp(v, five[i]))
+			return true;
+	return false;
+}
+
+/* Threads and processes within 3 %: "no difference", a finding; one CPU
+ * 1.57x unpinned: reproduced, with its interval around 1.57. */
+static void test_004(void **state)
+{
+	struct result *pp = cell("pipe", 100000, 0.01), *pt = cell("pipe", 103000, 0.01);
+	struct result *ps = cell("pipe", 157000, 0.01), *pts = cell("pipe", 150000, 0.01);
+	struct result *psplit = cell("pipe", 90000, 0.01);
+	struct report_why *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	sq_004(w, pp, pt, ps, pts, psplit);
+	assert_true(w->question[0]);
+	assert_string_equal(w->verdict, "no difference");
+	assert_non_null(strstr(w->answer, "same rate"));
+	assert_string_equal(w->tests[0].verdict, "no difference");
+	assert_true(w->tests[0].lo > 1 / 1.1 && w->tests[0].hi < 1.1);
+	assert_false(w->hyp[0].reproduced);
+	/* one CPU against unpinned */
+	assert_true(w->hyp[1].reproduced);
+	assert_non_null(strstr(w->hyp[1].evidence, "1.57x"));
+	assert_string_equal(w->tests[1].verdict, "confirmed");
+	assert_true(fabs(w->tests[1].ratio - 1.57) < 0.005);
+	assert_true(w->tests[1].lo <= 1.57 && w->tests[1].hi >= 1.57 && w->tests[1].lo > 1.1);
+	assert_true(w->tests[1].p_value < 0.05);
+	assert_non_null(strstr(w->answer, "one CPU"));
+	assert_true(fabs(w->compared.ratio - 100.0 / 103) < 0.001);
+	for (unsigned i = 0; i < w->ntests; i++)
+		assert_true(one_of_five(w->tests[i].verdict));
+	/* a cell that did not run */
+	memset(w, 0, sizeof(*w));
+	pt->status = RES_FAILED;
+	sq_004(w, pp, pt, ps, pts, psplit);
+	assert_string_equal(w->verdict, "not reproduced here");
+	free(w), free(pp), free(pt), free(ps), free(pts), free(psplit);
+}
+
+/* Sockets 1.3x pipes pinned, the same unpinned; unpinned repetitions
+ * spread 40 %, pinned 2 %. */
+static void test_002(void **state)
+{
+	const struct result *pipe[3], *sock[3];
+	struct report_why *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	pipe[0] = cell("pipe", 100000, 0.2);
+	sock[0] = cell("unix-stream", 100000, 0.2);
+	pipe[1] = cell("pipe", 100000, 0.01);
+	sock[1] = cell("unix-stream", 130000, 0.01);
+	pipe[2] = cell("pipe", 80000, 0.01);
+	sock[2] = cell("unix-stream", 104000, 0.01);
+	sq_002(w, pipe, sock, "other");
+	assert_int_equal(w->ntests, 3);
+	assert_non_null(strstr(w->tests[0].of, "unpinned"));
+	assert_string_equal(w->tests[0].verdict, "too noisy");
+	assert_non_null(strstr(w->tests[1].of, "one CPU"));
+	assert_string_equal(w->tests[1].verdict, "confirmed");
+	assert_string_equal(w->tests[2].verdict, "confirmed");
+	assert_true(fabs(w->tests[2].ratio - 1.3) < 0.001 && w->tests[2].lo > 1.1);
+	assert_string_equal(w->verdict, "confirmed");
+	assert_true(w->hyp[1].reproduced && w->hyp[2].reproduced && !w->hyp[0].reproduced);
+	assert_non_null(strstr(w->hyp[3].claim, "consistent only when pinned"));
+	assert_true(w->hyp[3].reproduced);
+	assert_non_null(strstr(w->hyp[3].evidence, "40.0 % unpinned"));
+	assert_non_null(strstr(w->answer, "pin"));
+	/* sockets no faster pinned: refuted or no difference, never confirmed */
+	memset(w, 0, sizeof(*w));
+	sock[2] = cell("unix-stream", 80500, 0.01);
+	sock[1] = cell("unix-stream", 100500, 0.01);
+	sq_002(w, pipe, sock, "other");
+	assert_string_equal(w->verdict, "no difference");
+	assert_null(strstr(w->answer, "beat"));
+	free(w);
+	for (int k = 0; k < 3; k++)
+		free((void *)pipe[k]), free((void *)sock[k]);
+}
+
+/* The text lines and the result file's sections[].why. */
+static void test_json(void **state)
+{
+	struct result *pp = cell("pipe", 100000, 0.01), *pt = cell("pipe", 102000, 0.01);
+	struct report_why *w = calloc(1, sizeof(*w));
+	struct report_section sec = { "seed-004", "ping-pong", (char *)"text\n", w };
+	struct report rep = { .cmdline = "ipclab suite seeds", .sections = &sec, .nsections = 1,
+			      .created = 1 };
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f;
+	json_t *root, *why, *t;
+	json_error_t je;
+
+	(void)state;
+	assert_non_null(w);
+	sq_004(w, pp, pt, NULL, NULL, NULL);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	sq_print(f, w);
+	fclose(f);
+	assert_non_null(strstr(buf, "Question: "));
+	assert_non_null(strstr(buf, "\nHypothesis: processes"));
+	assert_non_null(strstr(buf, "\nAnswer: Threads and processes"));
+	assert_non_null(strstr(buf, "\nVerdict: no difference\n"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(report_json(f, &rep, err, sizeof(err)), 0);
+	fclose(f);
+	root = json_loads(buf, 0, &je);
+	assert_non_null(root);
+	why = json_object_get(json_array_get(json_object_get(root, "sections"), 0), "why");
+	assert_true(json_is_object(why));
+	assert_true(json_is_string(json_object_get(why, "question")));
+	assert_true(json_is_string(json_object_get(why, "answer")));
+	assert_true(one_of_five(json_string_value(json_object_get(why, "verdict"))));
+	t = json_array_get(json_object_get(why, "hypotheses"), 0);
+	assert_true(json_is_string(json_object_get(t, "claim")));
+	assert_true(json_is_string(json_object_get(t, "conditions")));
+	assert_true(json_is_boolean(json_object_get(t, "reproduced")));
+	assert_true(json_is_string(json_object_get(t, "evidence")));
+	t = json_object_get(why, "compared");
+	assert_true(json_is_string(json_object_get(t, "of")));
+	assert_true(json_is_real(json_object_get(t, "ratio")));
+	assert_int_equal(json_array_size(json_object_get(t, "ratio_ci95")), 2);
+	t = json_array_get(json_object_get(why, "tests"), 0);
+	assert_string_equal(json_string_value(json_object_get(t, "knob")), "endpoints");
+	assert_true(json_is_real(json_object_get(t, "p_value")));
+	assert_true(one_of_five(json_string_value(json_object_get(t, "verdict"))));
+	/* a test with a missing cell: its ratio and interval null */
+	t = json_array_get(json_object_get(why, "tests"), 1);
+	assert_true(json_is_null(json_object_get(t, "ratio")));
+	assert_true(json_is_null(json_object_get(t, "ratio_ci95")));
+	assert_string_equal(json_string_value(json_object_get(t, "verdict")), "not reproduced here");
+	json_decref(root);
+	free(buf), free(w), free(pp), free(pt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_004),
+		cmocka_unit_test(test_002),
+		cmocka_unit_test(test_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
