@@ -22,7 +22,7 @@
 static const char *const share_names[] = { "user work", "kernel work", "wakeup latency",
 					   "wakeup from idle", "waiting for a CPU", "preempted",
 					   "waiting for the peer", "timer lateness", "unattributed",
-					   "other" };
+					   "polling", "the hypervisor (steal)", "other" };
 #define NSHARES ARRAY_SIZE(share_names)
 
 static double num(const json_t *o, const char *key)
