@@ -102,7 +102,9 @@ static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"tick\">", ML, sc->y0 + PANEL_H - MB + 34);
-	if (by) {
+	if (by && !strcmp(by, "machine")) {
+		fputs("machines by name: the median of each one's runs", f);
+	} else if (by) {
 		fputs("runs in the order of their label ", f);
 		html_esc(f, by);
 	} else {

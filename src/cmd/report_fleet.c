@@ -6,7 +6,8 @@
  * median of the machine's runs, the ratio to the first machine by name),
  * and a figure per metric with a bar per machine in each cell. A run
  * whose canary (env.canary, the cache-line RTT, else the pipe's) is more
- * than CANARY_RATIO_MAX from the fleet's median is out of line: its
+ * than CANARY_RATIO_MAX from the fleet's lower median (a state one of its
+ * runs had; of two hosts, the faster) is out of line: its
  * machine is marked "out of line: not read as a result". The cells come
  * from history --by machine (history_hosts.c); every stored text is
  * written through the report's escaper (html_esc). */
@@ -89,7 +90,7 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* Each run's state (its start canary, else its end's), and those more
- * than CANARY_RATIO_MAX from the fleet's median marked. */
+ * than CANARY_RATIO_MAX from the fleet's lower median marked. */
 static void out_of_line(struct fleet *fl)
 {
 	double v[FLEET_MAX_RUNS], med;
@@ -118,7 +119,7 @@ static void out_of_line(struct fleet *fl)
 	if (n < 2)
 		return;
 	qsort(v, n, sizeof(*v), cmp_dbl);
-	med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	med = v[(n - 1) / 2];	/* the lower median: a state a run had, the faster of two */
 	for (size_t i = 0; i < fl->n; i++)
 		fl->r[i].out_of_line = isfinite(fl->r[i].state) &&
 				       fmax(fl->r[i].state / med, med / fl->r[i].state) > CANARY_RATIO_MAX;
@@ -203,7 +204,7 @@ static void runs_table(FILE *f, const struct fleet *fl)
 	fputs("</tbody></table>\n", f);
 	if (fl->full)
 		fprintf(f, "<p>Only the first %d runs are listed.</p>\n", FLEET_MAX_RUNS);
-	fprintf(f, "<p>A run whose canary is more than %.1fx from the fleet's median was measured in another state of its machine: it is shown, not read as a result.</p></section>\n",
+	fprintf(f, "<p>A run whose canary is more than %.1fx from the fleet's (lower) median was measured in another state of its machine: it is shown, not read as a result.</p></section>\n",
 		CANARY_RATIO_MAX);
 }
 

@@ -6,7 +6,8 @@
 # host x cell table with every machine and its ratio to the first, a
 # figure per metric; the page parses as HTML with its elements closed in
 # order, the hostile machine name only escaped; the machine whose canary
-# is 4x the fleet's median marked out of line, the others not; another
+# is 4x the fleet's lower median marked out of line, the others not (of
+# two hosts too); another
 # fleet's run not drawn; bad combinations refused with exit 2.
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -40,11 +41,17 @@ json.dump(doc(10000, 100.0, "6.1.0-a", "rev1111"), open(out + "/a.json", "w"))
 json.dump(doc(20000, 110.0, "6.8.0-b", "rev2222"), open(out + "/b.json", "w"))
 json.dump(doc(15000, 400.0, "6.1.0-c", "rev3333"), open(out + "/c.json", "w"))
 json.dump(doc(99000, 100.0, "6.1.0-z", "rev9999"), open(out + "/z.json", "w"))
+# a fleet of two: the host 4x slower than the other is the one out of line
+json.dump(doc(10001, 100.0, "6.1.0-p", "rev4444"), open(out + "/p.json", "w"))
+json.dump(doc(10002, 400.0, "6.1.0-q", "rev5555"), open(out + "/q.json", "w"))
 EOF
 "$IPCLAB" db import -q --db "$db" --label machine=hostA,fleet_run=F1 "$d/a.json" || fail "import a: exit $?"
 "$IPCLAB" db import -q --db "$db" --label 'machine=<b>x</b>&"y',fleet_run=F1 "$d/b.json" || fail "import b: exit $?"
 "$IPCLAB" db import -q --db "$db" --label machine=hostC,fleet_run=F1 "$d/c.json" || fail "import c: exit $?"
 "$IPCLAB" db import -q --db "$db" --label machine=hostZ,fleet_run=F2 "$d/z.json" || fail "import z: exit $?"
+
+"$IPCLAB" db import -q --db "$db" --label machine=hostP,fleet_run=F3 "$d/p.json" || fail "import p: exit $?"
+"$IPCLAB" db import -q --db "$db" --label machine=hostQ,fleet_run=F3 "$d/q.json" || fail "import q: exit $?"
 
 "$IPCLAB" report --db "$db" --label fleet_run=F1 -o "$d/fleet.html" 2>"$d/err" ||
 	fail "report --db: exit $?: $(cat "$d/err")"
@@ -105,6 +112,17 @@ figs = src.count("<figure")
 assert figs >= 3, figs
 EOF
 echo "ok   report --db --label fleet_run: runs, host x cell table, figures, escaping, out of line"
+
+"$IPCLAB" report --db "$db" --label fleet_run=F3 -o "$d/two.html" || fail "report --db of two hosts: exit $?"
+python3 - "$d/two.html" <<'EOF' || fail "report --db of two hosts: not hostQ alone out of line"
+import re, sys
+src = open(sys.argv[1]).read()
+rows = re.findall(r"<tr><td>\d+</td>.*?</tr>", src)
+assert len(rows) == 2, rows
+assert "out of line" not in [r for r in rows if "hostP" in r][0], rows
+assert "out of line" in [r for r in rows if "hostQ" in r][0], rows
+EOF
+echo "ok   report --db of two hosts: the slower canary's host out of line, the other not"
 
 expect_usage_error "report --db with a result file" report --db "$db" "$d/a.json"
 expect_usage_error "report --label without --db" report --label fleet_run=F1 "$d/a.json"
