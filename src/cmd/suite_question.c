@@ -219,6 +219,87 @@ void sq_004(struct report_why *w, const struct result *pp, const struct result *
 	w->verdict = tk->verdict;
 }
 
+/* ---- seed 001 ---------------------------------------------------------------- */
+
+/* The share of the window both sides ran at once, at least. */
+static double overlap_pct(const struct result *r)
+{
+	return fmax(0, r->cpu_pct_total - 100);
+}
+
+void sq_001(struct report_why *w, const struct result *r, size_t n)
+{
+	const struct result *low = NULL, *high = NULL;
+	unsigned cells = 0, lock = 0, par = 0, starved = 0;
+	struct why_test *t = add_test(w);
+	char e[200];
+
+	snprintf(w->question, sizeof(w->question),
+		 "Does a pipe between two computing processes keep both CPUs busy for every write size and think time, or fall into lockstep (one side running at a time)?");
+	for (size_t i = 0; i < n; i++) {
+		if (!ran(&r[i]))
+			continue;
+		cells++;
+		if (!low || r[i].cpu_pct_total < low->cpu_pct_total)
+			low = &r[i];
+		if (!high || r[i].cpu_pct_total > high->cpu_pct_total)
+			high = &r[i];
+		if (r[i].cpu_pct_total < SQ_STARVED_PCT) {
+			starved++;
+			continue;
+		}
+		lock += overlap_pct(&r[i]) <= SQ_LOCKSTEP_PCT;
+		par += r[i].cpu_pct_total >= 180;
+	}
+	snprintf(t->of, sizeof(t->of), "CPU %%, the busiest cell over the least busy");
+	sq_test(t, "size x think", low, high, "cpu_pct_total", true);
+	compared(w, t);
+	if (!cells) {
+		snprintf(w->answer, sizeof(w->answer), "No cell of the grid ran here: nothing to compare.");
+		w->verdict = SQ_NOT_HERE;
+		return;
+	}
+	snprintf(e, sizeof(e),
+		 "%u of %u cells ran both sides at once for at most %.0f %% of the window (%u under %.0f %% CPU, starved, not counted); the least %.0f %% CPU at %llu B think %llu; 2.2.5: 37 of 100, 2.3.38: 0 of 100",
+		 lock, cells, SQ_LOCKSTEP_PCT, starved, SQ_STARVED_PCT, low->cpu_pct_total,
+		 (unsigned long long)low->cell.size, (unsigned long long)low->cell.think);
+	if (w->nhyp < WHY_MAX_HYP) {
+		struct why_hyp *h = &w->hyp[w->nhyp++];
+
+		snprintf(h->claim, sizeof(h->claim), "the pipe falls into lockstep for some size and think (2.2.5)");
+		snprintf(h->conditions, sizeof(h->conditions), "pipe, size x think grid, unpinned");
+		h->reproduced = lock > 0;
+		snprintf(h->evidence, sizeof(h->evidence), "%s", e);
+	}
+	if (w->nhyp < WHY_MAX_HYP) {
+		struct why_hyp *h = &w->hyp[w->nhyp++];
+
+		snprintf(h->claim, sizeof(h->claim), "the pipe keeps both CPUs busy (>= 180 %%) in most cells (2.3.38)");
+		snprintf(h->conditions, sizeof(h->conditions), "pipe, size x think grid, unpinned");
+		h->reproduced = 2 * par > cells;
+		snprintf(h->evidence, sizeof(h->evidence), "%u of %u cells at 180 %% or more; 2.2.5: 32 of 100, 2.3.38: 73 of 100",
+			 par, cells);
+	}
+	if (2 * starved > cells) {
+		snprintf(w->answer, sizeof(w->answer),
+			 "%u of %u cells got less than %.0f %% CPU (the least %.0f %%): other tasks held the CPUs, so whether the pipe keeps both busy could not be seen here; run it on an idle machine.",
+			 starved, cells, SQ_STARVED_PCT, low->cpu_pct_total);
+		w->verdict = SQ_NOT_HERE;
+		w->hyp[0].reproduced = w->hyp[1].reproduced = false;
+		return;
+	}
+	w->verdict = lock ? SQ_CONFIRMED : SQ_REFUTED;
+	if (lock)
+		snprintf(w->answer, sizeof(w->answer),
+			 "The pipe fell into lockstep in %u of %u cells here (the least busy %.0f %% at %llu B, think %llu): the sizes and think times where it did are the ones to avoid.",
+			 lock, cells, low->cpu_pct_total, (unsigned long long)low->cell.size,
+			 (unsigned long long)low->cell.think);
+	else
+		snprintf(w->answer, sizeof(w->answer),
+			 "No cell fell into lockstep here: both sides ran at once for at least %.0f %% of the window in every cell, as under 2.3.38.",
+			 overlap_pct(low));
+}
+
 /* ---- seed 002 ---------------------------------------------------------------- */
 
 static const char *const place_002[] = { "unpinned", "one CPU", "two CPUs" };

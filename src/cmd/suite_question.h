@@ -40,6 +40,15 @@ void sq_print(FILE *f, const struct report_why *w);
  * both on one CPU; psplit processes on two CPUs. */
 void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
 	    const struct result *ps, const struct result *pts, const struct result *psplit);
+/* Seed 001: the grid's n cells (r): lockstep is a cell whose two sides
+ * kept one CPU busy (at least 90 % CPU) but ran at once for at most 10 %
+ * of the window; the share both ran at once is at least cpu_pct_total -
+ * 100 % (two sides of at most 100 % each). A cell under 90 % did not get
+ * its CPUs (others took them): starved, not counted; most cells starved is
+ * "not reproduced here". */
+#define SQ_LOCKSTEP_PCT 10.0
+#define SQ_STARVED_PCT 90.0
+void sq_001(struct report_why *w, const struct result *r, size_t n);
 /* Seed 002: pipe and unix-stream cells, [0] unpinned, [1] one CPU, [2] two
  * CPUs, under the policy the section reads (sched names it). */
 void sq_002(struct report_why *w, const struct result *pipe[3], const struct result *sock[3],

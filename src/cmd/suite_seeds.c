@@ -189,6 +189,10 @@ static void print_001(const struct suite_opts *o, const struct seed_cells *c)
 		printf("Reading: both CPUs were busy (>= 180 %%) in %u of %u cells; the pipe parallelised worst at %llu B and think %llu (%.0f %%).\n",
 		       both, cells, (unsigned long long)low->cell.size, (unsigned long long)low->cell.think,
 		       low->cpu_pct_total);
+	if (c->why) {
+		sq_001(c->why, r, n);
+		sq_print(stdout, c->why);
+	}
 	if (!seed_tside(low, true) || !seed_tside(low, false))
 		return;
 	printf("Trace, share of each side's window running / runnable / sleeping:");

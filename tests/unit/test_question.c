@@ -4,7 +4,8 @@
  * threads and processes equal within +-3 % says "no difference" and so
  * does its answer; one CPU 1.57x as fast as unpinned is a hypothesis
  * reproduced with its ratio and interval; seed 002 compares sockets and
- * pipes per placement and the repetitions' spread unpinned vs pinned; the
+ * pipes per placement and the repetitions' spread unpinned vs pinned; seed
+ * 001 finds a lockstep cell by its CPU %; the
  * result file holds sections[].why with its fields. */
 #include <math.h>
 #include <setjmp.h>
@@ -132,6 +133,51 @@ static void test_002(void **state)
 		free((void *)pipe[k]), free((void *)sock[k]);
 }
 
+/* Seed 001: a grid cell at 104 % is lockstep (both sides at once for at
+ * most 4 % of the window); with every cell at 150 % or more, none is. */
+static void test_001(void **state)
+{
+	static const double pct[4] = { 196, 104, 185, 150 };
+	struct result *r = calloc(4, sizeof(*r));
+	struct report_why *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(w);
+	for (unsigned i = 0; i < 4; i++) {
+		r[i].status = RES_OK;
+		r[i].cpu_pct_total = pct[i];
+		r[i].cell.size = 1024u << i;
+		r[i].cell.think = 16;
+	}
+	sq_001(w, r, 4);
+	assert_string_equal(w->verdict, "confirmed");
+	assert_true(w->hyp[0].reproduced);
+	assert_non_null(strstr(w->hyp[0].evidence, "1 of 4 cells"));
+	assert_non_null(strstr(w->answer, "2048 B"));
+	assert_true(fabs(w->compared.ratio - 196.0 / 104) < 0.001);
+	memset(w, 0, sizeof(*w));
+	r[1].cpu_pct_total = 160;
+	sq_001(w, r, 4);
+	assert_string_equal(w->verdict, "refuted");
+	assert_false(w->hyp[0].reproduced);
+	assert_non_null(strstr(w->answer, "at least 50 %"));
+	/* most cells under 90 %: the machine's, not the pipe's */
+	memset(w, 0, sizeof(*w));
+	r[0].cpu_pct_total = r[2].cpu_pct_total = r[3].cpu_pct_total = 20;
+	sq_001(w, r, 4);
+	assert_string_equal(w->verdict, "not reproduced here");
+	assert_false(w->hyp[0].reproduced);
+	assert_non_null(strstr(w->answer, "3 of 4 cells got less than 90 %"));
+	/* every cell starved */
+	memset(w, 0, sizeof(*w));
+	r[1].cpu_pct_total = 30;
+	sq_001(w, r, 4);
+	assert_string_equal(w->verdict, "not reproduced here");
+	assert_non_null(strstr(w->answer, "the least 20 %"));
+	free(r), free(w);
+}
+
 /* The text lines and the result file's sections[].why. */
 static void test_json(void **state)
 {
@@ -196,6 +242,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_004),
+		cmocka_unit_test(test_001),
 		cmocka_unit_test(test_002),
 		cmocka_unit_test(test_json),
 	};
