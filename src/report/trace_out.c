@@ -305,9 +305,10 @@ static void explain_tries(FILE *f, const struct trace_explain *e)
 			fprintf(f, "    explain, then %s: %.2fx (%.2f-%.2f over %u pairs): %s\n", t->knob,
 				t->ratio, t->ratio_lo, t->ratio_hi, t->pairs,
 				t->confirmed ? "confirmed" : "not confirmed");
-		else
-			fprintf(f, "    explain, then %s: not applied: %s\n", t->knob ? t->knob : "no knob",
-				t->note);
+		else if (t->knob)
+			fprintf(f, "    explain, then %s: not applied: %s\n", t->knob, t->note);
+		else	/* advice: no knob ipclab turns */
+			fprintf(f, "    explain, then: %s\n", t->note);
 	}
 }
 
