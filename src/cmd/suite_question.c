@@ -219,6 +219,63 @@ void sq_004(struct report_why *w, const struct result *pp, const struct result *
 	w->verdict = tk->verdict;
 }
 
+/* ---- seed 000 ---------------------------------------------------------------- */
+
+/* Context switches per message: the trace's where traced, else the
+ * system's count over the messages. */
+static double cs_per_msg(const struct result *r)
+{
+	if (!ran(r))
+		return NAN;
+	if (r->trace.on && r->trace.per_msg.ctx_switches > 0)
+		return r->trace.per_msg.ctx_switches;
+	return r->msgs_per_s > 0 ? r->sys_ctx_switches_per_s / r->msgs_per_s : NAN;
+}
+
+void sq_000(struct report_why *w, const struct result *po, const struct result *pf,
+	    const struct result *qo, const struct result *qf, const char *fifo_why)
+{
+	struct why_test *tp = add_test(w), *tq = add_test(w);
+	double co = cs_per_msg(po), cf = cs_per_msg(pf);
+	struct why_hyp *h;
+
+	snprintf(w->question, sizeof(w->question),
+		 "Does SCHED_FIFO make a pipe switch context on every 4 KiB message (almost 100x the switches), and does it speed pipes up and slow POSIX message queues down?");
+	snprintf(tp->of, sizeof(tp->of), "msgs/s of pipe, SCHED_FIFO over normal, unpinned");
+	sq_test(tp, "policy", po, pf, "msgs_per_s", true);
+	snprintf(tq->of, sizeof(tq->of), "msgs/s of posix-mq, SCHED_FIFO over normal, unpinned");
+	sq_test(tq, "policy", qo, qf, "msgs_per_s", false);
+	compared(w, tp);
+	h = &w->hyp[w->nhyp++];
+	snprintf(h->claim, sizeof(h->claim), "SCHED_FIFO makes the pipe switch context per message");
+	snprintf(h->conditions, sizeof(h->conditions),
+		 "pipe, 4 KiB stream, unpinned (one CPU and two CPUs: seed-002's cells)");
+	if (!isnan(co) && !isnan(cf)) {
+		h->reproduced = cf >= SQ_CS_PER_MSG && cf >= 2 * co;
+		snprintf(h->evidence, sizeof(h->evidence),
+			 "%.3g context switches per message under SCHED_FIFO against %.3g under normal (%.3gx; the thread: about 100x)",
+			 cf, co, co > 0 ? cf / co : NAN);
+	} else {
+		snprintf(h->evidence, sizeof(h->evidence), "%s",
+			 fifo_why ? fifo_why : "a pipe cell is missing or did not run");
+	}
+	sq_hyp(w, "SCHED_FIFO makes pipes a bit faster", "pipe, 4 KiB stream, unpinned", tp, NULL);
+	sq_hyp(w, "SCHED_FIFO makes POSIX message queues dramatically slower", "posix-mq, 4 KiB stream, unpinned",
+	       tq, NULL);
+	if (isnan(co) || isnan(cf)) {
+		snprintf(w->answer, sizeof(w->answer), "SCHED_FIFO's cells did not run here (%s): nothing to compare.",
+			 fifo_why ? fifo_why : "a pipe cell is missing or failed");
+		w->verdict = SQ_NOT_HERE;
+		return;
+	}
+	w->verdict = h->reproduced ? SQ_CONFIRMED : SQ_REFUTED;
+	snprintf(w->answer, sizeof(w->answer),
+		 "%s (%.3g switches per message against %.3g); SCHED_FIFO changed the pipe's rate %.3gx (%s) and the queue's %.3gx (%s).",
+		 h->reproduced ? "Under SCHED_FIFO the pipe switched context on about every message here: for bulk streams keep normal scheduling or batch the writes"
+			       : "SCHED_FIFO did not make the pipe switch per message here",
+		 cf, co, tp->ratio, tp->verdict, tq->ratio, tq->verdict);
+}
+
 /* ---- seed 001 ---------------------------------------------------------------- */
 
 /* The share of the window both sides ran at once, at least. */

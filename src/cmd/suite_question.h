@@ -40,6 +40,14 @@ void sq_print(FILE *f, const struct report_why *w);
  * both on one CPU; psplit processes on two CPUs. */
 void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
 	    const struct result *ps, const struct result *pts, const struct result *psplit);
+/* Seed 000: the pipe and posix-mq cells under normal scheduling (po, qo)
+ * and SCHED_FIFO (pf, qf), unpinned; fifo_why: why SCHED_FIFO did not run
+ * (or NULL). The pipe switches per message under a policy when its
+ * context switches per message (system-wide, or the trace's where traced)
+ * reach SQ_CS_PER_MSG. */
+#define SQ_CS_PER_MSG 0.9
+void sq_000(struct report_why *w, const struct result *po, const struct result *pf,
+	    const struct result *qo, const struct result *qf, const char *fifo_why);
 /* Seed 001: the grid's n cells (r): lockstep is a cell whose two sides
  * kept one CPU busy (at least 90 % CPU) but ran at once for at most 10 %
  * of the window; the share both ran at once is at least cpu_pct_total -

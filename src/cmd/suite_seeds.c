@@ -132,6 +132,17 @@ static void print_000(const struct suite_opts *o, const struct seed_cells *c)
 		       pipe1->msgs_per_s / pipe0->msgs_per_s,
 		       pipe1->sys_ctx_switches_per_s / (pipe0->sys_ctx_switches_per_s ? pipe0->sys_ctx_switches_per_s : 1));
 	printf(".\n");
+	if (c->why) {
+		int mq = seed_tp(&c->spec[0], "posix-mq");
+		const struct result *mq0 = mq < 0 ? NULL :
+			seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)mq, .sched = S_OTHER });
+		const struct result *mq1 = mq < 0 ? NULL :
+			seed_cell(c, 0, &(struct plan_pick){ .tp = (unsigned)mq, .sched = S_FIFO });
+
+		sq_000(c->why, pipe0, o->fifo_ok ? pipe1 : NULL, mq0, o->fifo_ok ? mq1 : NULL,
+		       o->fifo_ok ? NULL : o->fifo_why);
+		sq_print(stdout, c->why);
+	}
 	if (!seed_any_traced(c))
 		return;
 	print_000_trace(c, best[0], worst);

@@ -5,7 +5,7 @@
  * does its answer; one CPU 1.57x as fast as unpinned is a hypothesis
  * reproduced with its ratio and interval; seed 002 compares sockets and
  * pipes per placement and the repetitions' spread unpinned vs pinned; seed
- * 001 finds a lockstep cell by its CPU %; the
+ * 000 sees the pipe switch per message under SCHED_FIFO; seed 001 finds a lockstep cell by its CPU %; the
  * result file holds sections[].why with its fields. */
 #include <math.h>
 #include <setjmp.h>
@@ -133,6 +133,37 @@ static void test_002(void **state)
 		free((void *)pipe[k]), free((void *)sock[k]);
 }
 
+/* Seed 000: the pipe at 1.0 switch per message under SCHED_FIFO against
+ * 0.05 under normal scheduling is reproduced; without SCHED_FIFO the
+ * section says why and is "not reproduced here". */
+static void test_000(void **state)
+{
+	struct result *po = cell("pipe", 100000, 0.01), *pf = cell("pipe", 120000, 0.01);
+	struct result *qo = cell("posix-mq", 200000, 0.01), *qf = cell("posix-mq", 60000, 0.01);
+	struct report_why *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	po->sys_ctx_switches_per_s = 5000;
+	pf->sys_ctx_switches_per_s = 120000;
+	sq_000(w, po, pf, qo, qf, NULL);
+	assert_string_equal(w->verdict, "confirmed");
+	assert_true(w->hyp[0].reproduced);
+	assert_non_null(strstr(w->hyp[0].evidence, "1 context switches per message under SCHED_FIFO against 0.05 "));
+	assert_string_equal(w->tests[0].verdict, "confirmed");	/* the pipe faster */
+	assert_string_equal(w->tests[1].verdict, "confirmed");	/* the queue slower */
+	assert_true(w->hyp[2].reproduced);
+	memset(w, 0, sizeof(*w));
+	pf->sys_ctx_switches_per_s = 6000;
+	sq_000(w, po, pf, qo, qf, NULL);
+	assert_string_equal(w->verdict, "refuted");
+	memset(w, 0, sizeof(*w));
+	sq_000(w, po, NULL, qo, NULL, "SCHED_FIFO not permitted (needs CAP_SYS_NICE)");
+	assert_string_equal(w->verdict, "not reproduced here");
+	assert_non_null(strstr(w->answer, "not permitted"));
+	free(w), free(po), free(pf), free(qo), free(qf);
+}
+
 /* Seed 001: a grid cell at 104 % is lockstep (both sides at once for at
  * most 4 % of the window); with every cell at 150 % or more, none is. */
 static void test_001(void **state)
@@ -242,6 +273,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_004),
+		cmocka_unit_test(test_000),
 		cmocka_unit_test(test_001),
 		cmocka_unit_test(test_002),
 		cmocka_unit_test(test_json),
