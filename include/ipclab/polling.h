@@ -12,8 +12,8 @@
 /* A source's count for the calling thread: its polling so far, in ns. */
 typedef uint64_t (*polling_fn)(void);
 
-/* Register a source (once is enough; again is a no-op); false when the
- * table (8) is full. */
+/* Register a source (once is enough; again is a no-op): 1, or 0 when the
+ * table (8 sources) is full. */
 int polling_source(polling_fn f);
 /* Time the calling thread polled so far, ipclab's own spinning included
  * (polling_add), over every source registered. */
