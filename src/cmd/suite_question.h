@@ -23,9 +23,11 @@ extern const char sq_confirmed[], sq_refuted[], sq_same[], sq_not_here[], sq_noi
  * repetitions (stats_ratio_ci; NAN without one), the Mann-Whitney p-value,
  * and the verdict on the claim that b's key is larger than a's ("more",
  * true) or smaller: confirmed, refuted, no difference (within +-10 %), too
- * noisy; without an interval, from the repetitions' ranges. "not
+ * noisy; without an interval, from the repetitions' ranges; with one run
+ * each, different only beyond SQ_ONE_RUN_FACTOR either way. "not
  * reproduced here" when a cell is missing or did not run. Returns the
  * verdict. */
+#define SQ_ONE_RUN_FACTOR 2.0
 const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
 		    const struct result *b, const char *key, bool more);
 /* Add a hypothesis from a test: reproduced when confirmed; its evidence
@@ -48,6 +50,10 @@ void sq_004(struct report_why *w, const struct result *pp, const struct result *
 #define SQ_CS_PER_MSG 0.9
 void sq_000(struct report_why *w, const struct result *po, const struct result *pf,
 	    const struct result *qo, const struct result *qf, const char *fifo_why);
+/* Seed 003: one transport's (tp: the client/server ring) 1-client flood
+ * cell f1, its paced cells with 1 and 4 clients p1, p4 (rate msg/s). */
+void sq_003(struct report_why *w, const char *tp, const struct result *f1, const struct result *p1,
+	    const struct result *p4, double rate);
 /* Seed 001: the grid's n cells (r): lockstep is a cell whose two sides
  * kept one CPU busy (at least 90 % CPU) but ran at once for at most 10 %
  * of the window; the share both ran at once is at least cpu_pct_total -

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "suite_int.h"
+#include "suite_question.h"
 #include "suite_why.h"
 
 /* ---- seed 003: shared-memory ring latency, 1 msg/s vs flood, 1 vs 4 clients -------- */
@@ -162,4 +163,13 @@ void print_003(const struct suite_opts *o, const struct seed_cells *c)
 	}
 	if (fast)
 		print_003_reading(c, fast, fast_tp, rate);
+	if (c->why) {	/* the client/server ring the thread measured: the list's first */
+		const char *tp = c->spec[SPEC003_PACED].ntp ? c->spec[SPEC003_PACED].tp[0]->name : "ring-ipc";
+		const struct result *f1 = seed_cell(c, SPEC003_FLOOD, &(struct plan_pick){ .clients = C003_ONE });
+		const struct result *p1 = seed_cell(c, SPEC003_PACED, &(struct plan_pick){ .clients = C003_ONE });
+		const struct result *p4 = seed_cell(c, SPEC003_PACED, &(struct plan_pick){ .clients = C003_FOUR });
+
+		sq_003(c->why, tp, f1, p1, p4, rate);
+		sq_print(stdout, c->why);
+	}
 }

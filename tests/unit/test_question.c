@@ -164,6 +164,49 @@ static void test_000(void **state)
 	free(w), free(po), free(pf), free(qo), free(qf);
 }
 
+/* Seed 003: paced 3x the flood's p50 is the cold path, reproduced; 4
+ * clients at 0.6x of 1 confirm "more clients, less latency". */
+static void test_003(void **state)
+{
+	struct result *f1 = cell("ring-ipc", 100000, 0.01), *p1 = cell("ring-ipc", 2, 0.01);
+	struct result *p4 = cell("ring-ipc", 2, 0.01);
+	struct report_why *w = calloc(1, sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	for (int i = 0; i < 3; i++) {	/* the repetitions of lat_p50_ns */
+		struct result *r = i == 0 ? f1 : i == 1 ? p1 : p4;
+		double mid = i == 0 ? 10000 : i == 1 ? 30000 : 18000;
+		struct repeat_stat *st = &r->repeat[0];
+
+		r->lat_p50_ns = (uint64_t)mid;
+		r->lat_samples = 1000;
+		st->key = "lat_p50_ns";
+		for (unsigned k = 0; k < 6; k++)
+			st->values[k] = mid * (1 + 0.01 * (-1 + 2.0 * k / 5));
+		st->min = mid * 0.99;
+		st->max = mid * 1.01;
+	}
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_string_equal(w->verdict, "confirmed");
+	assert_true(fabs(w->compared.ratio - 3) < 0.001 && w->compared.lo > 2);
+	assert_true(w->hyp[0].reproduced && w->hyp[1].reproduced);
+	assert_string_equal(w->tests[1].knob, "clients");
+	assert_non_null(strstr(w->answer, "cold path"));
+	/* one run each: a factor of 3 is told apart, 0.9x is not */
+	f1->n_repeat_stats = p1->n_repeat_stats = p4->n_repeat_stats = 0;
+	p4->lat_p50_ns = 27000;
+	memset(w, 0, sizeof(*w));
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_string_equal(w->verdict, "confirmed");
+	assert_true(isnan(w->compared.lo));
+	assert_string_equal(w->tests[1].verdict, "too noisy");
+	memset(w, 0, sizeof(*w));
+	sq_003(w, "ring-ipc", f1, NULL, p4, 1);
+	assert_string_equal(w->verdict, "not reproduced here");
+	free(w), free(f1), free(p1), free(p4);
+}
+
 /* Seed 001: a grid cell at 104 % is lockstep (both sides at once for at
  * most 4 % of the window); with every cell at 150 % or more, none is. */
 static void test_001(void **state)
@@ -275,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_004),
 		cmocka_unit_test(test_000),
 		cmocka_unit_test(test_001),
+		cmocka_unit_test(test_003),
 		cmocka_unit_test(test_002),
 		cmocka_unit_test(test_json),
 	};
