@@ -153,6 +153,8 @@ static int history_args(int argc, char **argv, struct history *h)
 				       argv[optind]);
 	if (h->against && (!strcmp(h->format, "svg") || h->figure))
 		return cmd_usage_error("history", "--against compares two sets of runs and draws no figure; use -f table, json or html");
+	if (h->against && !strcmp(h->format, "csv"))
+		return cmd_usage_error("history", "--against gives a row per cell, not per run: use -f table, json or html, or -f csv without --against");
 	return h->against ? against_labels(h) : 0;
 }
 

@@ -116,5 +116,6 @@ EOF
 "$IPCLAB" history --db "$db" -m p50 -f csv | head -1 | grep -q '^time,lat_p50_ns,run,machine,kernel,' ||
 	fail "history -m p50 -f csv: not the one metric's column: $("$IPCLAB" history --db "$db" -m p50 -f csv | head -1)"
 ok_if "history -f csv: time, metrics, attributes; RFC 4180; a formula prefixed"
+expect_usage_error "history --against -f csv" history --db "$db" --label fleet_run=F1 --against F2 -f csv
 
 finish
