@@ -123,6 +123,7 @@ static void test_002(void **state)
 	assert_non_null(strstr(w->answer, "pin"));
 	/* sockets no faster pinned: refuted or no difference, never confirmed */
 	memset(w, 0, sizeof(*w));
+	free((void *)sock[1]), free((void *)sock[2]);
 	sock[2] = cell("unix-stream", 80500, 0.01);
 	sock[1] = cell("unix-stream", 100500, 0.01);
 	sq_002(w, pipe, sock, "other");
