@@ -105,7 +105,8 @@ const struct cli_opt compare_options[] = {
 	  .help = "write the comparison to FILE instead of stdout", .kind = CLI_CALL,
 	  .call = cli_opt_output, .offset = CA(output), .values = "@file" },
 	{ .name = "db", .has_arg = required_argument, .metavar = "URL",
-	  .help = "with --baseline: the store (default: $IPCLAB_DB or the default file)",
+	  .help = "the store of --baseline, --by and this machine's calibration\n"
+		  "(default: $IPCLAB_DB or the default file)",
 	  .kind = CLI_TEXT, .offset = CA(db), .values = "@file" },
 	DB_SHARED_ROW(.kind = CLI_FLAG, .offset = CA(db_shared)),
 	{ .name = "baseline", .has_arg = required_argument, .metavar = "K=V",

@@ -23,7 +23,14 @@ static int add_run(void *arg, const struct db_run_row *row)
 	struct by_machine *b = arg;
 	struct cmp_machines *m = b->m;
 	const char *name = row->machine ? row->machine : "(unknown)";
+	json_t *labels = row->labels_json ? json_loads(row->labels_json, 0, NULL) : NULL;
+	const char *kind = json_string_value(json_object_get(labels, "kind"));
+	bool calibration = kind && !strcmp(kind, "calibration");
 	size_t i;
+
+	json_decref(labels);
+	if (calibration)	/* env --calibrate's runs are no side */
+		return 0;
 
 	for (i = 0; i < m->n && strcmp(m->host[i].name, name); i++)
 		;
@@ -71,8 +78,11 @@ int cmp_store_by_machine(const char *url, bool shared, const char *labels,
 	m->host = calloc(CMP_HOSTS_MAX, sizeof(*m->host));
 	if (!m->host)
 		return cmd_usage_error("compare", "out of memory");
-	if (labels && db_labels_parse(labels, f.labels, &f.nlabels, err, sizeof(err)))
+	if (labels && db_labels_parse(labels, f.labels, &f.nlabels, err, sizeof(err))) {
+		free(m->host);
+		m->host = NULL;
 		return cmd_usage_error("compare", "--label %s: expected K=V[,K=V], e.g. --label fleet_run=42", labels);
+	}
 	ret = db_cmd_open(url, db_open_flags(false, shared), "compare", &db);
 	if (!ret && db_query_runs(db, &f, add_run, &b, err, sizeof(err)))
 		ret = say_error("compare", "%s", err);

@@ -95,6 +95,11 @@ c = d["comparisons"][0]
 assert c["machine"] == "host-a", c["machine"]
 assert c["cells"][0]["metrics"]["lat_p50_ns"]["verdict"] == "better"
 PY
+# a calibration run of host-a (env --calibrate's) is no side
+"$IPCLAB" db import -q --db "$store" --label machine=host-a,kind=calibration "$work/cal.json" || fail "db import cal: exit $?"
+"$IPCLAB" compare --db "$store" --by machine -m p50 >"$work/all.txt" 2>"$work/err" || fail "compare --by machine, all runs: exit $?: $(cat "$work/err")"
+grep -q '^== host-b against host-a (3 and 3 runs) ==$' "$work/all.txt" && grep -q '^== host-c against host-a (1 and 3 runs) ==$' "$work/all.txt" ||
+	fail "--by machine, all runs: $(grep '^==' "$work/all.txt" | tr '\n' ' ')"
 expect_usage_error "--by machine --baseline machine=nosuch" compare --db "$store" --by machine --label fleet_run=7 --baseline machine=nosuch
 expect_usage_error "--by machine, one machine" compare --db "$store" --by machine --label fleet_run=8
 echo "ok   --by machine: each machine's stored runs a side, the baseline first by name or named"
