@@ -468,8 +468,8 @@ void sq_002(struct report_why *w, const struct result *pipe[3], const struct res
 	w->verdict = h->verdict;
 	if (faster == tested)
 		snprintf(w->answer, sizeof(w->answer),
-			 "Unix sockets beat pipes for 4 KiB messages in every placement tested here (%.3gx %s): prefer them for bulk 4 KiB streams.",
-			 h->ratio, h == &w->tests[2] ? "across two CPUs" : "on one CPU");
+			 "Unix sockets beat pipes for 4 KiB messages in every placement tested here (%.3gx, %s): prefer them for bulk 4 KiB streams.",
+			 h->ratio, place_002[h - w->tests]);
 	else if (h->verdict == SQ_CONFIRMED)
 		snprintf(w->answer, sizeof(w->answer),
 			 "Pinned, unix sockets beat pipes (%.3gx); unpinned they %s: pin both ends before choosing sockets for speed.",
