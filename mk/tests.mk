@@ -38,6 +38,9 @@ $(B)/tests/test_%: $(B)/tests/unit/test_%.o $(IPCLAB_LIB) $(IPCRING_A)
 UNIT_TESTS := core plan list pattern_own ref_kind rows why question cleanup topology \
 	interference envcheck serve_req remote_side stats compare_stats compare_runs report doorbell
 TEST_PROGS += $(UNIT_TESTS:%=$(B)/tests/test_%)
+# made through the pattern rule, the objects would be intermediate files
+# that make deletes after each build (and so compiles again the next time)
+.SECONDARY: $(UNIT_TESTS:%=$(B)/tests/unit/test_%.o)
 DEPS_FILES += $(UNIT_TESTS:%=$(B)/tests/unit/test_%.d) \
 	$(B)/tests/unit/report_fixture.d $(B)/tests/unit/test_report_tables.d
 
