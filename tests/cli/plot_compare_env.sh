@@ -81,7 +81,7 @@ rc=$?
 # JSON: the ratios, one per metric
 "$IPCLAB" compare -f json -m msgs_per_s,lat_p50_ns "$before" "$after" >"$work/cmp.json" ||
 	fail "compare -f json: exit $?"
-ratios=$(grep -o '"ratio": [0-9.]*' "$work/cmp.json" | awk '{print $2}' | tr '\n' ' ')
+ratios=$(grep -o '"ratio": [0-9][0-9.]*' "$work/cmp.json" | awk '{print $2}' | tr '\n' ' ')
 [ "$ratios" = "0.8 1.2 1.2 0.8 " ] || fail "compare -f json: ratios '$ratios', expected '0.8 1.2 1.2 0.8 '"
 
 # markdown: one table, every row with the header's 7 columns, a --- row second
