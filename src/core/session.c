@@ -392,7 +392,8 @@ int session_run(const struct plan *pl, const struct session_opts *o,
 		return -EIO;
 	}
 	ret = run_cells(pl, o, obs, res, reps, &ndone);
-	session_canary(pl, o, &rep->env, 1);
+	if (!runner_interrupted)	/* stopped: end now, no end canary */
+		session_canary(pl, o, &rep->env, 1);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory for the order of %zu cells", pl->n);
 	idle_knobs_stop(fd);
