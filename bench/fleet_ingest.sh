@@ -27,6 +27,7 @@ fleet=bench-$(date -u +%Y%m%dT%H%M%SZ)
 # each writer stores its share of the hosts, one import a host (a host's
 # run is one transaction), all writers at once
 t0=$(date +%s.%N)
+writers=()
 for w in $(seq 0 $((WRITERS - 1))); do
 	(
 		for h in $(seq "$w" "$WRITERS" $((HOSTS - 1))); do
@@ -38,8 +39,9 @@ for w in $(seq 0 $((WRITERS - 1))); do
 				echo "FAIL: host $h"
 		done
 	) &
+	writers+=($!)
 done
-wait
+wait "${writers[@]}"	# not the server's watcher, a background job too
 t1=$(date +%s.%N)
 runs=$(pg_sql "SELECT count(*) FROM ipclab.ipclab_runs" 2>/dev/null || pg_sql "SELECT count(*) FROM ipclab_runs")
 waits=$(grep -c 'still waiting for' "$PG_DIR/log" 2>/dev/null)
