@@ -67,7 +67,8 @@ PidFile none
 Subsystem sftp internal-sftp
 EOF
 	# its own /run (sshd's privilege separation directory), hostname, network
-	unshare --net --uts --mount --propagation private --fork sh -c \
+	# --kill-child: the sshd goes with unshare, which cleanup stops
+	unshare --net --uts --mount --propagation private --fork --kill-child=TERM sh -c \
 		"hostname $name && mount -t tmpfs -o mode=755 ipclab-fleet /run && mkdir -m 755 /run/sshd &&
 		 exec /usr/sbin/sshd -D -e -f $d/sshd_config" >"$d/sshd.log" 2>&1 &
 	pid=$!
