@@ -15,10 +15,7 @@ HOOK=${DB_HOOK:-$(dirname "$IPCLAB")/tests/cli/db_hook.so}
 [ -r "$HOOK" ] || { echo "skip: $HOOK not built (make)"; exit 77; }
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 unset IPCLAB_DB
-if "$IPCLAB" db ls --db "$TMPDIR/probe.db" 2>&1 | grep -q "built without SQLite"; then
-	echo "skip: this ipclab was built without libsqlite3"
-	exit 77
-fi
+need_sqlite
 d=$TMPDIR/h
 mkdir -p "$d"
 chmod 700 "$d"

@@ -11,16 +11,7 @@
 
 command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
 unset IPCLAB_DB
-if "$IPCLAB" db ls --db "$TMPDIR/probe.db" 2>&1 | grep -q "built without SQLite"; then
-	echo "skip: this ipclab was built without libsqlite3 (apt-get install libsqlite3-dev, then make)"
-	exit 77
-fi
-# ok_if TEXT: the section's ok line, only when none of its checks failed
-seen=0
-ok_if() {
-	[ "${fails:-0}" = "$seen" ] && echo "ok   $*"
-	seen=${fails:-0}
-}
+need_sqlite
 d=$TMPDIR/hh
 mkdir -p "$d"
 db=$d/h.db

@@ -47,7 +47,7 @@ svgs() {
 }
 
 # ---- history: labels cut at 24 bytes ----
-if "$IPCLAB" db ls --db "$work/probe.db" 2>&1 | grep -q "built without SQLite"; then
+if ! has_sqlite; then
 	echo "skip: history part (built without libsqlite3)"
 else
 	# 23 bytes and a 2-, 3- or 4-byte character: cut before it; 22 and é: whole

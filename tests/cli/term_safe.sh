@@ -78,7 +78,7 @@ grep -q '^  kernel           6.1.0 #1 SMP PREEMPT_DYNAMIC x86_64  ->  6.2.0 #1 S
 	echo "ok   an ordinary file prints unchanged" || fail "compare of the fixtures: $(head -12 plain.txt)"
 
 # the store: a stored file's strings, in history's table and db ls
-if "$IPCLAB" db ls --db "$work/probe.db" 2>&1 | grep -q "built without SQLite"; then
+if ! has_sqlite; then
 	echo "skip: store part (built without libsqlite3)"
 else
 	"$IPCLAB" db import -q --db "$work/s.db" a.json 2>err ||

@@ -131,3 +131,22 @@ finish() {
 	fi
 	exit 0
 }
+
+# has_sqlite: true when this ipclab was built with its SQLite store.
+has_sqlite() {
+	! "$IPCLAB" db ls --db "$TMPDIR/probe-sqlite.db" 2>&1 | grep -q "built without SQLite"
+}
+# need_sqlite: skip the test (77, with the install line) without it.
+need_sqlite() {
+	has_sqlite && return 0
+	echo "skip: this ipclab was built without libsqlite3 (apt-get install libsqlite3-dev, then make)"
+	exit 77
+}
+
+# ok_if TEXT: a section's ok line, only when none of its checks failed
+# since the last ok_if.
+ok_seen=0
+ok_if() {
+	[ "${fails:-0}" = "$ok_seen" ] && echo "ok   $*"
+	ok_seen=${fails:-0}
+}
