@@ -35,6 +35,8 @@ mkdir -p "$W/ssh" "$W/home" "$W/fetch" && chmod 700 "$W"
 pids=()
 cleanup() {
 	local p
+	# the ssh connection masters of the plays (ControlPersist) end here
+	pkill -f "$W/cp/" 2>/dev/null
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -114,7 +116,8 @@ interpreter_python = /usr/bin/python3
 nocows = 1
 retry_files_enabled = False
 [ssh_connection]
-ssh_args = -o ControlMaster=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
+ssh_args = -o ControlMaster=auto -o ControlPersist=30s -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
+control_path_dir = $W/cp
 pipelining = True
 EOF
 # inventory: the hosts; extra ones for the bad-input cases
@@ -134,9 +137,10 @@ inv >"$W/inventory.ini"
 printf 'ipclab_db_password: "%s"\n' "$(printf '%s' "$pw" | sed 's/\\/\\\\/g')" >"$W/secret.yml"
 chmod 600 "$W/secret.yml"
 
+# every play fetches (and packs the source) under the test's directory
 play() {
 	env HOME="$W/home" ANSIBLE_CONFIG="$W/ansible.cfg" ANSIBLE_NOCOLOR=1 \
-		ansible-playbook "$@"
+		ansible-playbook -e ipclab_fetch_dir="$W/fetch" "$@"
 }
 
 # every host answers (sshd up): a bounded wait on the real condition
