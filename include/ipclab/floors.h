@@ -58,9 +58,10 @@ void canary_measure(const int cpus[2], struct canary *c);
  * n 0 and f->why says why. */
 void floors_measure(const int cpus[2], struct floors *f);
 
-/* How far apart two canaries are: the larger of the cache line's and the
- * pipe's ratio, each taken as >= 1; *what names it ("cache-line RTT",
- * "pipe RTT"). 0 when they share no figure. */
+/* How far apart two canaries are: the cache line's round-trip ratio, taken
+ * as >= 1 (the pipe's moves with the load on its CPU as much as with the
+ * machine's state: recorded, not used here); *what names it ("cache-line
+ * RTT"). 0 when they share no cache-line figure. */
 double canary_ratio(double cl_a, double pipe_a, double cl_b, double pipe_b, const char **what);
 
 #endif

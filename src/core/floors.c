@@ -240,8 +240,11 @@ static double ratio_ge1(double a, double b)
 
 double canary_ratio(double cl_a, double pipe_a, double cl_b, double pipe_b, const char **what)
 {
-	double cl = ratio_ge1(cl_a, cl_b), pipe = ratio_ge1(pipe_a, pipe_b);
-
-	*what = cl >= pipe ? "cache-line RTT" : "pipe RTT";
-	return fmax(cl, pipe);
+	(void)pipe_a, (void)pipe_b;
+	/* the cache line's round trip alone tells the machine's state: the
+	 * same-CPU pipe's also moves with whatever else shares that CPU (4.7x
+	 * and 5.0x from start to end of one run at load 10, its cache line
+	 * steady), so it is recorded and shown, never a verdict's block */
+	*what = "cache-line RTT";
+	return ratio_ge1(cl_a, cl_b);
 }

@@ -114,7 +114,7 @@ grep -q '^  p50 .*worse' "$work/same.txt" && ! grep -q 'not comparable' "$work/s
 	echo "ok   compare, equal canaries: the verdict (p50 worse)" ||
 	fail "compare, equal canaries: $(grep '^  p50\|canary' "$work/same.txt")"
 "$IPCLAB" compare "$work/b.json" "$work/drift.json" 2>&1 |
-	grep -q 'the machine changed state during the after run (pipe RTT 4.2x from its start to its end): not comparable' &&
+	grep -q 'the machine changed state during the after run (cache-line RTT 4.2x from its start to its end): not comparable' &&
 	echo "ok   compare: a run whose start and end canaries differ is not comparable" ||
 	fail "compare: a state change within the after run not said"
 # a record without a canary (older files) is compared as before
