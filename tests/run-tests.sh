@@ -7,7 +7,8 @@
 # when its test ends. Tests are made for that: each shell test runs in its
 # own IPC and mount namespaces and temporary directory (tests/lib/common.sh),
 # checks behaviour, never speed, and a test that needs the CPUs to itself
-# checks whether they were and says so. TEST_TIMEOUT (600 s) bounds each one.
+# checks whether they were and says so. TEST_TIMEOUT (600 s) bounds each one; a script may raise its own
+# bound with a line "# test-timeout: N" among its first 20.
 #
 # TEST_TIMES=FILE writes what each test cost, one line a test as it ends:
 # test (its path as given), result (pass, fail, skip, timeout), wall
@@ -68,7 +69,7 @@ report() {
 	0) pass=$((pass + 1)); printf 'PASS %-28s %3ss\n' "$name" "$secs" ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-28s %s\n' "$name" "$(tail -n 1 "$log")" ;;
 	*) fail=$((fail + 1)); failed_names+=("$name")
-	   [ "$rc" = 124 ] && echo "  (timed out after ${timeout_s}s)"
+	   [ "$rc" = 124 ] && echo "  (timed out: past its bound, TEST_TIMEOUT or its own test-timeout)"
 	   printf 'FAIL %-28s rc=%s %3ss\n' "$name" "$rc" "$secs"
 	   sed 's/^/    | /' "$log" | tail -n 40 ;;
 	esac
@@ -115,8 +116,12 @@ for t in "$@"; do
 	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
 	n=$((n + 1))
 	log="$work/$n.log"
+	# a script may ask for a longer bound in its first lines: "# test-timeout: N"
+	limit=$timeout_s
+	own=$(head -n 20 "$t" 2>/dev/null | sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' | head -n 1)
+	[ -n "$own" ] && [ "$own" -gt "$limit" ] && limit=$own
 	# the subshell's `times` is the CPU of the test and all it waited for
-	( timeout -k 10 "$timeout_s" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
+	( timeout -k 10 "$limit" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
 	job_name[$!]=$(basename "$t")
 	job_path[$!]=$t
 	job_log[$!]=$log

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# test-timeout: 1500
 # deploy/ansible against two test hosts made here: each a network, UTS and
 # mount namespace of its own with its own hostname (fleet-a, fleet-b) and
 # its own sshd, reached over veth from this test's own network namespace,
