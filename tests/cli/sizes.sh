@@ -9,9 +9,12 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 MAX_LINES=600
 
-# path<TAB>reason, one a line: files allowed past MAX_LINES for now (none);
+# path<TAB>reason, one a line: files allowed past MAX_LINES for now;
 # e.g. allow=$(printf '%s\t%s\n' src/x.c "being split")
-allow=''
+allow=$(printf '%s\t%s\n' \
+	src/db/sqlite.c "to be split: the hostile-store checks (read-only look, schema comparison) go to a file of their own" \
+	src/remote/serve_auth.c "to be split: the per-address and per-network tables go to a file of their own" \
+	lib/ipcring/dispatch.c "to be split: 2 lines over since the polling time's accounting")
 
 bad=0
 while read -r n f; do
