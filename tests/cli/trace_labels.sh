@@ -53,10 +53,22 @@ try() {
 try ring-ipc ring -t ring-ipc -p pingpong --rate 20/s -d 3s
 try pipe-awake awake -t pipe -p pingpong --pin split --keep-awake -n "$(scaled 20000)"
 
-# the table names ipclab's own loop where it took the CPU (it may not)
+# the table names ipclab's own loop where it took the CPU (it may not).
+# Another test's ipclab beside this one is named "ipclab" rightly: the
+# check holds only when none ran.
+foreign_ipclab() {
+	local p
+	for p in $(pgrep -x ipclab 2>/dev/null); do
+		tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "IPCLAB_TEST_TAG=$IPCLAB_TEST_TAG" || echo "$p"
+	done
+}
+others=$(foreign_ipclab)
 "$IPCLAB" run -t pipe -p pingpong --pin split --keep-awake -n "$(scaled 20000)" --trace \
 	>"$work/table.txt" 2>&1 || fail "table: exit $?"
-if grep -q "machine:.* to ipclab (pid" "$work/table.txt"; then
+others="$others $(foreign_ipclab)"
+if [ -n "${others// /}" ]; then
+	echo "skip the table's name check: another ipclab ran beside this test (pids $(echo $others))"
+elif grep -q "machine:.* to ipclab (pid" "$work/table.txt"; then
 	fail "the keep-awake loop is named only as ipclab: $(grep machine: "$work/table.txt")"
 fi
 finish
