@@ -105,12 +105,7 @@ phase() {
 	rm -f "$dir/stop" "$dir"/r?.json
 	"$IPCLAB" serve --listen 127.0.0.1:$port >"$dir/serve.out" 2>"$dir/serve.log" &
 	srv=$!
-	for _ in $(seq 1 200); do
-		grep -q 'listening on' "$dir/serve.log" && break
-		kill -0 $srv 2>/dev/null || break
-		sleep 0.05
-	done
-	grep -q 'listening on' "$dir/serve.log" || { fail "$what: serve did not listen: $(cat "$dir/serve.log")"; return; }
+	serve_listening "$dir/serve.log" $srv || { fail "$what: serve did not listen: $(cat "$dir/serve.log")"; return; }
 	python3 "$dir/flood.py" $port "$tok" 60 "$dir/stop" $nets $silent >"$dir/flood" 2>&1 &
 	fl=$!
 	for _ in $(seq 1 200); do grep -q '^flooding' "$dir/flood" && break; sleep 0.05; done

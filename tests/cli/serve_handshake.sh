@@ -42,12 +42,7 @@ tocl=$!
 
 "$IPCLAB" serve --listen 127.0.0.1:$port >"$dir/serve.out" 2>"$dir/serve.log" &
 srv=$!
-for _ in $(seq 1 200); do
-	grep -q 'listening on' "$dir/serve.log" && break
-	kill -0 $srv 2>/dev/null || break
-	sleep 0.05
-done
-grep -q 'listening on' "$dir/serve.log" || { fail "serve did not listen: $(cat "$dir/serve.log")"; finish; }
+serve_listening "$dir/serve.log" $srv || { fail "serve did not listen: $(cat "$dir/serve.log")"; finish; }
 
 # 20 silent connections of a stranger, then a client
 "${as_other[@]}" "$py" - idle $port 20 60 <"$rp" >"$dir/idle" 2>&1 &

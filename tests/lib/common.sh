@@ -150,3 +150,15 @@ ok_if() {
 	[ "${fails:-0}" = "$ok_seen" ] && echo "ok   $*"
 	ok_seen=${fails:-0}
 }
+
+# serve_listening LOG PID: wait (10 s at most) until the ipclab serve PID
+# says in LOG that it listens; false if it did not (or it ended first).
+serve_listening() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q 'listening on' "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q 'listening on' "$1" 2>/dev/null
+}
