@@ -35,7 +35,15 @@ W=$TMPDIR/fleet
 mkdir -p "$W/ssh" "$W/home" "$W/fetch" && chmod 700 "$W"
 pids=()
 cleanup() {
-	local p
+	local p n h
+	# whatever runs in a host's namespaces (a serve a stopped play left
+	# behind, its sessions) ends with it
+	for p in /proc/[0-9]*; do
+		n=$(readlink "$p/ns/net" 2>/dev/null) || continue
+		for h in ${host_net[@]+"${host_net[@]}"}; do
+			[ "$n" = "$h" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+		done
+	done
 	# the ssh connection masters of the plays (ControlPersist) end here
 	pkill -f "$W/cp/" 2>/dev/null
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
@@ -52,7 +60,7 @@ ssh-keygen -q -t ed25519 -N '' -f "$W/ssh/id" -C ipclab-fleet-test
 cp "$W/ssh/id.pub" "$W/ssh/authorized_keys"
 
 # host NAME N: a host at 10.201.N.2, this namespace at 10.201.N.1
-declare -A host_pid=()
+declare -A host_pid=() host_net=()
 host() {
 	local name=$1 n=$2 d=$W/host-$1 pid
 	mkdir -p "$d"
@@ -82,6 +90,7 @@ EOF
 		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/$$/ns/net)" ] && break
 		sleep 0.01
 	done
+	host_net[$name]=$(readlink "/proc/$pid/ns/net")
 	ip link add "fa$n" type veth peer name "fh$n"
 	ip link set "fh$n" netns "$pid"
 	ip addr add "10.201.$n.1/24" dev "fa$n"
