@@ -33,17 +33,7 @@ enum { M_MSGS, M_BYTES, M_P50 };
 #define REPS 5
 #define MAXRUNS 8
 
-static uint64_t rng_state;
-
-static double uniform01(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
+#include "seeded_rng.h"
 
 static double gauss(void)
 {

@@ -28,17 +28,7 @@
 enum { M_MSGS, M_BYTES, M_P50, M_P99, M_MAX, M_CPUMSG, M_CPUPCT, M_CS };
 #define ALL ((1u << CMP_NMETRICS) - 1)
 
-static uint64_t rng_state;
-
-static double uniform01(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
+#include "seeded_rng.h"
 
 /* A p50 as the histogram reports it: log-normal noise, 64 ns buckets. */
 static double p50_sample(double med, double sigma)
