@@ -16,10 +16,13 @@ json_t *env_json_object(const struct env_info *e);
 int env_text(FILE *f, const struct env_info *e);
 
 /* The canary ({"start", "end"}) and the floors of a record's env
- * (floors_out.c), as JSON (NULL: out of memory) and as text. */
-json_t *canary_json(const struct canary c[2]);
+ * (floors_out.c), as JSON (NULL: out of memory) and as text. A canary
+ * argument points at two: [0] the start, [1] the end (a pointer, not
+ * an array parameter: GCC 12 under -fsanitize=thread misreads the
+ * bound of a struct member passed as one). */
+json_t *canary_json(const struct canary *c);
 json_t *floors_json(const struct floors *f);
-void canary_text(FILE *f, const struct canary c[2]);
+void canary_text(FILE *f, const struct canary *c);
 int floors_text(FILE *f, const struct floors *fl);
 
 /* A result file's canary, from its "env": nonzero when it has one. */
@@ -27,8 +30,8 @@ int canary_from_env(const json_t *env, struct canary c[2]);
 /* How far a run's start and end canaries are apart (canary_ratio), 0
  * without both; and a run's canary against another's (their start, else
  * their end). */
-double canary_drift(const struct canary c[2], const char **what);
-double canary_between(const struct canary a[2], const struct canary b[2], const char **what);
+double canary_drift(const struct canary *c, const char **what);
+double canary_between(const struct canary *a, const struct canary *b, const char **what);
 
 /* Each round trip measured across two CPUs put against the report's
  * floors (run --floors), one line each; nothing without floors. */

@@ -28,7 +28,7 @@ static json_t *one_canary(const struct canary *c)
 			 "pipe_rtt_ns", num_or_null(c->pipe_rtt_ns), "cpus", cpus_json(c->cpus));
 }
 
-json_t *canary_json(const struct canary c[2])
+json_t *canary_json(const struct canary *c)
 {
 	json_t *o = json_object();
 
@@ -91,7 +91,7 @@ static void ns_text(char *buf, size_t len, double ns)
 		snprintf(buf, len, "-");
 }
 
-void canary_text(FILE *f, const struct canary c[2])
+void canary_text(FILE *f, const struct canary *c)
 {
 	static const char *const when[2] = { "at the start", "at the end" };
 
@@ -161,13 +161,13 @@ int canary_from_env(const json_t *env, struct canary c[2])
 	return c[0].on || c[1].on;
 }
 
-double canary_drift(const struct canary c[2], const char **what)
+double canary_drift(const struct canary *c, const char **what)
 {
 	return c[0].on && c[1].on ? canary_ratio(c[0].cacheline_rtt_ns, c[0].pipe_rtt_ns,
 						 c[1].cacheline_rtt_ns, c[1].pipe_rtt_ns, what) : 0;
 }
 
-double canary_between(const struct canary a[2], const struct canary b[2], const char **what)
+double canary_between(const struct canary *a, const struct canary *b, const char **what)
 {
 	const struct canary *x = a[0].on ? &a[0] : &a[1], *y = b[0].on ? &b[0] : &b[1];
 
