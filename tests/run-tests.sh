@@ -71,6 +71,8 @@ report() {
 	*) fail=$((fail + 1)); failed_names+=("$name")
 	   [ "$rc" = 124 ] && echo "  (timed out: past its bound, TEST_TIMEOUT or its own test-timeout)"
 	   printf 'FAIL %-28s rc=%s %3ss\n' "$name" "$rc" "$secs"
+	   # the failed checks first (a long log's tail may not hold them)
+	   grep -m 10 '^FAIL' "$log" | sed 's/^/    ! /'
 	   sed 's/^/    | /' "$log" | tail -n 40 ;;
 	esac
 	rm -f "$log" "$log.cpu"
