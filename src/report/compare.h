@@ -108,6 +108,7 @@ struct cmp_canary {
 	double ratio;		/* between the runs, >= 1; NAN or 0 when not known */
 	double drift[2];	/* within before [0] and after [1], start to end; 0 */
 	const char *drift_what[2];
+	bool one_run;		/* both one run's cells, in interleaved rounds */
 	bool other_state;	/* beyond CANARY_RATIO_MAX: no verdict */
 	char why[160];		/* "the machine was in another state (...): not comparable" */
 };

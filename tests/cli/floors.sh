@@ -117,6 +117,36 @@ grep -q '^  p50 .*worse' "$work/same.txt" && ! grep -q 'not comparable' "$work/s
 	grep -q 'the machine changed state during the after run (cache-line RTT 4.2x from its start to its end): not comparable' &&
 	echo "ok   compare: a run whose start and end canaries differ is not comparable" ||
 	fail "compare: a state change within the after run not said"
+# Two cells of one run in interleaved rounds share its drift: a change of
+# state mid-run fell on both sides alike, so they are compared (and the
+# drift said); the same cells without rounds (one after the other) are not.
+one_run_pair() {	# REPEAT: a run of two null cells, its end canary 4.2x its start, split
+	"$IPCLAB" run -t null,null -p pingpong -n 300 -q $1 -f json -o "$work/one.json" || return 1
+	python3 - "$work/one.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["env"]["canary"] = {"start": {"cacheline_rtt_ns": 112.0, "pipe_rtt_ns": 4050.0, "cpus": [0, 1]},
+                      "end": {"cacheline_rtt_ns": 470.0, "pipe_rtt_ns": 17000.0, "cpus": [0, 1]}}
+for i, name in enumerate("ab"):
+    json.dump(dict(d, results=[d["results"][i]]), open(sys.argv[1] + "." + name, "w"))
+PY
+}
+one_run_pair "--repeat 3" || fail "one run, rounds: run: exit $?"
+"$IPCLAB" compare -f json "$work/one.json.a" "$work/one.json.b" >"$work/one.cmp" 2>&1
+python3 - "$work/one.cmp" <<'PY' && echo "ok   compare: one run's interleaved cells share its drift: compared, one_run said" || fail "compare of one run's interleaved cells: $(head -c 400 "$work/one.cmp")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["canary"]["one_run"] is True and d["canary"]["comparable"] is True, d["canary"]
+vs = [m["verdict"] for c in d["cells"] if c["compared"] for m in c["metrics"].values()]
+assert vs and "not comparable" not in vs, vs
+PY
+"$IPCLAB" compare "$work/one.json.a" "$work/one.json.b" 2>&1 |
+	grep -q "^canary: one run's cells, interleaved: its change of state (cache-line RTT 4.2x from start to end) fell on both sides alike" ||
+	fail "compare of one run's interleaved cells: the shared drift not said"
+one_run_pair "" || fail "one run, no rounds: run: exit $?"
+"$IPCLAB" compare "$work/one.json.a" "$work/one.json.b" 2>&1 | grep -q 'changed state during the before run .*not comparable' &&
+	echo "ok   compare: one run's cells without rounds (one after the other): not comparable" ||
+	fail "compare of one run's cells without rounds: compared"
 # a record without a canary (older files) is compared as before
 "$IPCLAB" compare "$data/compare-before.json" "$data/compare-after.json" 2>&1 | grep -q '^  p50 .*worse' ||
 	fail "compare without canaries: no verdict"
