@@ -17,10 +17,14 @@ STREAM_N=${STREAM_N:-300000}
 command -v perf >/dev/null || { echo "fidelity: needs perf (apt-get install linux-perf)"; exit 1; }
 [ -x "$IPCLAB" ] && [ -x $B/bench/pipe_loop ] || { echo "fidelity: run make first"; exit 1; }
 
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 ipclab_metric() { # metric args...
 	local m=$1; shift
-	"$IPCLAB" run "$@" -q -f json | python3 -c "import json,sys; print(json.load(sys.stdin)['results'][0]['metrics']['$m'])"
+	# into a file, read after the run: a reader started beside the run
+	# (python3 on a pipe) takes CPU from its ends while they measure
+	"$IPCLAB" run "$@" -q -f json -o "$tmp" && python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['metrics']['$m'])" "$tmp"
 }
 perf_us() { taskset -c 0 perf bench sched pipe -l "$LOOPS" "$@" 2>/dev/null | awk '/usecs\/op/ {print $1}'; }
 

@@ -43,10 +43,13 @@ lab() { # metric... -- args: ipclab run, the metrics of its one cell, space-sepa
 	local ms=()
 	while [ "$1" != -- ]; do ms+=("$1"); shift; done
 	shift
-	"$LAB" run "$@" --pin split -q -f json 2>>"$OUT/stderr.txt" | python3 -c '
+	# into a file, read after the run: a reader started beside the run
+	# (python3 on a pipe) takes CPU from its ends while they measure
+	"$LAB" run "$@" --pin split -q -f json -o "$OUT/cell.json" 2>>"$OUT/stderr.txt" || { echo nan; return; }
+	python3 -c '
 import json, sys
-r = json.load(sys.stdin)["results"][0]
-print(" ".join(str(r["metrics"].get(m, "nan")) if r["status"] == "ok" else "nan" for m in sys.argv[1:]))' "${ms[@]}" ||
+r = json.load(open(sys.argv[1]))["results"][0]
+print(" ".join(str(r["metrics"].get(m, "nan")) if r["status"] == "ok" else "nan" for m in sys.argv[2:]))' "$OUT/cell.json" "${ms[@]}" ||
 		echo nan
 }
 ref() { # prog args...: the reference's numbers, space-separated
