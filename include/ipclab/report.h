@@ -188,7 +188,7 @@ struct report_section {
  * cells: the result file's sections[].why and the page's box. A ratio is
  * of b over a (its "of" says which); lo, hi NAN without a 95 % interval,
  * p_value NAN without a test. */
-#define WHY_MAX_HYP 4
+#define WHY_MAX_HYP 6
 #define WHY_MAX_TESTS 4
 struct why_ratio {
 	char of[128];
@@ -204,7 +204,7 @@ struct why_test {
 	double ratio, lo, hi, p_value;
 };
 struct report_why {
-	char question[240], answer[480];
+	char question[240], answer[768];
 	const char *verdict;		/* confirmed, refuted, no difference,
 					 * not reproduced here, too noisy */
 	struct why_ratio compared;	/* the section's headline pair */

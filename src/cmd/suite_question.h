@@ -42,14 +42,17 @@ void sq_print(FILE *f, const struct report_why *w);
  * both on one CPU; psplit processes on two CPUs. */
 void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
 	    const struct result *ps, const struct result *pts, const struct result *psplit);
-/* Seed 000: the pipe and posix-mq cells under normal scheduling (po, qo)
- * and SCHED_FIFO (pf, qf), unpinned; fifo_why: why SCHED_FIFO did not run
- * (or NULL). The pipe switches per message under a policy when its
- * context switches per message (system-wide, or the trace's where traced)
- * reach SQ_CS_PER_MSG. */
+/* Seed 000: the pipe's cells under normal scheduling (po) and SCHED_FIFO
+ * (pf), unpinned [0], on one CPU [1] and on two [2] (NULL where not run);
+ * posix-mq's (qo, qf), unpinned; fifo_why: why SCHED_FIFO did not run (or
+ * NULL). The pipe switches per message under a policy when its context
+ * switches per message (system-wide, or the trace's where traced) reach
+ * SQ_CS_PER_MSG. */
 #define SQ_CS_PER_MSG 0.9
-void sq_000(struct report_why *w, const struct result *po, const struct result *pf,
-	    const struct result *qo, const struct result *qf, const char *fifo_why);
+#define SQ_000_PLACES 3
+void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
+	    const struct result *const pf[SQ_000_PLACES], const struct result *qo,
+	    const struct result *qf, const char *fifo_why);
 /* Seed 003: one transport's (tp: the client/server ring) 1-client flood
  * cell f1, its paced cells with 1 and 4 clients p1, p4 (rate msg/s). */
 void sq_003(struct report_why *w, const char *tp, const struct result *f1, const struct result *p1,

@@ -72,6 +72,11 @@ for s in 000 001 002 003 004; do
 done
 [ "$(grep -c ' rate 20/s' "$dir/suite")" -ge 2 ] || fail "suite: seed-003 has no paced cells"
 # seed 000's cycle table: a 3-stage chain per mechanism and policy
+# seed 000 asks where SCHED_FIFO makes the pipe switch: unpinned, on one CPU and on two
+for p in none same split; do
+	sed -n '/== seed-000:/,/== seed-000-cycle/p' "$dir/suite" | grep -q "^  pipe .* pin $p *sched other" ||
+		fail "suite: seed-000 plans no pipe cell with pin $p"
+done
 n=$(sed -n '/== seed-000-cycle/,/== seed-001/p' "$dir/suite" | grep -c ' cycle .* clients 3 ')
 [ "$n" -ge 6 ] || fail "suite: seed-000-cycle plans $n cycle cells of 3 stages, expected 6 or 12"
 grep -q "== seed-003" "$dir/suite" && sed -n '/== seed-003/,/== seed-004/p' "$dir/suite" | grep -q '^  ring-ipc ' &&

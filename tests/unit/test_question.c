@@ -134,35 +134,62 @@ static void test_002(void **state)
 		free((void *)pipe[k]), free((void *)sock[k]);
 }
 
-/* Seed 000: the pipe at 1.0 switch per message under SCHED_FIFO against
- * 0.05 under normal scheduling is reproduced; without SCHED_FIFO the
- * section says why and is "not reproduced here". */
+/* Seed 000, placement by placement: the pipe at 1.0 switch per message
+ * under SCHED_FIFO against 0.05 under normal scheduling on one CPU, and
+ * 0.05 against 0.05 unpinned and on two CPUs: reproduced on one CPU only,
+ * and the answer says where and where not; nowhere: refuted; without
+ * SCHED_FIFO the section says why and is "not reproduced here". */
 static void test_000(void **state)
 {
-	struct result *po = cell("pipe", 100000, 0.01), *pf = cell("pipe", 120000, 0.01);
+	struct result *po[3], *pf[3];
 	struct result *qo = cell("posix-mq", 200000, 0.01), *qf = cell("posix-mq", 60000, 0.01);
 	struct report_why *w = calloc(1, sizeof(*w));
+	const struct result *none[3] = { NULL, NULL, NULL };
 
 	(void)state;
 	assert_non_null(w);
-	po->sys_ctx_switches_per_s = 5000;
-	pf->sys_ctx_switches_per_s = 120000;
-	sq_000(w, po, pf, qo, qf, NULL);
+	for (int k = 0; k < 3; k++) {
+		po[k] = cell("pipe", 100000, 0.01);
+		pf[k] = cell("pipe", 120000, 0.01);
+		po[k]->sys_ctx_switches_per_s = 5000;
+		pf[k]->sys_ctx_switches_per_s = k == 1 ? 120000 : 6000;
+	}
+	sq_000(w, (const struct result *const *)po, (const struct result *const *)pf, qo, qf, NULL);
 	assert_string_equal(w->verdict, "confirmed");
-	assert_true(w->hyp[0].reproduced);
-	assert_non_null(strstr(w->hyp[0].evidence, "1 context switches per message under SCHED_FIFO against 0.05 "));
+	assert_int_equal(w->nhyp, 5);
+	assert_false(w->hyp[0].reproduced);	/* unpinned */
+	assert_true(w->hyp[1].reproduced);	/* one CPU */
+	assert_false(w->hyp[2].reproduced);	/* two CPUs */
+	assert_non_null(strstr(w->hyp[1].conditions, "one CPU"));
+	assert_non_null(strstr(w->hyp[1].evidence, "1 context switches per message under SCHED_FIFO against 0.05 "));
+	assert_non_null(strstr(w->answer, "about every message in these placements: one CPU; not in: unpinned, two CPUs"));
 	assert_string_equal(w->tests[0].verdict, "confirmed");	/* the pipe faster */
 	assert_string_equal(w->tests[1].verdict, "confirmed");	/* the queue slower */
-	assert_true(w->hyp[2].reproduced);
+	assert_true(w->hyp[4].reproduced);
 	memset(w, 0, sizeof(*w));
-	pf->sys_ctx_switches_per_s = 6000;
-	sq_000(w, po, pf, qo, qf, NULL);
+	pf[1]->sys_ctx_switches_per_s = 6000;
+	sq_000(w, (const struct result *const *)po, (const struct result *const *)pf, qo, qf, NULL);
 	assert_string_equal(w->verdict, "refuted");
+	assert_non_null(strstr(w->answer, "in any placement"));
+	assert_null(strstr(w->answer, "pipe-full"));
+	/* 4 KiB messages through a 64 KiB pipe, 0.125 switches a message on
+	 * one CPU under FIFO: one switch each way per pipe-full, said */
 	memset(w, 0, sizeof(*w));
-	sq_000(w, po, NULL, qo, NULL, "SCHED_FIFO not permitted (needs CAP_SYS_NICE)");
+	pf[1]->sys_ctx_switches_per_s = 15000;
+	pf[1]->cell.size = 4096;
+	pf[1]->settings.n = 1;
+	snprintf(pf[1]->settings.kv[0].key, sizeof(pf[1]->settings.kv[0].key), "pipe_size_bytes");
+	snprintf(pf[1]->settings.kv[0].val, sizeof(pf[1]->settings.kv[0].val), "65536");
+	sq_000(w, (const struct result *const *)po, (const struct result *const *)pf, qo, qf, NULL);
+	assert_string_equal(w->verdict, "refuted");
+	assert_non_null(strstr(w->answer, "2 x 4096 B / 65536 B = 0.125"));
+	memset(w, 0, sizeof(*w));
+	sq_000(w, (const struct result *const *)po, none, qo, NULL, "SCHED_FIFO not permitted (needs CAP_SYS_NICE)");
 	assert_string_equal(w->verdict, "not reproduced here");
 	assert_non_null(strstr(w->answer, "not permitted"));
-	free(w), free(po), free(pf), free(qo), free(qf);
+	free(w), free(qo), free(qf);
+	for (int k = 0; k < 3; k++)
+		free(po[k]), free(pf[k]);
 }
 
 /* Seed 003: paced 3x the flood's p50 is the cold path, reproduced; 4
