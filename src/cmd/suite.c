@@ -227,10 +227,11 @@ static int suite_usage(const struct cli_opt *opt, char *arg, void *args, struct 
 	      "                          [--profile[=DIR]]\n"
 	      "                          [-f table|json|csv] [-o FILE] [--html FILE] [-q]\n"
 	      "                          [--db[=URL] [--label K=V] [--db-failed]]\n"
-	      "  runs each seed's experiment (about 5 minutes on 2 cores; --quick about 1) and prints\n"
-	      "  one section per seed, shaped like the seed's own output, with a one-sentence reading.\n"
-	      "  Cells repeat 5 times (3 with --quick; the seed-001 grid 3 and 1; seed-003 runs once,\n"
-	      "  6 s paced at 1/s) and report medians.\n", stdout);
+	      "  runs each seed's experiment and prints one section per seed, shaped like the seed's\n"
+	      "  own output, with its question tested. Cells repeat 5 times, --quick too where the\n"
+	      "  answer is a ratio with its interval (seeds 000, 002, 004); the seed-001 grid 3 (1\n"
+	      "  with --quick), the cycle once, seed-003 once, 6 s paced at 1/s (1 s at 20/s).\n"
+	      "  --quick with --trace --explain: about 7-9 minutes on 2 quiet cores.\n", stdout);
 	cli_help(stdout, suite_options, FMT_SUITE);
 	fputs("       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
 	      "  see ipclab suite fidelity --help\n", stdout);
@@ -272,7 +273,7 @@ static int suite_trace(const struct cli_opt *opt, char *arg, void *args, struct 
 			   .offset = SU(f) }
 
 const struct cli_opt suite_options[] = {
-	SU_FLAG("quick", o.quick, "fewer repetitions and shorter cells (about a minute)"),
+	SU_FLAG("quick", o.quick, "shorter cells, fewer repetitions where no interval needs them"),
 	SU_FLAG("dry-run", o.dry_run, "list each section's cells without running them"),
 	{ .name = "section", .has_arg = required_argument, .metavar = "seed-00N",
 	  .help = "only this section", .kind = CLI_TEXT, .offset = SU(only),

@@ -74,6 +74,12 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 	}
 	if (v == SV_UNKNOWN)
 		v = range_verdict(sa, sb);
+	/* an answer's difference is one that matters: an interval that
+	 * excludes 1 around a ratio inside the +-10 % band is neither a
+	 * difference nor shown to be none */
+	if (v == SV_DIFFERENT && t->ratio >= 1 / (1 + STATS_EQUIV_MARGIN) &&
+	    t->ratio <= 1 + STATS_EQUIV_MARGIN)
+		v = SV_TOO_NOISY;
 	/* one run each: no spread to weigh; only a factor beyond any run's
 	 * noise here tells them apart */
 	if (v == SV_UNKNOWN && (t->ratio >= SQ_ONE_RUN_FACTOR || t->ratio <= 1 / SQ_ONE_RUN_FACTOR))
