@@ -61,20 +61,35 @@ static double steal_frac(const struct result *r, uint64_t cpus)
 	return busy > 0 ? (steal < busy ? steal / busy : 1) : 0;
 }
 
-/* A side's running time as it is: the host's share (steal) first, then of
- * the user time left, polling for the peer (the transport's own count of
- * the side's spinning, as a share of its user time), then its work. */
+/* A side's running time as it is: the host's share (steal) first, then
+ * polling for the peer (the transport's own clocked count of the side's
+ * spinning), then its work. With syscall probes the kernel's time is
+ * exact and the spin is taken from the user time; without them the
+ * user/kernel split is getrusage's, sampled a tick at a time (a side that
+ * ran 4 ms in 3 s may read all kernel or all user), so the spin is taken
+ * from the whole running time first and the rest split as getrusage did. */
 static void running(const struct result *r, const struct trace_side *s, double user,
 		    double kernel, struct parts *p)
 {
-	double sf = r ? steal_frac(r, s->cpus) : 0,
-	       pf = s->user_ns ? (double)s->poll_ns / (double)s->user_ns : 0;
+	double sf = r ? steal_frac(r, s->cpus) : 0, pf, run;
+	bool exact = r && r->trace.syscalls_traced;
 
-	pf = pf > 1 ? 1 : pf;
 	p->ns[TC_STEAL] += (user + kernel) * sf;
 	user *= 1 - sf;
-	p->ns[TC_KERNEL] += kernel * (1 - sf);
-	p->ns[TC_POLLING] += user * pf;
+	kernel *= 1 - sf;
+	if (exact) {
+		pf = s->user_ns ? (double)s->poll_ns / (double)s->user_ns : 0;
+		pf = pf > 1 ? 1 : pf;
+		p->ns[TC_KERNEL] += kernel;
+		p->ns[TC_POLLING] += user * pf;
+		p->ns[TC_USER] += user * (1 - pf);
+		return;
+	}
+	run = (double)(s->user_ns + s->sys_ns);
+	pf = run > 0 ? (double)s->poll_ns / run : 0;
+	pf = pf > 1 ? 1 : pf;
+	p->ns[TC_POLLING] += (user + kernel) * pf;
+	p->ns[TC_KERNEL] += kernel * (1 - pf);
 	p->ns[TC_USER] += user * (1 - pf);
 }
 

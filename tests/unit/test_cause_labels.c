@@ -67,6 +67,8 @@ static void test_polling(void **state)
 	struct result *r = pingpong(&ring_ipc);
 	const struct trace_cause *c;
 
+	/* syscall probes: the kernel's 5 us exact, the spin from user time */
+	r->trace.syscalls_traced = true;
 	r->trace.sides[0].poll_ns = 360000000;
 	trace_cause_fill(r);
 	c = trace_cause(&r->trace);
@@ -75,8 +77,35 @@ static void test_polling(void **state)
 	assert_string_equal(share(c, TC_POLLING)->name, "polling");
 	assert_true(share(c, TC_POLLING)->ns > 53999 && share(c, TC_POLLING)->ns < 54001);
 	assert_true(share(c, TC_USER)->ns > 10999 && share(c, TC_USER)->ns < 11001);
+	assert_true(share(c, TC_KERNEL)->ns > 9999 && share(c, TC_KERNEL)->ns < 10001);
 	assert_int_equal(c->largest, TC_POLLING);
 	assert_true(share(c, TC_USER)->pct < 30);
+	/* without them the user/kernel split is getrusage's estimate: the
+	 * spin (90 % of the server's running) comes from all of its running
+	 * time on the path, 0.9 x 65 us */
+	r->trace.syscalls_traced = false;
+	trace_cause_fill(r);
+	c = trace_cause(&r->trace);
+	assert_true(share(c, TC_POLLING)->ns > 58499 && share(c, TC_POLLING)->ns < 58501);
+	assert_true(share(c, TC_USER)->ns > 10999 && share(c, TC_USER)->ns < 11001);
+	assert_true(share(c, TC_KERNEL)->ns > 5499 && share(c, TC_KERNEL)->ns < 5501);
+	/* a paced server that ran 4 ms of its 1 s window, the ticks all
+	 * sampled in the kernel (user 0), 3.6 ms of it spinning: polling,
+	 * not kernel work (seen here on a 20/s ring-ipc ping-pong) */
+	r->trace.sides[0].user_ns = 0;
+	r->trace.sides[0].sys_ns = 4000000;
+	r->trace.sides[0].poll_ns = 3600000;
+	r->trace.cpath.server_user_ns = 0;
+	r->trace.cpath.server_kernel_ns = 65000;
+	trace_cause_fill(r);
+	c = trace_cause(&r->trace);
+	assert_non_null(share(c, TC_POLLING));
+	assert_int_equal(c->largest, TC_POLLING);
+	assert_true(share(c, TC_POLLING)->ns > 58499 && share(c, TC_POLLING)->ns < 58501);
+	r->trace.sides[0].user_ns = 400000000;
+	r->trace.sides[0].sys_ns = 0;
+	r->trace.cpath.server_user_ns = 60000;
+	r->trace.cpath.server_kernel_ns = 5000;
 	/* no spin counted: all of it user work, as before */
 	r->trace.sides[0].poll_ns = 0;
 	trace_cause_fill(r);
