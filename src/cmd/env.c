@@ -138,8 +138,8 @@ static void default_pin(struct pin_spec *pin)
 {
 	char err[ERRLEN];
 
-	if (pin_parse("split", pin, err, sizeof(err)))
-		(void)!pin_parse("same", pin, err, sizeof(err));
+	if (pin_make(PIN_SPLIT, pin, err, sizeof(err)))
+		(void)!pin_make(PIN_SAME, pin, err, sizeof(err));
 }
 
 /* The two CPUs of --pin (split by default) that floors and canary use. */

@@ -42,46 +42,80 @@ static int parse_cpu(const char *s, int *cpu)
 	return 0;
 }
 
-int pin_parse(const char *s, struct pin_spec *out, char *err, size_t errlen)
+int pin_make(enum pin_mode mode, struct pin_spec *out, char *err, size_t errlen)
 {
+	static const char *const name[] = { [PIN_NONE] = "none", [PIN_SAME] = "same", [PIN_SPLIT] = "split" };
+
 	memset(out, 0, sizeof(*out));
-	snprintf(out->text, sizeof(out->text), "%s", s);
 	out->server_cpu = out->client_cpu = -1;
-	if (strcmp(s, "none") == 0) {
-		out->mode = PIN_NONE;
-	} else if (strcmp(s, "same") == 0) {
-		out->mode = PIN_SAME;
+	out->mode = mode;
+	switch (mode) {
+	case PIN_NONE:
+		break;
+	case PIN_SAME:
 		out->server_cpu = out->client_cpu = allowed_cpu(0);
-	} else if (strcmp(s, "split") == 0) {
-		out->mode = PIN_SPLIT;
+		break;
+	case PIN_SPLIT:
 		out->server_cpu = allowed_cpu(0);
 		out->client_cpu = allowed_cpu(1);
 		if (out->client_cpu < 0)
 			return errf(err, errlen, EINVAL,
 				    "--pin split needs two usable CPUs, this process may use one; use --pin same or none");
-	} else {
-		char a[16], b[16];
-		const char *colon = strchr(s, ':');
+		break;
+	default:
+		return errf(err, errlen, EINVAL, "a placement of given CPUs needs them: --pin SERVER_CPU:CLIENT_CPU");
+	}
+	snprintf(out->text, sizeof(out->text), "%s", name[mode]);
+	return 0;
+}
 
-		if (!colon || (size_t)(colon - s) >= sizeof(a) || strlen(colon + 1) >= sizeof(b))
-			return errf(err, errlen, EINVAL,
-				    "--pin %s: expected none, same, split or SERVER_CPU:CLIENT_CPU (e.g. 0:1)", s);
-		snprintf(a, sizeof(a), "%.*s", (int)(colon - s), s);
-		snprintf(b, sizeof(b), "%s", colon + 1);
-		out->mode = PIN_CPUS;
-		if (parse_cpu(a, &out->server_cpu) || parse_cpu(b, &out->client_cpu))
-			return errf(err, errlen, EINVAL,
-				    "--pin %s: CPUs must be numbers, e.g. --pin 0:1", s);
-		for (int i = 0; i < 2; i++) {
-			int cpu = i ? out->client_cpu : out->server_cpu;
+int pin_parse(const char *s, struct pin_spec *out, char *err, size_t errlen)
+{
+	if (strcmp(s, "none") == 0)
+		return pin_make(PIN_NONE, out, err, errlen);
+	if (strcmp(s, "same") == 0)
+		return pin_make(PIN_SAME, out, err, errlen);
+	if (strcmp(s, "split") == 0)
+		return pin_make(PIN_SPLIT, out, err, errlen);
+	memset(out, 0, sizeof(*out));
+	snprintf(out->text, sizeof(out->text), "%s", s);
+	out->server_cpu = out->client_cpu = -1;
+	char a[16], b[16];
+	const char *colon = strchr(s, ':');
 
-			if (!cpu_usable(cpu))
-				return errf(err, errlen, EINVAL,
-					    "--pin %s: CPU %d does not exist or is not allowed here (online: 0-%ld)",
-					    s, cpu, sysconf(_SC_NPROCESSORS_ONLN) - 1);
-		}
+	if (!colon || (size_t)(colon - s) >= sizeof(a) || strlen(colon + 1) >= sizeof(b))
+		return errf(err, errlen, EINVAL,
+			    "--pin %s: expected none, same, split or SERVER_CPU:CLIENT_CPU (e.g. 0:1)", s);
+	snprintf(a, sizeof(a), "%.*s", (int)(colon - s), s);
+	snprintf(b, sizeof(b), "%s", colon + 1);
+	out->mode = PIN_CPUS;
+	if (parse_cpu(a, &out->server_cpu) || parse_cpu(b, &out->client_cpu))
+		return errf(err, errlen, EINVAL,
+			    "--pin %s: CPUs must be numbers, e.g. --pin 0:1", s);
+	for (int i = 0; i < 2; i++) {
+		int cpu = i ? out->client_cpu : out->server_cpu;
+
+		if (!cpu_usable(cpu))
+			return errf(err, errlen, EINVAL,
+				    "--pin %s: CPU %d does not exist or is not allowed here (online: 0-%ld)",
+				    s, cpu, sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	}
 	return 0;
+}
+
+void sched_make(int policy, int prio, struct sched_spec *out)
+{
+	const char *name = policy == SCHED_FIFO ? "fifo" : policy == SCHED_RR ? "rr" :
+			   policy == SCHED_BATCH ? "batch" : policy == SCHED_IDLE ? "idle" : "other";
+
+	memset(out, 0, sizeof(*out));
+	out->policy = policy;
+	if (policy == SCHED_FIFO || policy == SCHED_RR) {
+		out->prio = prio;
+		snprintf(out->text, sizeof(out->text), "%s:%d", name, prio);
+	} else {
+		snprintf(out->text, sizeof(out->text), "%s", name);
+	}
 }
 
 int sched_parse(const char *s, struct sched_spec *out, char *err, size_t errlen)

@@ -19,10 +19,9 @@ void plan_spec_defaults(struct plan_spec *s)
 	memset(s, 0, sizeof(*s));
 	s->size[s->nsize++] = 64;
 	s->threads[s->nep++] = false;
-	if (pin_parse("none", &s->pin[s->npin], err, sizeof(err)) == 0)
+	if (pin_make(PIN_NONE, &s->pin[s->npin], err, sizeof(err)) == 0)
 		s->npin++;
-	if (sched_parse("other", &s->sched[s->nsched], err, sizeof(err)) == 0)
-		s->nsched++;
+	sched_make(SCHED_OTHER, 0, &s->sched[s->nsched++]);
 	s->clients[s->nclients++] = 1;
 	s->nthink = 1;
 	snprintf(s->rate_text[s->nrate++], sizeof(s->rate_text[0]), "max");

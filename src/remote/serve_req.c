@@ -99,7 +99,7 @@ static int serve_pin(const json_t *m, uint64_t scpu, struct pin_spec *pin, char 
 	pin->client_cpu = -1;
 	snprintf(pin->text, sizeof(pin->text), "%s", scpu < 65536 ? "cpus" : "none");
 	if (sp && scpu == 65536 && (!strcmp(sp, "same") || !strcmp(sp, "split"))) {
-		if (pin_parse("same", pin, err, errlen))
+		if (pin_make(PIN_SAME, pin, err, errlen))
 			return -EINVAL;
 		pin->client_cpu = -1;
 		snprintf(pin->text, sizeof(pin->text), "%s", sp);
