@@ -324,10 +324,6 @@ void trace_comm_clean(char *dst, size_t len, const char *src, size_t n);
  * of 1 (else the cost is not separable from the machine's run-to-run
  * noise). */
 void trace_perturbation(struct trace_result *tr, const double *ratio, unsigned n);
-/* Untraced/traced pairs per traced run (1..TRACE_PAIRS; TRACE_PAIRS by
- * default): a session that repeats each cell TRACE_PAIRS times or more
- * asks for one, and folds the repetitions' ratios with trace_perturbation. */
-void trace_set_pairs(unsigned n);
 /* The same measured cost into a profile record. */
 struct profile_result;
 void profile_cost_from(struct profile_result *pr, const double *ratio, unsigned n);
@@ -356,16 +352,10 @@ bool trace_marks_on(const struct trace *t);
  * t is NULL or cannot tell. */
 bool trace_lost_ns(const struct trace *t, unsigned side, uint64_t *ns);
 
-/* For the runner (src/trace/cell.c): run_once(c) untraced, then traced,
- * with the perturbation ratio; and the record from a collected result. */
-struct cell;
+/* For the runner (src/trace/cell.c): the record from a collected result.
+ * The drivers that run a cell traced and untraced, and --explain's
+ * reruns, are the engine's (src/core/traced.h). */
 struct result;
-int trace_run_pair(const struct cell *c, struct result *res,
-		   int (*run_once)(const struct cell *c, struct result *res));
 void trace_fill(struct trace *t, struct result *res);
-/* --explain, after the traced runs: res's trace picked, the knob tested;
- * 0, or -EINTR when a run was interrupted. */
-int trace_explain(const struct cell *c, struct result *res,
-		   int (*run_once)(const struct cell *c, struct result *res));
 
 #endif

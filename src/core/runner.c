@@ -26,6 +26,7 @@
 #include "ipclab/runner.h"
 #include "ipclab/trace.h"
 #include "runner_int.h"
+#include "traced.h"
 
 volatile sig_atomic_t runner_interrupted;
 /* The stop word of the cell that is running (its run_ctl's, handed to

@@ -17,6 +17,7 @@
 #include "ipclab/stats.h"
 #include "ipclab/trace.h"
 #include "ipclab/interference.h"
+#include "traced.h"
 
 /* The configuration half of a result: what the cell was. */
 static void fill_result_config(struct result *r, const struct cell *c)

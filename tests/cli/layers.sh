@@ -37,8 +37,8 @@ dir src/doorbell 1 libraries: the wakeup primitives of the shm-* transports
 hdr metrics.h 1
 hdr stats.h 1
 hdr doorbell.h 1
-dir src/core 2 the engine: plan, session, runner, fold
-dir src/trace 2 the engine: its tracer and profiler, which the runner opens
+dir src/trace 2 the tracer and profiler, which the engine opens and reads; they never call it
+dir src/core 3 the engine: plan, session, runner, fold, and the drivers that run a cell traced, untraced and with the knob --explain tries
 hdr engine.h 2
 hdr experiment.h 2
 hdr pattern.h 2

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "traced.h"
 #include "ipclab/idle.h"
 #include "ipclab/placement.h"
 #include "ipclab/report.h"
@@ -20,7 +21,7 @@
 #include "ipclab/trace.h"
 #include "ipclab/util.h"
 
-#define EXPLAIN_FIFO "fifo:10"	/* above every SCHED_OTHER task, below the kernel's own */
+#define EXPLAIN_FIFO_PRIO 10	/* SCHED_FIFO above every SCHED_OTHER task, below the kernel's own */
 #define EXPLAIN_MIN_PCT 1.0	/* a cause under this share of the windows is none */
 #define EXPLAIN_MIN_GAIN 0.05	/* confirmed: the median moved 5 % or more */
 
@@ -113,7 +114,7 @@ struct trace_pick explain_pick_placed(const struct trace_result *tr, bool own_cp
 	return p;
 }
 
-/* SCHED_FIFO at EXPLAIN_FIFO's priority: CAP_SYS_NICE or RLIMIT_RTPRIO. */
+/* SCHED_FIFO at EXPLAIN_FIFO_PRIO: CAP_SYS_NICE or RLIMIT_RTPRIO. */
 static bool rt_allowed(void)
 {
 	struct rlimit rl;
@@ -134,7 +135,6 @@ static int knob_apply(enum trace_knob k, const struct cell *c, struct cell *a,
 		      struct trace_explain *e)
 {
 	const struct trace_knob_info *ki = trace_knob_info(k);
-	char err[ERRLEN];
 
 	e->knob = ki->arg;
 	switch (k) {
@@ -147,11 +147,12 @@ static int knob_apply(enum trace_knob k, const struct cell *c, struct cell *a,
 		if ((c->tp->caps & TP_SPINS) && one_cpu(&c->pin))
 			return snprintf(e->note, sizeof(e->note), "%s spins while it waits: under SCHED_FIFO on one CPU its peer would never run",
 					c->tp->name), -1;
-		return sched_parse(EXPLAIN_FIFO, &a->sched, err, sizeof(err)) ? -1 : 0;
+		sched_make(SCHED_FIFO, EXPLAIN_FIFO_PRIO, &a->sched);
+		return 0;
 	case TK_PIN_SAME:
 		if (one_cpu(&c->pin))
 			return snprintf(e->note, sizeof(e->note), "the endpoints share one CPU already"), -1;
-		return pin_parse("same", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
+		return pin_make(PIN_SAME, &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
 	case TK_KEEP_AWAKE:
 		if (c->keep_awake)
 			return snprintf(e->note, sizeof(e->note), "--keep-awake is on already"), -1;
@@ -165,7 +166,7 @@ static int knob_apply(enum trace_knob k, const struct cell *c, struct cell *a,
 	case TK_PIN_SPLIT:
 		if (!one_cpu(&c->pin) && c->pin.mode != PIN_NONE)
 			return snprintf(e->note, sizeof(e->note), "the endpoints have CPUs of their own already"), -1;
-		return pin_parse("split", &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
+		return pin_make(PIN_SPLIT, &a->pin, e->note, sizeof(e->note)) ? -1 : 0;
 	case TK_NONE:
 		snprintf(e->note, sizeof(e->note), "no scheduling cause took %.0f %% of the windows: nothing for a knob to remove",
 			 EXPLAIN_MIN_PCT);
