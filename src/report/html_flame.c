@@ -27,6 +27,7 @@
 
 #include "ipclab/util.h"
 #include "html_flame.h"
+#include "rec_trace.h"
 
 #define FL_HUES 12		/* colour classes h0 .. h11 (report.css) */
 #define NO_NODE UINT32_MAX
@@ -410,9 +411,9 @@ int html_flame_text(struct html *h, const char *name, char *text, size_t len)
 
 static const char *side_file(const struct rcell *c, unsigned side)
 {
-	const json_t *s = json_array_get(json_object_get(c->obj, "profile"), side);
+	struct rprof_side s;
 
-	return json_string_value(json_object_get(s, "folded_file"));
+	return rcell_profile_side(c, side, &s) ? s.folded_file : NULL;
 }
 
 int html_flame(struct html *h, const struct html_view *v, const struct rcell *c, unsigned side)
