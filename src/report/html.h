@@ -85,9 +85,9 @@ void html_traces(struct html *h, const struct html_view *v);
 /* --trace's reading (html_cause.c): the view's cause splits as stacked
  * bars; a traced cell's sentence, takers table and --explain verdict. */
 void html_cause_split(struct html *h, const struct html_view *v);
-void html_cause_text(struct html *h, const json_t *tr);
-void html_preempted_by(struct html *h, const json_t *tr);
-void html_explain(struct html *h, const json_t *tr);
+void html_cause_text(struct html *h, const struct rcell *c);
+void html_preempted_by(struct html *h, const struct rcell *c);
+void html_explain(struct html *h, const struct rcell *c);
 void html_profiles(struct html *h, const struct html_view *v);
 int html_flame(struct html *h, const struct html_view *v, const struct rcell *c, unsigned side);
 void html_matrix(struct html *h, const struct rfile *rf);

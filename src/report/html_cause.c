@@ -15,6 +15,7 @@
 
 #include "ipclab/util.h"
 #include "html_svg.h"
+#include "rec_trace.h"
 
 #define MAX_ROWS 128
 
@@ -25,26 +26,12 @@ static const char *const share_names[] = { "user work", "kernel work", "wakeup l
 					   "polling", "the hypervisor (steal)", "other" };
 #define NSHARES ARRAY_SIZE(share_names)
 
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static size_t share_at(const char *name)
 {
 	for (size_t i = 0; name && i + 1 < NSHARES; i++)
 		if (!strcmp(share_names[i], name))
 			return i;
 	return NSHARES - 1;
-}
-
-static const json_t *cause_of(const struct rcell *c)
-{
-	const json_t *cs = json_object_get(json_object_get(c->obj, "trace"), "cause");
-
-	return json_is_array(json_object_get(cs, "shares")) ? cs : NULL;
 }
 
 /* One row a traced cell: its shares' time, each segment its share of the
@@ -57,23 +44,21 @@ void html_cause_split(struct html *h, const struct html_view *v)
 	size_t n = 0;
 
 	for (size_t i = 0; lab && val && i < v->n && n < MAX_ROWS; i++) {
-		const json_t *cs = cause_of(v->cells[i]), *s;
-		const char *whose;
+		struct rtrace_cause cs;
 		char cl[HTML_LABEL], tot[32];
-		size_t k;
 
-		if (!cs)
+		if (!rcell_trace_cause(v->cells[i], &cs))
 			continue;
-		whose = json_string_value(json_object_get(cs, "whose"));
 		html_label(v, v->cells[i], NULL, cl, sizeof(cl));
-		fmt_ns(tot, sizeof(tot), num(cs, "total_ns"));
-		snprintf(lab[n], HTML_LABEL, "%.100s: %.40s %s", cl, whose ? whose : "figure", tot);
+		fmt_ns(tot, sizeof(tot), cs.total_ns);
+		snprintf(lab[n], HTML_LABEL, "%.100s: %.40s %s", cl, cs.whose ? cs.whose : "figure",
+			 tot);
 		rows[n] = lab[n];
-		json_array_foreach(json_object_get(cs, "shares"), k, s) {
-			double ns = num(s, "ns");
+		for (size_t k = 0; k < cs.nshares; k++) {
+			double ns = cs.shares[k].ns;
 
 			if (isfinite(ns) && ns > 0)
-				val[n * NSHARES + share_at(json_string_value(json_object_get(s, "name")))] += ns;
+				val[n * NSHARES + share_at(cs.shares[k].name)] += ns;
 		}
 		n++;
 	}
@@ -91,45 +76,38 @@ void html_cause_split(struct html *h, const struct html_view *v)
 }
 
 /* The cell's sentence and its shares in words, under its details. */
-void html_cause_text(struct html *h, const json_t *tr)
+void html_cause_text(struct html *h, const struct rcell *c)
 {
-	const json_t *cs = json_object_get(tr, "cause"), *s;
-	const char *sentence = json_string_value(json_object_get(cs, "sentence"));
-	size_t k;
+	struct rtrace_cause cs;
 
-	if (!json_is_array(json_object_get(cs, "shares")))
+	if (!rcell_trace_cause(c, &cs))
 		return;
 	fputs("<p class=\"cause\"><b>cause:</b>", h->f);
-	json_array_foreach(json_object_get(cs, "shares"), k, s) {
-		const char *name = json_string_value(json_object_get(s, "name"));
+	for (size_t k = 0; k < cs.nshares; k++) {
+		const char *name = cs.shares[k].name;
 
-		if (k == MAX_ROWS)
-			break;
-		html_escf(h->f, "%s %s %.1f %%", k ? "," : "", name ? name : "?", num(s, "pct"));
+		html_escf(h->f, "%s %s %.1f %%", k ? "," : "", name ? name : "?", cs.shares[k].pct);
 	}
-	if (sentence) {
+	if (cs.sentence) {
 		fputs(". ", h->f);
-		html_esc(h->f, sentence);
+		html_esc(h->f, cs.sentence);
 	}
 	fputs("</p>\n", h->f);
 }
 
-static void taker_row(struct html *h, const char *side, const json_t *t, double wall)
+static void taker_row(struct html *h, const char *side, const struct rtrace_taker *t, double wall)
 {
-	const char *comm = json_string_value(json_object_get(t, "comm"));
-	double ns = num(t, "ns");
 	char a[32];
 
-	fmt_ns(a, sizeof(a), ns);
+	fmt_ns(a, sizeof(a), t->ns);
 	fputs("<tr>", h->f);
 	html_elem(h->f, "td", NULL, side);
-	html_elem(h->f, "td", "comm", comm ? comm : "?");
-	fprintf(h->f, "<td class=\"num\">%.0f</td><td class=\"num\">%.0f</td>", num(t, "pid"),
-		num(t, "tid"));
+	html_elem(h->f, "td", "comm", t->comm ? t->comm : "?");
+	fprintf(h->f, "<td class=\"num\">%.0f</td><td class=\"num\">%.0f</td>", t->pid, t->tid);
 	html_elem(h->f, "td", "num", a);
-	fprintf(h->f, "<td class=\"num\">%.0f</td>", num(t, "count"));
-	if (wall > 0 && isfinite(ns))
-		fprintf(h->f, "<td class=\"num\">%.1f %%</td>", 100.0 * ns / wall);
+	fprintf(h->f, "<td class=\"num\">%.0f</td>", t->count);
+	if (wall > 0 && isfinite(t->ns))
+		fprintf(h->f, "<td class=\"num\">%.1f %%</td>", 100.0 * t->ns / wall);
 	else
 		fputs("<td class=\"num\">-</td>", h->f);
 	fputs("</tr>\n", h->f);
@@ -137,13 +115,14 @@ static void taker_row(struct html *h, const char *side, const json_t *t, double 
 
 /* Each side's takers: who, how long, how often, its share of the side's
  * window; then the side's total lost to others and its interrupts. */
-void html_preempted_by(struct html *h, const json_t *tr)
+void html_preempted_by(struct html *h, const struct rcell *c)
 {
-	const json_t *sides = json_object_get(tr, "sides"), *s;
-	size_t i, rows = 0;
+	size_t nsides = rcell_trace_sides(c), rows = 0;
+	struct rtrace_side s;
 
-	json_array_foreach((json_t *)sides, i, s)
-		rows += json_array_size(json_object_get(s, "preempted_by"));
+	for (size_t i = 0; i < nsides; i++)
+		if (rcell_trace_side(c, i, &s))
+			rows += s.ntakers;
 	if (!rows)
 		return;
 	fputs("<h5>preempted by: other tasks on the CPU each side waited for</h5>\n"
@@ -151,21 +130,20 @@ void html_preempted_by(struct html *h, const json_t *tr)
 	      "<th>pid</th><th>tid</th><th>time</th><th>slices</th><th>% of the side's window</th>"
 	      "</tr></thead><tbody>\n", h->f);
 	rows = 0;
-	json_array_foreach((json_t *)sides, i, s) {
-		const char *role = json_string_value(json_object_get(s, "role"));
-		double wall = num(s, "wall_ns"), all = num(s, "preempted_by_ns");
-		const json_t *t;
+	for (size_t i = 0; i < nsides && rcell_trace_side(c, i, &s); i++) {
+		struct rtrace_taker t[RTRACE_MAX_TAKERS];
+		size_t nt = rcell_trace_takers(c, i, t, ARRAY_SIZE(t));
+		double wall = s.wall_ns, all = s.preempted_by_ns;
 		char side[32], a[32];
-		size_t k;
 
-		if (role && !strcmp(role, "server"))
+		if (s.role && !strcmp(s.role, "server"))
 			snprintf(side, sizeof(side), "server");
 		else
-			snprintf(side, sizeof(side), "client %.0f", num(s, "id"));
-		json_array_foreach(json_object_get(s, "preempted_by"), k, t)
+			snprintf(side, sizeof(side), "client %.0f", s.id);
+		for (size_t k = 0; k < nt; k++)
 			if (rows++ < MAX_ROWS)
-				taker_row(h, side, t, wall);
-		if (!json_array_size(json_object_get(s, "preempted_by")) || !(wall > 0) || !isfinite(all))
+				taker_row(h, side, &t[k], wall);
+		if (!nt || !(wall > 0) || !isfinite(all))
 			continue;
 		fmt_ns(a, sizeof(a), all);
 		fputs("<tr class=\"sum\">", h->f);
@@ -194,49 +172,45 @@ static void explain_value(struct html *h, const char *of, double v)
 
 /* --explain: the cause tested, the knob, the figure before and after it
  * (medians of the pairs), the ratio with its range, and the verdict. */
-void html_explain(struct html *h, const json_t *tr)
+void html_explain(struct html *h, const struct rcell *c)
 {
-	const json_t *e = json_object_get(tr, "explain"), *conf = json_object_get(e, "confirmed");
-	const char *cause = json_string_value(json_object_get(e, "cause"));
-	const char *knob = json_string_value(json_object_get(e, "knob"));
-	const char *of = json_string_value(json_object_get(e, "of"));
-	const char *note = json_string_value(json_object_get(e, "note"));
+	struct rtrace_explain e;
 
-	if (!json_is_object(e))
+	if (!rcell_trace_explain(c, &e))
 		return;
 	fputs("<h5>explain: the largest cause, tested by its knob</h5>\n<div class=\"tw\">"
 	      "<table class=\"kv explain\"><tbody>\n<tr><th>cause</th>", h->f);
-	html_elem(h->f, "td", NULL, cause ? cause : "none");
+	html_elem(h->f, "td", NULL, e.cause ? e.cause : "none");
 	fputs("</tr>\n<tr><th>knob</th>", h->f);
-	html_elem(h->f, "td", NULL, knob ? knob : "none");
+	html_elem(h->f, "td", NULL, e.knob ? e.knob : "none");
 	fputs("</tr>\n<tr><th>share</th><td class=\"num\">", h->f);
-	if (isfinite(num(e, "share_pct")))
-		fprintf(h->f, "%.1f %%", num(e, "share_pct"));
+	if (isfinite(e.share_pct))
+		fprintf(h->f, "%.1f %%", e.share_pct);
 	else
 		fputs("-", h->f);
 	fputs("</td></tr>\n", h->f);
 	fputs("<tr><th>figure</th>", h->f);
-	html_elem(h->f, "td", NULL, of ? of : "-");
+	html_elem(h->f, "td", NULL, e.of ? e.of : "-");
 	fputs("</tr>\n<tr><th>before</th><td class=\"num\">", h->f);
-	explain_value(h, of, num(e, "before"));
+	explain_value(h, e.of, e.before);
 	fputs("</td></tr>\n<tr><th>after</th><td class=\"num\">", h->f);
-	explain_value(h, of, num(e, "after"));
+	explain_value(h, e.of, e.after);
 	fputs("</td></tr>\n<tr><th>ratio (after / before)</th><td class=\"num\">", h->f);
-	if (isfinite(num(e, "ratio")))
-		html_escf(h->f, "%.2fx (%.2f-%.2f over %.0f pairs)", num(e, "ratio"), num(e, "ratio_lo"),
-			  num(e, "ratio_hi"), num(e, "pairs"));
+	if (isfinite(e.ratio))
+		html_escf(h->f, "%.2fx (%.2f-%.2f over %.0f pairs)", e.ratio, e.ratio_lo,
+			  e.ratio_hi, e.pairs);
 	else
 		fputs("-", h->f);
 	fputs("</td></tr>\n<tr><th>verdict</th><td>", h->f);
-	if (json_is_true(conf))
+	if (e.verdict == RT_CONFIRMED)
 		fputs("<span class=\"badge ok\">confirmed</span>", h->f);
-	else if (json_is_false(conf))
+	else if (e.verdict == RT_NOT_CONFIRMED)
 		fputs("<span class=\"badge inc\">not confirmed</span>", h->f);
 	else
 		fputs("<span class=\"badge noisy\">not tested</span>", h->f);
-	if (note) {
+	if (e.note) {
 		fputs(" ", h->f);
-		html_esc(h->f, note);
+		html_esc(h->f, e.note);
 	}
 	fputs("</td></tr>\n</tbody></table></div>\n", h->f);
 }

@@ -13,47 +13,21 @@
 
 #include "ipclab/util.h"
 #include "html_svg.h"
+#include "rec_trace.h"
 
 #define MAX_ROWS 128
 
-static const char *const budget_keys[] = { "user_ns", "sys_ns", "runnable_ns", "preempted_ns",
-					   "sleep_ns" };
-static const char *const budget_names[] = { "user", "kernel", "runnable (woken, waiting)",
-					    "preempted", "asleep" };
-static const char *const cpath_keys[] = { "client_user", "client_kernel", "server_wakeup",
-					  "server_user", "server_kernel", "client_wakeup",
-					  "unattributed" };
-/* what the generic tables below need not repeat */
-static const char *const trace_known[] = { "sides", "per_msg", "sys_from", "critical_path_ns",
-					   "lost_events", "complete", "perturbation",
-					   "perturbation_of", "cause", "explain", NULL };
-static const char *const side_known[] = { "role", "id", "wakeup_lat_ns", "top_syscalls",
-					  "preempted_by", NULL };
+static const char *const budget_names[RT_NBUDGET] = {
+	[RT_USER] = "user", [RT_SYS] = "kernel", [RT_RUNNABLE] = "runnable (woken, waiting)",
+	[RT_PREEMPTED] = "preempted", [RT_SLEEP] = "asleep",
+};
 
-static double num(const json_t *o, const char *key)
+static void side_name(const char *role, double id, char *buf, size_t len)
 {
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void side_name(const json_t *s, char *buf, size_t len)
-{
-	const char *role = json_string_value(json_object_get(s, "role"));
-	double id = num(s, "id");
-
 	if (role && !strcmp(role, "server"))
 		snprintf(buf, len, "server");
 	else
 		snprintf(buf, len, "client %.0f", isnan(id) ? 0 : id);
-}
-
-static bool known(const char *const *list, const char *k)
-{
-	for (; *list; list++)
-		if (!strcmp(*list, k))
-			return true;
-	return false;
 }
 
 /* Any JSON the report has no drawing for, as a table: an object's keys,
@@ -125,21 +99,22 @@ static void budgets(struct html *h, const struct html_view *v)
 {
 	struct rows r;
 
-	if (rows_alloc(&r, ARRAY_SIZE(budget_keys)))
+	if (rows_alloc(&r, RT_NBUDGET))
 		goto out;
 	for (size_t i = 0; i < v->n; i++) {
-		const json_t *sides = json_object_get(json_object_get(v->cells[i]->obj, "trace"), "sides"), *s;
+		const struct rcell *c = v->cells[i];
+		size_t nsides = rcell_trace_sides(c);
 		char lab[HTML_LABEL], side[32];
-		size_t k;
+		struct rtrace_side s;
 
-		html_label(v, v->cells[i], NULL, lab, sizeof(lab));
-		json_array_foreach(sides, k, s) {
+		html_label(v, c, NULL, lab, sizeof(lab));
+		for (size_t k = 0; k < nsides && rcell_trace_side(c, k, &s); k++) {
 			if (r.n == MAX_ROWS)
 				break;
-			side_name(s, side, sizeof(side));
+			side_name(s.role, s.id, side, sizeof(side));
 			snprintf(r.label[r.n], HTML_LABEL, "%.150s: %s", lab, side);
-			for (size_t p = 0; p < ARRAY_SIZE(budget_keys); p++)
-				r.v[r.n * ARRAY_SIZE(budget_keys) + p] = num(s, budget_keys[p]);
+			for (size_t p = 0; p < RT_NBUDGET; p++)
+				r.v[r.n * RT_NBUDGET + p] = s.budget_ns[p];
 			r.n++;
 		}
 	}
@@ -159,26 +134,25 @@ static void critical_paths(struct html *h, const struct html_view *v)
 {
 	struct rows r;
 
-	if (rows_alloc(&r, ARRAY_SIZE(cpath_keys)))
+	if (rows_alloc(&r, RT_CPATH_PARTS))
 		goto out;
 	for (size_t i = 0; i < v->n && r.n < MAX_ROWS; i++) {
-		const json_t *cp = json_object_get(json_object_get(v->cells[i]->obj, "trace"),
-						   "critical_path_ns");
+		struct rtrace_cpath cp;
 		char lab[HTML_LABEL], tot[32], mea[32];
 
-		if (!json_is_object(cp))
+		if (!rcell_trace_cpath(v->cells[i], &cp))
 			continue;
 		html_label(v, v->cells[i], NULL, lab, sizeof(lab));
-		fmt_ns(tot, sizeof(tot), num(cp, "total"));
-		fmt_ns(mea, sizeof(mea), num(cp, "measured"));
+		fmt_ns(tot, sizeof(tot), cp.total_ns);
+		fmt_ns(mea, sizeof(mea), cp.measured_ns);
 		snprintf(r.label[r.n], HTML_LABEL, "%.120s (%s of %s)", lab, tot, mea);
-		for (size_t p = 0; p < ARRAY_SIZE(cpath_keys); p++)
-			r.v[r.n * ARRAY_SIZE(cpath_keys) + p] = num(cp, cpath_keys[p]);
+		for (size_t p = 0; p < RT_CPATH_PARTS; p++)
+			r.v[r.n * RT_CPATH_PARTS + p] = cp.part_ns[p];
 		r.n++;
 	}
 	struct svg_stack c = {
-		.title = "critical path of a round trip", .parts = cpath_keys,
-		.nparts = ARRAY_SIZE(cpath_keys), .rows = r.ptr, .nrows = r.n, .v = r.v,
+		.title = "critical path of a round trip", .parts = rtrace_cpath_parts,
+		.nparts = RT_CPATH_PARTS, .rows = r.ptr, .nrows = r.n, .v = r.v,
 		.fd = field_find("lat_mean_ns"), .unit_label = "ns per exchange",
 		.caption = "ping-pong with one client, per exchange: where the round trip goes, against the measured mean",
 	};
@@ -190,71 +164,75 @@ out:
 
 /* ---- one traced cell's numbers ---------------------------------------------------- */
 
-static void per_msg(struct html *h, const json_t *tr)
+static void per_msg(struct html *h, const struct rcell *c)
 {
-	const json_t *pm = json_object_get(tr, "per_msg");
-	const char *of = json_string_value(json_object_get(tr, "perturbation_of"));
-	double pert = num(tr, "perturbation");
-	const char *k;
-	json_t *x;
+	struct rtrace_num pm[RTRACE_MAX_NUMS];
+	size_t n = rcell_trace_per_msg(c, pm, ARRAY_SIZE(pm));
+	struct rtrace_summary sum;
 
+	rcell_trace_summary(c, &sum);
 	fputs("<p class=\"pm\">per message:", h->f);
-	json_object_foreach((json_t *)pm, k, x) {
+	for (size_t k = 0; k < n; k++) {
 		fputs(" ", h->f);
-		html_esc(h->f, k);
-		if (json_is_number(x))
-			fprintf(h->f, " %.3g;", json_number_value(x));
+		html_esc(h->f, pm[k].key);
+		if (!isnan(pm[k].v))
+			fprintf(h->f, " %.3g;", pm[k].v);
 		else
 			fputs(" -;", h->f);
 	}
-	if (!isnan(pert))
-		html_escf(h->f, " traced/untraced %.2fx (%s)", pert, of ? of : "?");
-	if (json_is_false(json_object_get(tr, "complete")))
+	if (!isnan(sum.perturbation))
+		html_escf(h->f, " traced/untraced %.2fx (%s)", sum.perturbation,
+			  sum.perturbation_of ? sum.perturbation_of : "?");
+	if (sum.incomplete)
 		fprintf(h->f, " <span class=\"badge inc\">INCOMPLETE: %.0f events lost</span>",
-			num(tr, "lost_events"));
+			sum.lost_events);
 	fputs("</p>\n", h->f);
 }
 
-static void side_table(struct html *h, const json_t *sides)
+/* A side's objects the table has no column for, as "key: {...}; ..." */
+static void side_more(struct html *h, const struct rcell *c, size_t side)
 {
-	const json_t *s;
-	size_t i;
+	struct rtrace_extra x[RTRACE_MAX_EXTRAS];
+	size_t n = rcell_trace_side_more(c, side, x, ARRAY_SIZE(x)), off = 0;
+	char more[512] = "";
+
+	for (size_t k = 0; k < n && off < sizeof(more); k++) {
+		char t2[256];
+
+		html_json_text(x[k].v, t2, sizeof(t2));
+		off += (size_t)snprintf(more + off, sizeof(more) - off, "%s%s: %s", off ? "; " : "",
+					x[k].key, t2);
+	}
+	html_esc(h->f, more);
+}
+
+static void side_table(struct html *h, const struct rcell *c)
+{
+	size_t nsides = rcell_trace_sides(c);
+	struct rtrace_side s;
 
 	fputs("<div class=\"tw\"><table class=\"kv\"><thead><tr><th>side</th><th>wakeups</th>"
 	      "<th>woken p50</th><th>woken p99</th><th>migrations</th><th>ctx switches (vol/invol)</th>"
 	      "<th>top syscalls</th><th>more</th></tr></thead><tbody>\n", h->f);
-	json_array_foreach((json_t *)sides, i, s) {
-		const json_t *wl = json_object_get(s, "wakeup_lat_ns"), *top = json_object_get(s, "top_syscalls"), *t;
-		char name[32], a[32], b[32], more[512] = "";
-		size_t k, off = 0;
-		const char *key;
-		json_t *x;
+	for (size_t i = 0; i < nsides && rcell_trace_side(c, i, &s); i++) {
+		struct rtrace_syscall top[RTRACE_MAX_SYSCALLS];
+		size_t ntop = rcell_trace_syscalls(c, i, top, ARRAY_SIZE(top));
+		char name[32], a[32], b[32];
 
-		side_name(s, name, sizeof(name));
-		fmt_ns(a, sizeof(a), num(wl, "p50"));
-		fmt_ns(b, sizeof(b), num(wl, "p99"));
+		side_name(s.role, s.id, name, sizeof(name));
+		fmt_ns(a, sizeof(a), s.wakeup_p50_ns);
+		fmt_ns(b, sizeof(b), s.wakeup_p99_ns);
 		fputs("<tr>", h->f);
 		html_elem(h->f, "td", NULL, name);
 		fprintf(h->f, "<td class=\"num\">%.0f</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-			"<td class=\"num\">%.0f</td><td class=\"num\">%.0f/%.0f</td><td>", num(s, "wakeups"),
-			wl ? a : "-", wl ? b : "-", num(s, "migrations"), num(s, "vol_ctx_switches"),
-			num(s, "invol_ctx_switches"));
-		json_array_foreach((json_t *)top, k, t) {
-			const char *sc = json_string_value(json_object_get(t, "name"));
-
-			html_escf(h->f, "%s%s %.0f", k ? ", " : "", sc ? sc : "?", num(t, "count"));
-		}
+			"<td class=\"num\">%.0f</td><td class=\"num\">%.0f/%.0f</td><td>", s.wakeups,
+			s.wakeup_lat_given ? a : "-", s.wakeup_lat_given ? b : "-", s.migrations,
+			s.vol_ctx_switches, s.invol_ctx_switches);
+		for (size_t k = 0; k < ntop; k++)
+			html_escf(h->f, "%s%s %.0f", k ? ", " : "", top[k].name ? top[k].name : "?",
+				  top[k].count);
 		fputs("</td><td>", h->f);
-		json_object_foreach((json_t *)s, key, x)
-			if (!known(side_known, key) && (json_is_object(x) || json_is_array(x)) &&
-			    off < sizeof(more)) {
-				char t2[256];
-
-				html_json_text(x, t2, sizeof(t2));
-				off += (size_t)snprintf(more + off, sizeof(more) - off, "%s%s: %s",
-							off ? "; " : "", key, t2);
-			}
-		html_esc(h->f, more);
+		side_more(h, c, i);
 		fputs("</td></tr>\n", h->f);
 	}
 	fputs("</tbody></table></div>\n", h->f);
@@ -262,23 +240,21 @@ static void side_table(struct html *h, const json_t *sides)
 
 static void trace_cell(struct html *h, const struct html_view *v, const struct rcell *c)
 {
-	const json_t *tr = json_object_get(c->obj, "trace");
+	struct rtrace_extra x[RTRACE_MAX_EXTRAS];
+	size_t n = rcell_trace_more(c, x, ARRAY_SIZE(x));
 	char lab[HTML_LABEL];
-	const char *k;
-	json_t *x;
 
 	html_label(v, c, NULL, lab, sizeof(lab));
 	fputs("<details class=\"cell\"><summary>", h->f);
 	html_esc(h->f, lab);
 	fputs("</summary>\n", h->f);
-	per_msg(h, tr);
-	html_cause_text(h, tr);
-	side_table(h, json_object_get(tr, "sides"));
-	html_preempted_by(h, tr);
-	html_explain(h, tr);
-	json_object_foreach((json_t *)tr, k, x)
-		if (!known(trace_known, k) && !json_is_null(x))
-			json_table(h, k, x);
+	per_msg(h, c);
+	html_cause_text(h, c);
+	side_table(h, c);
+	html_preempted_by(h, c);
+	html_explain(h, c);
+	for (size_t k = 0; k < n; k++)
+		json_table(h, x[k].key, x[k].v);
 	fputs("</details>\n", h->f);
 }
 
@@ -287,7 +263,7 @@ void html_traces(struct html *h, const struct html_view *v)
 	size_t n = 0;
 
 	for (size_t i = 0; i < v->n; i++)
-		n += json_is_object(json_object_get(v->cells[i]->obj, "trace"));
+		n += rcell_has_trace(v->cells[i]);
 	if (!n)
 		return;
 	fprintf(h->f, "<section class=\"trace\" id=\"%s-trace\"><h3>Trace</h3>\n", v->idp);
@@ -295,37 +271,33 @@ void html_traces(struct html *h, const struct html_view *v)
 	html_cause_split(h, v);
 	critical_paths(h, v);
 	for (size_t i = 0; i < v->n; i++)
-		if (json_is_object(json_object_get(v->cells[i]->obj, "trace")))
+		if (rcell_has_trace(v->cells[i]))
 			trace_cell(h, v, v->cells[i]);
 	fputs("</section>\n", h->f);
 }
 
 /* ---- profiles ------------------------------------------------------------------ */
 
-static void top_table(struct html *h, const json_t *side)
+static void top_table(struct html *h, const struct rcell *c, size_t side)
 {
-	const json_t *top = json_object_get(side, "top"), *t;
+	struct rprof_top top[RPROF_MAX_TOP];
+	size_t n = rcell_profile_top(c, side, top, ARRAY_SIZE(top));
+	struct rprof_side s;
 	char name[32];
-	size_t i;
 
-	side_name(side, name, sizeof(name));
+	if (!rcell_profile_side(c, side, &s))
+		return;
+	side_name(s.role, s.id, name, sizeof(name));
 	fputs("<div class=\"tw\"><table class=\"top sortable\"><caption>", h->f);
-	html_escf(h->f, "%s: %.0f samples, %.0f in the kernel", name, num(side, "samples"),
-		  num(side, "kernel_samples"));
+	html_escf(h->f, "%s: %.0f samples, %.0f in the kernel", name, s.samples, s.kernel_samples);
 	fputs("</caption><thead><tr><th data-k=\"n\">samples</th><th data-k=\"n\">%</th>"
 	      "<th>symbol</th><th>object</th></tr></thead><tbody>\n", h->f);
-	json_array_foreach((json_t *)top, i, t) {
-		const char *sym = json_string_value(json_object_get(t, "symbol"));
-
-		if (i == MAX_ROWS)
-			break;
-		const char *obj = json_string_value(json_object_get(t, "object"));
-
+	for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
 		/* plain numbers: the script sorts them by their text */
 		fprintf(h->f, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%.2f</td>",
-			num(t, "samples"), num(t, "pct"));
-		html_elem(h->f, "td", "sym", sym ? sym : "?");
-		html_elem(h->f, "td", NULL, obj ? obj : "?");
+			top[i].samples, top[i].pct);
+		html_elem(h->f, "td", "sym", top[i].symbol ? top[i].symbol : "?");
+		html_elem(h->f, "td", NULL, top[i].object ? top[i].object : "?");
 		fputs("</tr>\n", h->f);
 	}
 	fputs("</tbody></table></div>\n", h->f);
@@ -333,31 +305,30 @@ static void top_table(struct html *h, const json_t *side)
 
 static void profile_cell(struct html *h, const struct html_view *v, const struct rcell *c)
 {
-	const json_t *pr = json_object_get(c->obj, "profile"), *run = json_object_get(c->obj, "profile_run");
-	const char *why = json_string_value(json_object_get(run, "kernel_symbols_why"));
+	size_t nsides = rcell_profile_sides(c);
 	char lab[HTML_LABEL];
-	const json_t *s;
-	size_t i;
+	struct rprof_run run;
 
+	rcell_profile_run(c, &run);
 	html_label(v, c, NULL, lab, sizeof(lab));
 	fputs("<details class=\"cell\" open><summary>", h->f);
 	html_esc(h->f, lab);
 	fputs("</summary>\n<p class=\"pm\">", h->f);
-	html_escf(h->f, "%.0f Hz", num(run, "hz"));
-	if (!isnan(num(run, "perturbation")))
-		html_escf(h->f, ", profiled/unprofiled %.2fx", num(run, "perturbation"));
-	if (json_is_false(json_object_get(run, "complete")))
+	html_escf(h->f, "%.0f Hz", run.hz);
+	if (!isnan(run.perturbation))
+		html_escf(h->f, ", profiled/unprofiled %.2fx", run.perturbation);
+	if (run.incomplete)
 		fprintf(h->f, " <span class=\"badge inc\">INCOMPLETE: %.0f samples lost</span>",
-			num(run, "lost_samples"));
-	if (why) {
+			run.lost_samples);
+	if (run.kernel_symbols_why) {
 		fputs("; kernel frames unnamed: ", h->f);
-		html_esc(h->f, why);
+		html_esc(h->f, run.kernel_symbols_why);
 	}
 	fputs("</p>\n<div class=\"sides\">", h->f);
-	json_array_foreach((json_t *)pr, i, s)
-		top_table(h, s);
+	for (size_t i = 0; i < nsides; i++)
+		top_table(h, c, i);
 	fputs("</div>\n", h->f);
-	json_array_foreach((json_t *)pr, i, s)
+	for (size_t i = 0; i < nsides; i++)
 		html_flame(h, v, c, (unsigned)i);
 	fputs("</details>\n", h->f);
 }
@@ -367,12 +338,12 @@ void html_profiles(struct html *h, const struct html_view *v)
 	size_t n = 0;
 
 	for (size_t i = 0; i < v->n; i++)
-		n += json_is_array(json_object_get(v->cells[i]->obj, "profile"));
+		n += rcell_has_profile(v->cells[i]);
 	if (!n)
 		return;
 	fprintf(h->f, "<section class=\"profile\" id=\"%s-profile\"><h3>Profile</h3>\n", v->idp);
 	for (size_t i = 0; i < v->n; i++)
-		if (json_is_array(json_object_get(v->cells[i]->obj, "profile")))
+		if (rcell_has_profile(v->cells[i]))
 			profile_cell(h, v, v->cells[i]);
 	fputs("</section>\n", h->f);
 }
