@@ -206,7 +206,9 @@ static void test_000(void **state)
 }
 
 /* Seed 003: paced 3x the flood's p50 is the cold path, reproduced; 4
- * clients at 0.6x of 1 confirm "more clients, less latency". */
+ * clients at 0.6x of 1 confirm "more clients, less latency"; where the
+ * paced round trip's time went is said only from its trace split: the
+ * wake path when it is the largest group, polling when that is. */
 static void test_003(void **state)
 {
 	struct result *f1 = cell("ring-ipc", 100000, 0.01), *p1 = cell("ring-ipc", 2, 0.01);
@@ -233,7 +235,34 @@ static void test_003(void **state)
 	assert_true(fabs(w->compared.ratio - 3) < 0.001 && w->compared.lo > 2);
 	assert_true(w->hyp[0].reproduced && w->hyp[1].reproduced);
 	assert_string_equal(w->tests[1].knob, "clients");
-	assert_non_null(strstr(w->answer, "cold path"));
+	assert_non_null(strstr(w->answer, "needs the trace: --trace"));
+	assert_int_equal(w->nhyp, 2);
+	/* traced: 70 us a paced round trip, 40 of it woken onto an idle CPU
+	 * and 10 woken to running, 15 polling, 5 work: the wake path is the
+	 * cold path, and the timer's lateness is said beside it */
+	memset(w, 0, sizeof(*w));
+	p1->trace.on = p1->trace.cause.on = true;
+	p1->trace.cause.total_ns = 70000;
+	p1->trace.cause.nshares = 4;
+	p1->trace.cause.shares[0] = (struct trace_share){ .kind = TC_WAKEUP_IDLE, .ns = 40000 };
+	p1->trace.cause.shares[1] = (struct trace_share){ .kind = TC_POLLING, .ns = 15000 };
+	p1->trace.cause.shares[2] = (struct trace_share){ .kind = TC_WAKEUP, .ns = 10000 };
+	p1->trace.cause.shares[3] = (struct trace_share){ .kind = TC_USER, .ns = 5000 };
+	p1->send_late_p50_ns = 142000;
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_int_equal(w->nhyp, 3);
+	assert_true(w->hyp[2].reproduced);
+	assert_non_null(strstr(w->hyp[2].evidence, "the wake path 71 %, polling 21 %, work 7 %"));
+	assert_non_null(strstr(w->hyp[2].evidence, "timer woke 142 us late"));
+	assert_non_null(strstr(w->answer, "most to the wake path (71 %"));
+	/* polling the largest: not the wake path, and said so */
+	memset(w, 0, sizeof(*w));
+	p1->trace.cause.shares[1].ns = 55000;
+	p1->trace.cause.total_ns = 110000;
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_false(w->hyp[2].reproduced);
+	assert_non_null(strstr(w->answer, "most to polling"));
+	p1->trace.on = false;
 	/* one run each: a factor of 3 is told apart, 0.9x is not */
 	f1->n_repeat_stats = p1->n_repeat_stats = p4->n_repeat_stats = 0;
 	p4->lat_p50_ns = 27000;
