@@ -15,7 +15,7 @@
 const char sq_confirmed[] = "confirmed", sq_refuted[] = "refuted", sq_same[] = "no difference",
 	   sq_not_here[] = "not reproduced here", sq_noisy[] = "too noisy";
 
-static bool ran(const struct result *r)
+bool sq_ran(const struct result *r)
 {
 	return r && r->status == RES_OK;
 }
@@ -57,7 +57,7 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 	snprintf(t->knob, sizeof(t->knob), "%s", knob);
 	t->ratio = t->lo = t->hi = t->p_value = NAN;
 	t->verdict = SQ_NOT_HERE;
-	if (!ran(a) || !ran(b))
+	if (!sq_ran(a) || !sq_ran(b))
 		return t->verdict;
 	va = figure(a, key);
 	vb = figure(b, key);
@@ -139,12 +139,12 @@ struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *cond
 	return h;
 }
 
-static struct why_test *add_test(struct report_why *w)
+struct why_test *sq_add_test(struct report_why *w)
 {
 	return w->ntests < WHY_MAX_TESTS ? &w->tests[w->ntests++] : NULL;
 }
 
-static void compared(struct report_why *w, const struct why_test *t)
+void sq_compared(struct report_why *w, const struct why_test *t)
 {
 	snprintf(w->compared.of, sizeof(w->compared.of), "%s", t->of);
 	w->compared.ratio = t->ratio;
@@ -179,7 +179,7 @@ void sq_print(FILE *f, const struct report_why *w)
 void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
 	    const struct result *ps, const struct result *pts, const struct result *psplit)
 {
-	struct why_test *tk = add_test(w), *cpu = add_test(w), *cput = add_test(w), *two = add_test(w);
+	struct why_test *tk = sq_add_test(w), *cpu = sq_add_test(w), *cput = sq_add_test(w), *two = sq_add_test(w);
 	char e[160] = "";
 
 	snprintf(w->question, sizeof(w->question),
@@ -194,12 +194,12 @@ void sq_004(struct report_why *w, const struct result *pp, const struct result *
 	snprintf(two->of, sizeof(two->of), "exchanges/s of processes, one CPU over two CPUs");
 	sq_test(two, "placement", psplit, ps, "msgs_per_s", true);
 	sq_hyp(w, "processes synchronised by a pipe exchange more often than threads", "pipe, 16 B, unpinned", tk, NULL);
-	if (ran(pts) && ran(ps) && pts->msgs_per_s > 0)
+	if (sq_ran(pts) && sq_ran(ps) && pts->msgs_per_s > 0)
 		snprintf(e, sizeof(e), "on one CPU processes/threads %.3gx", ps->msgs_per_s / pts->msgs_per_s);
 	sq_hyp(w, "both ends on one CPU make the exchange faster", "processes, pipe, one CPU vs unpinned", cpu,
 	       e[0] ? e : NULL);
 	sq_hyp(w, "one CPU beats two CPUs (the wakeup crosses CPUs)", "processes, pipe, one CPU vs two CPUs", two, NULL);
-	compared(w, tk);
+	sq_compared(w, tk);
 	if (tk->verdict == SQ_NOT_HERE) {
 		snprintf(w->answer, sizeof(w->answer), "The pipe's process and thread cells did not both run here: nothing to compare.");
 		w->verdict = SQ_NOT_HERE;
@@ -236,7 +236,7 @@ void sq_004(struct report_why *w, const struct result *pp, const struct result *
  * system's count over the messages. */
 static double cs_per_msg(const struct result *r)
 {
-	if (!ran(r))
+	if (!sq_ran(r))
 		return NAN;
 	if (r->trace.on && r->trace.per_msg.ctx_switches > 0)
 		return r->trace.per_msg.ctx_switches;
@@ -261,7 +261,7 @@ static void fifo_batching(char *buf, size_t len, const struct result *pf)
 {
 	double cap = pipe_bytes(pf), cf = cs_per_msg(pf), want;
 
-	if (!(cap > 0) || !ran(pf) || !pf->cell.size || isnan(cf))
+	if (!(cap > 0) || !sq_ran(pf) || !pf->cell.size || isnan(cf))
 		return;
 	want = 2.0 * (double)pf->cell.size / cap;
 	if (fabs(cf / want - 1) <= 0.25)
@@ -276,7 +276,7 @@ void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
 	    const struct result *const pf[SQ_000_PLACES], const struct result *qo,
 	    const struct result *qf, const char *fifo_why)
 {
-	struct why_test *tp = add_test(w), *tq = add_test(w);
+	struct why_test *tp = sq_add_test(w), *tq = sq_add_test(w);
 	char where[96] = "", notwhere[96] = "", figs[160] = "", batch[320] = "";
 	unsigned measured = 0, yes = 0;
 
@@ -288,7 +288,7 @@ void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
 	sq_test(tp, "policy", po[0], pf[0], "msgs_per_s", true);
 	snprintf(tq->of, sizeof(tq->of), "msgs/s of posix-mq, SCHED_FIFO over normal, unpinned");
 	sq_test(tq, "policy", qo, qf, "msgs_per_s", false);
-	compared(w, tp);
+	sq_compared(w, tp);
 	/* the thread's effect, placement by placement: a woken SCHED_FIFO
 	 * reader preempts its writer only where both share a CPU */
 	for (unsigned k = 0; k < SQ_000_PLACES && w->nhyp < WHY_MAX_HYP; k++) {
@@ -340,110 +340,6 @@ void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
 			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, batch);
 }
 
-/* ---- seed 003 ---------------------------------------------------------------- */
-
-/* The paced round trip's time as its trace split it, in the groups the
- * seed's question turns on: the wake path (woken to running, onto an idle
- * CPU, waiting for a CPU), polling, work (user and kernel), the
- * hypervisor, preemption; the largest into *largest (a name), its share
- * into *pct. False when the cell has no split. */
-enum { G_WAKE, G_POLL, G_WORK, G_HOST, G_PREEMPT, G_OTHER, G_N };
-static const char *const group_name[G_N] = { "the wake path", "polling", "work", "the hypervisor",
-					      "preemption", "the rest" };
-static const char *const group_knob[G_N] = {
-	"keep the receiver's CPU awake (--keep-awake, --pm-qos 0) or let it poll where latency matters",
-	"its receiver spins before it sleeps: waiting, not work; a shorter spin saves CPU, not time",
-	"the work per message itself: a cheaper transport or less copying",
-	"the host took it: another host or a dedicated vCPU, not a knob of ipclab's",
-	"a real-time class (--sched fifo:N) or a CPU no other task uses",
-	"a trace with --trace=syscalls places more of it",
-};
-
-static bool cold_groups(const struct result *r, double g[G_N], double *total)
-{
-	const struct trace_cause *c = ran(r) ? trace_cause(&r->trace) : NULL;
-
-	memset(g, 0, G_N * sizeof(*g));
-	if (!c || !c->nshares || !(c->total_ns > 0))
-		return false;
-	for (unsigned i = 0; i < c->nshares && i < TC_NKINDS; i++) {
-		const struct trace_share *sh = &c->shares[i];
-		int k = sh->kind == TC_WAKEUP || sh->kind == TC_WAKEUP_IDLE || sh->kind == TC_CPU_WAIT ? G_WAKE :
-			sh->kind == TC_POLLING ? G_POLL : sh->kind == TC_USER || sh->kind == TC_KERNEL ? G_WORK :
-			sh->kind == TC_STEAL ? G_HOST : sh->kind == TC_PREEMPTED ? G_PREEMPT : G_OTHER;
-
-		g[k] += sh->ns;
-	}
-	*total = c->total_ns;
-	return true;
-}
-
-static unsigned largest_group(const double g[G_N])
-{
-	unsigned best = 0;
-
-	for (unsigned k = 1; k < G_N; k++)
-		if (g[k] > g[best])
-			best = k;
-	return best;
-}
-
-void sq_003(struct report_why *w, const char *tp, const struct result *f1, const struct result *p1,
-	    const struct result *p4, double rate)
-{
-	struct why_test *tr = add_test(w), *tc = add_test(w);
-	char cond[96], e[160] = "", why[400] = "";
-	double g[G_N], total = 0;
-	bool split;
-
-	if (!tr || !tc)
-		return;
-	snprintf(w->question, sizeof(w->question),
-		 "Is a round trip at 1 message per second much slower than under a flood, and do more clients make it faster?");
-	snprintf(tr->of, sizeof(tr->of), "p50 round trip of %s, paced at %g/s over flood, 1 client", tp, rate);
-	sq_test(tr, "rate", f1, p1, "lat_p50_ns", true);
-	snprintf(tc->of, sizeof(tc->of), "p50 round trip of %s paced, 4 clients over 1", tp);
-	sq_test(tc, "clients", p1, p4, "lat_p50_ns", false);
-	compared(w, tr);
-	if (ran(p1) && p1->lat_intended_p50_ns > 0)
-		snprintf(e, sizeof(e), "from the intended send time %.3gx the flood's",
-			 ran(f1) && f1->lat_p50_ns ? (double)p1->lat_intended_p50_ns / (double)f1->lat_p50_ns : NAN);
-	snprintf(cond, sizeof(cond), "%s, 64 B, 1 client, %g msg/s vs flood", tp, rate);
-	sq_hyp(w, "a round trip at a low rate is slower than under a flood (the cold path)", cond, tr,
-	       e[0] ? e : NULL);
-	snprintf(cond, sizeof(cond), "%s, 64 B, paced, 4 clients vs 1", tp);
-	sq_hyp(w, "more clients make the round trip faster (70-120 us with 1, 40-50 us with 4)", cond, tc, NULL);
-	/* where the paced round trip's time went: the thread's "why", from
-	 * the trace, with the sender's timer lateness beside it (outside) */
-	split = cold_groups(p1, g, &total);
-	if (split && w->nhyp < WHY_MAX_HYP) {
-		struct why_hyp *h = &w->hyp[w->nhyp++];
-		unsigned big = largest_group(g);
-
-		snprintf(h->claim, sizeof(h->claim), "the paced round trip's extra time is the wake path, not work");
-		snprintf(h->conditions, sizeof(h->conditions), "%s, 64 B, 1 client, %g msg/s, traced", tp, rate);
-		h->reproduced = big == G_WAKE;
-		snprintf(h->evidence, sizeof(h->evidence),
-			 "of %.3g us a round trip: the wake path %.0f %%, polling %.0f %%, work %.0f %%, the hypervisor %.0f %%, preemption %.0f %%, the rest %.0f %%; the sender's timer woke %.3g us late at the median, outside the round trip",
-			 total / 1e3, 100 * g[G_WAKE] / total, 100 * g[G_POLL] / total, 100 * g[G_WORK] / total,
-			 100 * g[G_HOST] / total, 100 * g[G_PREEMPT] / total, 100 * g[G_OTHER] / total,
-			 (double)p1->send_late_p50_ns / 1e3);
-		snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
-			 group_name[big], 100 * g[big] / total, group_knob[big]);
-	} else if (tr->verdict == SQ_CONFIRMED) {
-		snprintf(why, sizeof(why), " Where its time goes needs the trace: --trace.");
-	}
-	if (tr->verdict == SQ_NOT_HERE) {
-		snprintf(w->answer, sizeof(w->answer), "The %s paced and flood cells did not both run here: nothing to compare.", tp);
-		w->verdict = SQ_NOT_HERE;
-		return;
-	}
-	w->verdict = tr->verdict;
-	snprintf(w->answer, sizeof(w->answer),
-		 "At %g msg/s a %s round trip took %.3gx the flood's (%s); 4 clients against 1: %.3gx (%s).%s%s",
-		 rate, tp, tr->ratio, tr->verdict, tc->ratio, tc->verdict,
-		 isnan(tr->lo) ? " One run each: no interval." : "", why);
-}
 
 /* ---- seed 001 ---------------------------------------------------------------- */
 
@@ -457,13 +353,13 @@ void sq_001(struct report_why *w, const struct result *r, size_t n)
 {
 	const struct result *low = NULL, *high = NULL;
 	unsigned cells = 0, lock = 0, par = 0, starved = 0;
-	struct why_test *t = add_test(w);
+	struct why_test *t = sq_add_test(w);
 	char e[200];
 
 	snprintf(w->question, sizeof(w->question),
 		 "Does a pipe between two computing processes keep both CPUs busy for every write size and think time, or fall into lockstep (one side running at a time)?");
 	for (size_t i = 0; i < n; i++) {
-		if (!ran(&r[i]))
+		if (!sq_ran(&r[i]))
 			continue;
 		cells++;
 		if (!low || r[i].cpu_pct_total < low->cpu_pct_total)
@@ -479,7 +375,7 @@ void sq_001(struct report_why *w, const struct result *r, size_t n)
 	}
 	snprintf(t->of, sizeof(t->of), "CPU %%, the busiest cell over the least busy");
 	sq_test(t, "size x think", low, high, "cpu_pct_total", true);
-	compared(w, t);
+	sq_compared(w, t);
 	if (!cells) {
 		snprintf(w->answer, sizeof(w->answer), "No cell of the grid ran here: nothing to compare.");
 		w->verdict = SQ_NOT_HERE;
@@ -540,7 +436,7 @@ void sq_002(struct report_why *w, const struct result *pipe[3], const struct res
 	snprintf(w->question, sizeof(w->question),
 		 "Are unix sockets faster than pipes for 4 KiB messages, and consistently so only when both processes stay on their CPUs?");
 	for (unsigned k = 0; k < 3; k++) {
-		struct why_test *t = add_test(w);
+		struct why_test *t = sq_add_test(w);
 
 		if (!t)
 			break;
@@ -573,7 +469,7 @@ void sq_002(struct report_why *w, const struct result *pipe[3], const struct res
 			pinned = (pa ? pa : pb)->spread_pct;
 		snprintf(h->claim, sizeof(h->claim), "sockets are consistent only when pinned");
 		snprintf(h->conditions, sizeof(h->conditions), "unix-stream, spread of the repetitions, %s", sched);
-		if (ran(sock[0]) && un && !isnan(pinned)) {
+		if (sq_ran(sock[0]) && un && !isnan(pinned)) {
 			h->reproduced = un->spread_pct > 2 * pinned && un->spread_pct > 5;
 			snprintf(e, sizeof(e), "repetitions spread %.1f %% unpinned against %.1f %% pinned (the widest)",
 				 un->spread_pct, pinned);
@@ -583,9 +479,9 @@ void sq_002(struct report_why *w, const struct result *pipe[3], const struct res
 		snprintf(h->evidence, sizeof(h->evidence), "%s", e);
 	}
 	if (pinned_t)
-		compared(w, pinned_t);
+		sq_compared(w, pinned_t);
 	else
-		compared(w, &w->tests[0]);
+		sq_compared(w, &w->tests[0]);
 	if (!tested) {
 		snprintf(w->answer, sizeof(w->answer), "The pipe and unix-stream cells did not run here: nothing to compare.");
 		w->verdict = SQ_NOT_HERE;

@@ -30,6 +30,11 @@ extern const char sq_confirmed[], sq_refuted[], sq_same[], sq_not_here[], sq_noi
 #define SQ_ONE_RUN_FACTOR 2.0
 const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
 		    const struct result *b, const char *key, bool more);
+/* For the sections' files (suite_question*.c): a cell that ran ("ok"); the
+ * next test of w (NULL when full); w's headline pair from a test. */
+bool sq_ran(const struct result *r);
+struct why_test *sq_add_test(struct report_why *w);
+void sq_compared(struct report_why *w, const struct why_test *t);
 /* Add a hypothesis from a test: reproduced when confirmed; its evidence
  * the ratio, interval, p-value and extra (or NULL). */
 struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *conditions,

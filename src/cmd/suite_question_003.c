@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/* Seed 003's question (suite_question.h): a paced round trip against a
+ * flood, 4 clients against 1, and where the paced round trip's time went
+ * as its trace split it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "suite_question.h"
+#include "ipclab/trace.h"
+
+/* ---- seed 003 ---------------------------------------------------------------- */
+
+/* The paced round trip's time as its trace split it, in the groups the
+ * seed's question turns on: the wake path (woken to running, onto an idle
+ * CPU, waiting for a CPU), polling, work (user and kernel), the
+ * hypervisor, preemption; the largest into *largest (a name), its share
+ * into *pct. False when the cell has no split. */
+enum { G_WAKE, G_POLL, G_WORK, G_HOST, G_PREEMPT, G_OTHER, G_N };
+static const char *const group_name[G_N] = { "the wake path", "polling", "work", "the hypervisor",
+					      "preemption", "the rest" };
+static const char *const group_knob[G_N] = {
+	"keep the receiver's CPU awake (--keep-awake, --pm-qos 0) or let it poll where latency matters",
+	"its receiver spins before it sleeps: waiting, not work; a shorter spin saves CPU, not time",
+	"the work per message itself: a cheaper transport or less copying",
+	"the host took it: another host or a dedicated vCPU, not a knob of ipclab's",
+	"a real-time class (--sched fifo:N) or a CPU no other task uses",
+	"a trace with --trace=syscalls places more of it",
+};
+
+static bool cold_groups(const struct result *r, double g[G_N], double *total)
+{
+	const struct trace_cause *c = sq_ran(r) ? trace_cause(&r->trace) : NULL;
+
+	memset(g, 0, G_N * sizeof(*g));
+	if (!c || !c->nshares || !(c->total_ns > 0))
+		return false;
+	for (unsigned i = 0; i < c->nshares && i < TC_NKINDS; i++) {
+		const struct trace_share *sh = &c->shares[i];
+		int k = sh->kind == TC_WAKEUP || sh->kind == TC_WAKEUP_IDLE || sh->kind == TC_CPU_WAIT ? G_WAKE :
+			sh->kind == TC_POLLING ? G_POLL : sh->kind == TC_USER || sh->kind == TC_KERNEL ? G_WORK :
+			sh->kind == TC_STEAL ? G_HOST : sh->kind == TC_PREEMPTED ? G_PREEMPT : G_OTHER;
+
+		g[k] += sh->ns;
+	}
+	*total = c->total_ns;
+	return true;
+}
+
+static unsigned largest_group(const double g[G_N])
+{
+	unsigned best = 0;
+
+	for (unsigned k = 1; k < G_N; k++)
+		if (g[k] > g[best])
+			best = k;
+	return best;
+}
+
+void sq_003(struct report_why *w, const char *tp, const struct result *f1, const struct result *p1,
+	    const struct result *p4, double rate)
+{
+	struct why_test *tr = sq_add_test(w), *tc = sq_add_test(w);
+	char cond[96], e[160] = "", why[400] = "";
+	double g[G_N], total = 0;
+	bool split;
+
+	if (!tr || !tc)
+		return;
+	snprintf(w->question, sizeof(w->question),
+		 "Is a round trip at 1 message per second much slower than under a flood, and do more clients make it faster?");
+	snprintf(tr->of, sizeof(tr->of), "p50 round trip of %s, paced at %g/s over flood, 1 client", tp, rate);
+	sq_test(tr, "rate", f1, p1, "lat_p50_ns", true);
+	snprintf(tc->of, sizeof(tc->of), "p50 round trip of %s paced, 4 clients over 1", tp);
+	sq_test(tc, "clients", p1, p4, "lat_p50_ns", false);
+	sq_compared(w, tr);
+	if (sq_ran(p1) && p1->lat_intended_p50_ns > 0)
+		snprintf(e, sizeof(e), "from the intended send time %.3gx the flood's",
+			 sq_ran(f1) && f1->lat_p50_ns ? (double)p1->lat_intended_p50_ns / (double)f1->lat_p50_ns : NAN);
+	snprintf(cond, sizeof(cond), "%s, 64 B, 1 client, %g msg/s vs flood", tp, rate);
+	sq_hyp(w, "a round trip at a low rate is slower than under a flood (the cold path)", cond, tr,
+	       e[0] ? e : NULL);
+	snprintf(cond, sizeof(cond), "%s, 64 B, paced, 4 clients vs 1", tp);
+	sq_hyp(w, "more clients make the round trip faster (70-120 us with 1, 40-50 us with 4)", cond, tc, NULL);
+	/* where the paced round trip's time went: the thread's "why", from
+	 * the trace, with the sender's timer lateness beside it (outside) */
+	split = cold_groups(p1, g, &total);
+	if (split && w->nhyp < WHY_MAX_HYP) {
+		struct why_hyp *h = &w->hyp[w->nhyp++];
+		unsigned big = largest_group(g);
+
+		snprintf(h->claim, sizeof(h->claim), "the paced round trip's extra time is the wake path, not work");
+		snprintf(h->conditions, sizeof(h->conditions), "%s, 64 B, 1 client, %g msg/s, traced", tp, rate);
+		h->reproduced = big == G_WAKE;
+		snprintf(h->evidence, sizeof(h->evidence),
+			 "of %.3g us a round trip: the wake path %.0f %%, polling %.0f %%, work %.0f %%, the hypervisor %.0f %%, preemption %.0f %%, the rest %.0f %%; the sender's timer woke %.3g us late at the median, outside the round trip",
+			 total / 1e3, 100 * g[G_WAKE] / total, 100 * g[G_POLL] / total, 100 * g[G_WORK] / total,
+			 100 * g[G_HOST] / total, 100 * g[G_PREEMPT] / total, 100 * g[G_OTHER] / total,
+			 (double)p1->send_late_p50_ns / 1e3);
+		snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
+			 group_name[big], 100 * g[big] / total, group_knob[big]);
+	} else if (tr->verdict == SQ_CONFIRMED) {
+		snprintf(why, sizeof(why), " Where its time goes needs the trace: --trace.");
+	}
+	if (tr->verdict == SQ_NOT_HERE) {
+		snprintf(w->answer, sizeof(w->answer), "The %s paced and flood cells did not both run here: nothing to compare.", tp);
+		w->verdict = SQ_NOT_HERE;
+		return;
+	}
+	w->verdict = tr->verdict;
+	snprintf(w->answer, sizeof(w->answer),
+		 "At %g msg/s a %s round trip took %.3gx the flood's (%s); 4 clients against 1: %.3gx (%s).%s%s",
+		 rate, tp, tr->ratio, tr->verdict, tc->ratio, tc->verdict,
+		 isnan(tr->lo) ? " One run each: no interval." : "", why);
+}
