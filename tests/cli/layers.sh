@@ -65,6 +65,7 @@ dir src/remote 6 ipclab serve and its peer: transports and patterns by name, the
 hdr remote.h 6
 dir src/db 7 the results store: result files through report/rfile.c
 dir src/cmd 8 the commands
+dir src/suite 8 ipclab suite: the sections of the seeds (plans, tables, questions, readings), a command beside the others
 dir src 8 main.c, cli_internal.h
 '
 plugins=4

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for each seed section's question, tested
- * (src/cmd/suite_question.c), on made-up result records: seed 004 with
+ * (src/suite/suite_question.c), on made-up result records: seed 004 with
  * threads and processes equal within +-3 % says "no difference" and so
  * does its answer; one CPU 1.57x as fast as unpinned is a hypothesis
  * reproduced with its ratio and interval; seed 002 compares sockets and
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../src/cmd/suite_question.h"
+#include "../../src/suite/suite_question.h"
 
 /* A cell with 6 kept repetitions of msgs_per_s around mid, spread by dev
  * (a part of mid: -dev..+dev evenly). */

@@ -18,7 +18,7 @@
 #include "ipclab/opt.h"
 #include "ipclab/placement.h"
 #include "ipclab/rows.h"
-#include "../../src/cmd/suite_int.h"
+#include "../../src/suite/suite_int.h"
 
 static _Alignas(16) unsigned char opts_block[512];
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for the seeds' readings from the trace (src/cmd/suite_why.c)
+/* Unit tests for the seeds' readings from the trace (src/suite/suite_why.c)
  * on made-up result records: the sentence names the shares that differ
  * between the cells the seed compared, who took the CPUs (comm, pid) when
  * the machine's share is large, that the noise was too large to tell when
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/cmd/suite_why.h"
+#include "../../src/suite/suite_why.h"
 #include "ipclab/cycle.h"
 #include "ipclab/pattern.h"
 

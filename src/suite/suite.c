@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_opt.h"
-#include "cmd.h"
-#include "run.h"
+#include "../cmd/cli_opt.h"
+#include "../cmd/cmd.h"
+#include "../cmd/run.h"
 #include "suite.h"
 #include "suite_int.h"
 #include "ipclab/outdir.h"

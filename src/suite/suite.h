@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "ipclab/engine.h"
-#include "dbcmd.h"
+#include "../cmd/dbcmd.h"
 
 struct suite_opts {
 	bool quick, dry_run, quiet;

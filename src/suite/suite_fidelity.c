@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_opt.h"
-#include "cmd.h"
-#include "run.h"
+#include "../cmd/cli_opt.h"
+#include "../cmd/cmd.h"
+#include "../cmd/run.h"
 #include "suite.h"
 #include "ipclab/rows.h"
 #include "ipclab/placement.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run.h"
+#include "../cmd/run.h"
 #include "suite_int.h"
 
 static const struct result *slower(const struct result *a, const struct result *b)
