@@ -6,21 +6,15 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ipclab/util.h"
 #include "plot.h"
 #include "cycle_out.h"
+#include "rec_cycle.h"
 
 #define CYC_MAX_CELLS 32
-
-static bool is_cycle(const struct rcell *c)
-{
-	const json_t *m = json_object_get(c->obj, "metrics");
-
-	return c->ok && json_is_object(json_object_get(c->obj, "cycle_series")) &&
-	       json_is_array(json_object_get(m, "stages"));
-}
 
 /* A label as one token of a .dat header or row: no blank, quote or
  * control character. */
@@ -37,43 +31,43 @@ static void clean_label(const char *in, char *out, size_t len)
 static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size_t n)
 {
 	const char *name = "cycle-completion";
+	struct rcycle_point *pts = calloc(RCYCLE_MAX_POINTS, sizeof(*pts));
 	FILE *dat, *gp;
 	double deadline_ms = 0;
 
-	if (fig_open(ctx, name, &dat, &gp))
+	if (!pts)
+		return errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
+	if (fig_open(ctx, name, &dat, &gp)) {
+		free(pts);
 		return -EIO;
+	}
 	/* one block per cell (gnuplot: index k): time, worst completion, and
 	 * the completion again where the point holds an xrun, else NaN */
 	for (size_t k = 0; k < n; k++) {
-		const json_t *s = json_object_get(cells[k]->obj, "cycle_series");
-		const json_t *mx = json_object_get(s, "max_ns"), *xr = json_object_get(s, "xruns");
-		double per = (double)json_integer_value(json_object_get(s, "cycles_per_point"));
-		double period = rcell_metric(cells[k], "deadline_ns");
-		const json_t *pn = json_object_get(cells[k]->obj, "period_ns");
+		double period = rcell_cycle_period_ns(cells[k]);
+		double deadline = rcell_cycle_deadline_ns(cells[k]);
+		struct rcycle_series s = { 0 };
 		char lab[512], clean[512];
+		size_t np = 0;
 
-		if (json_is_integer(pn))
-			period = (double)json_integer_value(pn);
-		if (rcell_metric(cells[k], "deadline_ns") / 1e6 > deadline_ms)
-			deadline_ms = rcell_metric(cells[k], "deadline_ns") / 1e6;
+		if (rcell_cycle_series(cells[k], &s))
+			np = rcell_cycle_points(cells[k], pts, s.n);
+		if (deadline / 1e6 > deadline_ms)
+			deadline_ms = deadline / 1e6;
 		rcell_label(cells[k], ctx->names, ctx->nnames, NULL, lab, sizeof(lab));
 		clean_label(lab, clean, sizeof(clean));
 		fprintf(dat, "%s# ", k ? "\n\n" : "");
 		dat_text(dat, lab);
 		fprintf(dat, "\ntime_s\t%s\txrun\n", clean);
-		for (size_t i = 0; i < json_array_size(mx); i++) {
-			const json_t *v = json_array_get(mx, i);
-			double t = (double)i * per * period / 1e9;
-			json_int_t x = json_integer_value(json_array_get(xr, i));
+		for (size_t i = 0; i < np; i++) {
+			double t = (double)i * (double)s.per * period / 1e9;
+			double ms = pts[i].max_ns / 1e6;
 
-			if (!json_is_integer(v)) {	/* only late starts: nothing ran */
+			if (isnan(ms))	/* only late starts: nothing ran */
 				fprintf(dat, "%.6f\tNaN\tNaN\n", t);
-				continue;
-			}
-			double ms = (double)json_integer_value(v) / 1e6;
-
-			fprintf(dat, "%.6f\t%.6f\t", t, ms);
-			fprintf(dat, x ? "%.6f\n" : "NaN\n", ms);
+			else
+				fprintf(dat, pts[i].xruns ? "%.6f\t%.6f\t%.6f\n" : "%.6f\t%.6f\tNaN\n", t,
+					ms, ms);
 		}
 	}
 	fig_script_head(ctx, gp, name, "cycle completion time over the run");
@@ -89,6 +83,7 @@ static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size
 		"\t     for [k=0:%zu] \"\" index k using 1:3 with points pt 2 ps 1 lc rgb \"red\" notitle\n",
 		n - 1, name, n - 1);
 	fig_script_end_output(gp);
+	free(pts);
 	return fig_finish(ctx, name, dat, gp);
 }
 
@@ -100,17 +95,15 @@ static int fig_stages(struct plot_ctx *ctx, const struct rcell **cells, size_t n
 		return -EIO;
 	fprintf(dat, "# stage\twait_p50_pct\tbusy_p50_pct\n");
 	for (size_t k = 0; k < n; k++) {
-		const json_t *st = json_object_get(json_object_get(cells[k]->obj, "metrics"), "stages"), *s;
+		struct rcycle_stage st[RCYCLE_MAX_STAGES];
+		size_t ns = rcell_cycle_stages(cells[k], st, ARRAY_SIZE(st));
 		char lab[512], clean[512];
-		size_t i;
 
 		rcell_label(cells[k], ctx->names, ctx->nnames, NULL, lab, sizeof(lab));
 		clean_label(lab, clean, sizeof(clean));
-		json_array_foreach(st, i, s) {
-			fprintf(dat, "%s/stage%zu\t%.6g\t%.6g\n", clean, i + 1,
-				json_number_value(json_object_get(s, "wait_share_pct")),
-				json_number_value(json_object_get(s, "busy_share_pct")));
-		}
+		for (size_t i = 0; i < ns; i++)
+			fprintf(dat, "%s/stage%zu\t%.6g\t%.6g\n", clean, i + 1, st[i].wait_share_pct,
+				st[i].busy_share_pct);
 	}
 	fig_script_head(ctx, gp, name, "cycle stages: wait and busy per period");
 	fprintf(gp, "set title \"each stage's median wait (woken) and busy (processing), %% of the period\"\n"
@@ -131,7 +124,7 @@ int fig_cycle(struct plot_ctx *ctx)
 	int ret;
 
 	for (size_t k = 0; k < ctx->rf->n && n < CYC_MAX_CELLS; k++)
-		if (is_cycle(&ctx->rf->cells[k]))
+		if (rcell_is_cycle(&ctx->rf->cells[k]))
 			cells[n++] = &ctx->rf->cells[k];
 	if (!n)
 		return 0;
