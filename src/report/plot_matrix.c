@@ -10,26 +10,27 @@
 
 #include "ipclab/report.h"
 #include "ipclab/util.h"
-#include "matrix.h"
+#include "rec_matrix.h"
 #include "plot.h"
 
-#define MX_MAX 64
 #define MX_GROUPS 32
-
 
 /* One heatmap: its values in topology order, then the gnuplot script with
  * the class marks (the script is most of its length). */
-static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus, size_t n,
-		      const json_t *pairs, const char *group, const char *name)
+static int matrix_one(struct plot_ctx *ctx, const struct rmatrix *m, const char *group,
+		      const char *name)
 {
-	double (*v)[MX_MAX] = malloc(sizeof(double[MX_MAX][MX_MAX]));
+	double (*v)[RMATRIX_MAX_CPUS] = malloc(sizeof(double[RMATRIX_MAX_CPUS][RMATRIX_MAX_CPUS]));
+	const char *metric = m->metric;
+	const long *cpus = m->cpus;
+	size_t n = m->ncpus;
 	char title[512];
 	FILE *dat, *gp;
 
 	if (!v)
 		return errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
-	for (size_t i = 0; i < MX_MAX; i++)
-		for (size_t j = 0; j < MX_MAX; j++)
+	for (size_t i = 0; i < RMATRIX_MAX_CPUS; i++)
+		for (size_t j = 0; j < RMATRIX_MAX_CPUS; j++)
 			v[i][j] = NAN;
 	for (size_t k = 0; k < ctx->rf->n; k++) {
 		const struct rcell *c = &ctx->rf->cells[k];
@@ -40,8 +41,8 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 		    rcell_param(c, "client_cpu", cl, sizeof(cl)))
 			continue;
 		rcell_label(c, ctx->names, ctx->nnames, "pin", lab, sizeof(lab));
-		i = matrix_cpu_at(cpus, n, s);
-		j = matrix_cpu_at(cpus, n, cl);
+		i = rmatrix_cpu_at(m, s);
+		j = rmatrix_cpu_at(m, cl);
 		if (i >= 0 && j >= 0 && !strcmp(lab, group))
 			v[i][j] = rcell_metric(c, metric);
 	}
@@ -78,13 +79,8 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 	fprintf(gp, "# pair classes: = same CPU, s SMT sibling, l same LLC, o other LLC, n other node\n"
 		"array cls[%zu]\n", n * n);
 	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < n; j++) {
-			char pin[48];
-
-			snprintf(pin, sizeof(pin), "%ld:%ld", cpus[i], cpus[j]);
-			fprintf(gp, "cls[%zu] = \"%s\"\n", i * n + j + 1,
-				matrix_class_mark(json_string_value(json_object_get(pairs, pin))));
-		}
+		for (size_t j = 0; j < n; j++)
+			fprintf(gp, "cls[%zu] = \"%s\"\n", i * n + j + 1, rmatrix_mark(m, i, j));
 	fig_script_begin_output(gp, name);
 	fprintf(gp, "\tplot \"%s.dat\" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
 		"\t     \"\" matrix rowheaders columnheaders using 1:2:($3 != $3 ? \"\" : "
@@ -98,33 +94,21 @@ static int matrix_one(struct plot_ctx *ctx, const char *metric, const long *cpus
 /* matrix.metric names a metric ipclab writes: it is part of file names. */
 int fig_check_matrix(struct plot_ctx *ctx)
 {
-	const json_t *mx = json_object_get(ctx->rf->root, "matrix");
-	const char *metric = json_string_value(json_object_get(mx, "metric"));
+	struct rmatrix m;
 
-	if (mx && metric && !field_find(metric))
+	if (rfile_matrix(ctx->rf, &m) && m.metric && !field_find(m.metric))
 		return errf(ctx->err, ctx->errlen, EINVAL, "%s: matrix.metric '%.60s' is not a metric ipclab writes; is the file damaged?",
-			    ctx->rf->path, metric);
+			    ctx->rf->path, m.metric);
 	return 0;
 }
 
-int fig_matrix(struct plot_ctx *ctx)
+/* One figure per group of cells that differ only in their pin. */
+static int matrix_groups(struct plot_ctx *ctx, const struct rmatrix *m)
 {
-	const json_t *mx = json_object_get(ctx->rf->root, "matrix"), *jc, *x;
-	const char *metric = json_string_value(json_object_get(mx, "metric"));
 	char groups[MX_GROUPS][512], name[112], word[80];
-	long cpus[MX_MAX];
-	size_t n = 0, ng = 0, i;
+	size_t ng = 0;
 	int ret = 0;
 
-	if (!mx)
-		return 0;
-	jc = json_object_get(mx, "cpus");
-	json_array_foreach(jc, i, x)
-		if (json_is_integer(x) && n < MX_MAX)
-			cpus[n++] = (long)json_integer_value(x);
-	if (!n || !metric)
-		return errf(ctx->err, ctx->errlen, EINVAL, "%s: the \"matrix\" object has no cpus or metric",
-			    ctx->rf->path);
 	for (size_t k = 0; k < ctx->rf->n; k++) {
 		char lab[512];
 		size_t g = 0;
@@ -137,13 +121,25 @@ int fig_matrix(struct plot_ctx *ctx)
 		if (g == ng && ng < MX_GROUPS)
 			snprintf(groups[ng++], sizeof(groups[0]), "%s", lab);
 	}
-	fig_name(word, sizeof(word), metric);
+	fig_name(word, sizeof(word), m->metric);
 	for (size_t g = 0; !ret && g < ng; g++) {
 		if (ng > 1)
 			snprintf(name, sizeof(name), "matrix-%s-%zu", word, g + 1);
 		else
 			snprintf(name, sizeof(name), "matrix-%s", word);
-		ret = matrix_one(ctx, metric, cpus, n, json_object_get(mx, "pairs"), groups[g], name);
+		ret = matrix_one(ctx, m, groups[g], name);
 	}
 	return ret;
+}
+
+int fig_matrix(struct plot_ctx *ctx)
+{
+	struct rmatrix m;
+
+	if (!rfile_matrix(ctx->rf, &m))
+		return 0;
+	if (!m.ncpus || !m.metric)
+		return errf(ctx->err, ctx->errlen, EINVAL, "%s: the \"matrix\" object has no cpus or metric",
+			    ctx->rf->path);
+	return matrix_groups(ctx, &m);
 }
