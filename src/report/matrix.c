@@ -361,25 +361,3 @@ int matrix_json_put(json_t *root, const struct report *rep)
 		return -ENOMEM;
 	return 0;
 }
-
-const char *matrix_class_mark(const char *key)
-{
-	static const char *const k[][2] = { { "same_cpu", "=" }, { "smt", "s" }, { "same_llc", "l" },
-					    { "other_llc", "o" }, { "other_node", "n" } };
-
-	for (size_t i = 0; key && i < ARRAY_SIZE(k); i++)
-		if (!strcmp(key, k[i][0]))
-			return k[i][1];
-	return "";
-}
-
-int matrix_cpu_at(const long *cpus, size_t n, const char *text)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-
-	for (size_t i = 0; *text && !*end && i < n; i++)
-		if (cpus[i] == v)
-			return (int)i;
-	return -1;
-}

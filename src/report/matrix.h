@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* --pin matrix's report (matrix.c): the CPU x CPU table ordered and
  * annotated by the topology, the figure per topology class, the time per
- * cell; and the "topology" and "matrix" objects of a result file. */
+ * cell; and the "topology" and "matrix" objects of a result file (read
+ * back by rec_matrix.h). */
 #ifndef IPCLAB_REPORT_MATRIX_H
 #define IPCLAB_REPORT_MATRIX_H
 
@@ -15,10 +16,5 @@
 int report_matrix(FILE *f, const struct report *rep);
 /* Add "topology" and "matrix" to a result file's root: 0 or -ENOMEM. */
 int matrix_json_put(json_t *root, const struct report *rep);
-/* A result file's matrix, for plot and the HTML page: the one-letter mark
- * of a pair class key ("same_cpu" -> "="; "" when unknown), and the index
- * of CPU @text in cpus[n] (-1 when not a listed number). */
-const char *matrix_class_mark(const char *key);
-int matrix_cpu_at(const long *cpus, size_t n, const char *text);
 
 #endif
