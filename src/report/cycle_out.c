@@ -9,13 +9,6 @@
 #include "ipclab/util.h"
 #include "cycle_out.h"
 
-static uint64_t get_u64(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
 static json_t *traced_ns(bool traced, uint64_t v)
 {
 	return traced ? json_integer((json_int_t)v) : json_null();
@@ -89,64 +82,6 @@ json_t *cycle_series_json(const struct cycle_series *s)
 	json_object_set_new(o, "max_ns", mx);
 	json_object_set_new(o, "xruns", xr);
 	return o;
-}
-
-
-int cycle_stages_read(const json_t *arr, struct cycle_result *cr)
-{
-	size_t i;
-	const json_t *s;
-
-	if (!json_is_array(arr))
-		return -EINVAL;
-	cr->nstages = 0;
-	json_array_foreach(arr, i, s) {
-		struct cycle_stage *g;
-
-		if (i >= CYCLE_MAX_STAGES || !json_is_object(s))
-			return -EINVAL;
-		g = &cr->stages[cr->nstages++];
-		g->wait_p50_ns = get_u64(s, "wait_p50_ns");
-		g->wait_p99_ns = get_u64(s, "wait_p99_ns");
-		g->wait_max_ns = get_u64(s, "wait_max_ns");
-		g->busy_p50_ns = get_u64(s, "busy_p50_ns");
-		g->busy_p99_ns = get_u64(s, "busy_p99_ns");
-		g->wait_share_pct = json_number_value(json_object_get(s, "wait_share_pct"));
-		g->busy_share_pct = json_number_value(json_object_get(s, "busy_share_pct"));
-		g->traced = json_is_integer(json_object_get(s, "woken_p50_ns"));
-		g->woken_p50_ns = get_u64(s, "woken_p50_ns");
-		g->woken_p99_ns = get_u64(s, "woken_p99_ns");
-		g->woken_max_ns = get_u64(s, "woken_max_ns");
-		g->xruns = get_u64(s, "xruns_caused");
-		g->blame.wait = get_u64(json_object_get(s, "xrun_causes"), "stage_wait");
-		g->blame.busy = get_u64(json_object_get(s, "xrun_causes"), "stage_busy");
-		g->blame.preempted = get_u64(json_object_get(s, "xrun_causes"), "preempted");
-	}
-	return 0;
-}
-
-int cycle_series_read(const json_t *obj, struct cycle_series *s)
-{
-	const json_t *mx = json_object_get(obj, "max_ns"), *xr = json_object_get(obj, "xruns");
-	size_t n;
-
-	cycle_series_init(s);
-	if (!json_is_object(obj) || !json_is_array(mx) || !json_is_array(xr) ||
-	    (n = json_array_size(mx)) != json_array_size(xr) || n > CYCLE_SERIES_MAX)
-		return -EINVAL;
-	s->per = (uint32_t)get_u64(obj, "cycles_per_point");
-	if (!s->per)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *v = json_array_get(mx, i);
-
-		s->max_ns[i] = json_is_null(v) ? UINT64_MAX :
-			       json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-		s->xruns[i] = (uint32_t)json_integer_value(json_array_get(xr, i));
-	}
-	s->n = (uint32_t)n;
-	s->in_last = s->per;
-	return 0;
 }
 
 static void table_line(FILE *f, const struct result *r)

@@ -2,7 +2,8 @@
 /* -p cycle in the reports (src/report/cycle_out.c): the stages[] of a
  * result's metrics, its completion-time series, and the line the text
  * table prints under a cycle row; the reporters reach them through
- * cycle_report (ipclab/report.h: struct pat_report; pat_reports.c). */
+ * cycle_report (ipclab/report.h: struct pat_report; pat_reports.c). A
+ * result file's are read back through rec_cycle.h. */
 #ifndef IPCLAB_REPORT_CYCLE_OUT_H
 #define IPCLAB_REPORT_CYCLE_OUT_H
 
@@ -29,9 +30,6 @@ json_t *cycle_series_json(const struct cycle_series *s);
 json_t *cycle_causes_json(const struct cycle_result *cr);
 /* The table's line of them, under the cycle line (none without xruns). */
 void cycle_causes_line(FILE *f, const struct cycle_result *cr);
-/* Read them back (ipclab plot, compare): 0, or -EINVAL. */
-int cycle_stages_read(const json_t *arr, struct cycle_result *cr);
-int cycle_series_read(const json_t *obj, struct cycle_series *s);
 void cycle_table_line(FILE *f, const struct cycle_result *cr);
 
 #endif
