@@ -4,11 +4,34 @@
 #ifndef IPCLAB_REPORT_ENV_JSON_H
 #define IPCLAB_REPORT_ENV_JSON_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "ipclab/report.h"
+
+/* The scalar keys of the env object, in its order: one table writes them
+ * (envcmd.c: JSON and text) and reads them back (rec_env.c). */
+enum env_kind {
+	EK_STR,		/* char[] */
+	EK_UINT,	/* unsigned */
+	EK_U64,		/* uint64_t */
+	EK_I64,		/* int64_t, ENV_UNKNOWN = null */
+	EK_BOOL,	/* int64_t 1/0, ENV_UNKNOWN = null */
+	EK_LIMIT,	/* int64_t, ENV_UNLIMITED = "unlimited" */
+	EK_DBL,		/* double, NAN = null */
+};
+
+struct env_key {
+	const char *key;	/* JSON key, unit in the name */
+	const char *label;	/* text: where the value comes from */
+	const char *group;	/* text: heading it is printed under */
+	enum env_kind kind;
+	size_t off, size;	/* the member of struct env_info */
+};
+extern const struct env_key env_keys[];
+extern const size_t env_nkeys;
 
 /* A new object, or NULL when out of memory. */
 json_t *env_json_object(const struct env_info *e);
@@ -25,7 +48,8 @@ json_t *floors_json(const struct floors *f);
 void canary_text(FILE *f, const struct canary *c);
 int floors_text(FILE *f, const struct floors *fl);
 
-/* A result file's canary, from its "env": nonzero when it has one. */
+/* A result file's canary, from its "env": nonzero when it has one
+ * (rec_env.c, where result files are read). */
 int canary_from_env(const json_t *env, struct canary c[2]);
 /* How far a run's start and end canaries are apart (canary_ratio), 0
  * without both; and a run's canary against another's (their start, else

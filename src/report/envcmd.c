@@ -14,28 +14,12 @@
 #include "ipclab/util.h"
 #include "env_json.h"
 
-enum env_kind {
-	EK_STR,		/* char[] */
-	EK_UINT,	/* unsigned */
-	EK_U64,		/* uint64_t */
-	EK_I64,		/* int64_t, ENV_UNKNOWN = null */
-	EK_BOOL,	/* int64_t 1/0, ENV_UNKNOWN = null */
-	EK_LIMIT,	/* int64_t, ENV_UNLIMITED = "unlimited" */
-	EK_DBL,		/* double, NAN = null */
-};
+#define K(k, l, g, kd, m) \
+	{ k, l, g, kd, offsetof(struct env_info, m), sizeof(((struct env_info *)0)->m) }
 
-struct env_key {
-	const char *key;	/* JSON key, unit in the name */
-	const char *label;	/* text: where the value comes from */
-	const char *group;	/* text: heading it is printed under */
-	enum env_kind kind;
-	size_t off;
-};
-
-#define K(k, l, g, kd, m) { k, l, g, kd, offsetof(struct env_info, m) }
-
-/* Order: the JSON and text order. caches and warnings follow, as arrays. */
-static const struct env_key env_keys[] = {
+/* Order: the JSON and text order. caches and warnings follow, as arrays.
+ * rec_env.c reads a result file's env back through it. */
+const struct env_key env_keys[] = {
 	K("hostname", "hostname", "machine", EK_STR, hostname),
 	K("virtualization", "hypervisor", "machine", EK_STR, virtualization),
 	K("kernel", "uname -rvm", "kernel", EK_STR, kernel),
@@ -80,6 +64,7 @@ static const struct env_key env_keys[] = {
 	K("ipclab_version", "ipclab", "build", EK_STR, ipclab_version),
 	K("ipclab_git_rev", "git revision", "build", EK_STR, ipclab_git_rev),
 };
+const size_t env_nkeys = ARRAY_SIZE(env_keys);
 
 static const void *member(const struct env_info *e, const struct env_key *k)
 {

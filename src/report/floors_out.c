@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The canary and the floors in the record's "env" (include/ipclab/floors.h),
- * as JSON and as text, and the canary read back from a result file for
- * compare and history: which state of the machine a run was measured in. */
+ * as JSON and as text, and how far two canaries read back from result files
+ * are apart, for compare and history: which state of the machine a run was
+ * measured in. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -128,38 +129,7 @@ int floors_text(FILE *f, const struct floors *fl)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* ---- read back ---- */
-
-static double num_at(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void canary_read(const json_t *o, struct canary *c)
-{
-	const json_t *cpus = json_object_get(o, "cpus");
-
-	*c = (struct canary){ .cpus = { -1, -1 } };
-	if (!json_is_object(o))
-		return;
-	c->cacheline_rtt_ns = num_at(o, "cacheline_rtt_ns");
-	c->pipe_rtt_ns = num_at(o, "pipe_rtt_ns");
-	for (int k = 0; k < 2; k++)
-		if (json_is_integer(json_array_get(cpus, (size_t)k)))
-			c->cpus[k] = (int)json_integer_value(json_array_get(cpus, (size_t)k));
-	c->on = isfinite(c->cacheline_rtt_ns) || isfinite(c->pipe_rtt_ns);
-}
-
-int canary_from_env(const json_t *env, struct canary c[2])
-{
-	const json_t *o = json_object_get(env, "canary");
-
-	canary_read(json_object_get(o, "start"), &c[0]);
-	canary_read(json_object_get(o, "end"), &c[1]);
-	return c[0].on || c[1].on;
-}
+/* ---- two canaries (read back by rec_env.c) ---- */
 
 double canary_drift(const struct canary *c, const char **what)
 {
