@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "history.h"
 #include "../report/env_json.h"
+#include "../report/rec_env.h"
 
 /* One run's canary, from the header stored with it. */
 static int got_header(void *arg, const char *const *col, int ncol)
@@ -23,7 +24,7 @@ static int got_header(void *arg, const char *const *col, int ncol)
 	struct canary *c = arg;
 	json_t *root = ncol > 0 && col[0] ? json_loads(col[0], 0, NULL) : NULL;
 
-	canary_from_env(json_object_get(root, "env"), c);
+	rec_canary(root, c);
 	json_decref(root);
 	return 0;
 }

@@ -15,18 +15,7 @@
 
 #include "compare.h"
 #include "env_json.h"
-
-/* Every cell of rf ran in rounds (repeat.rounds >= 2). */
-static bool all_rounds(const struct rfile *rf)
-{
-	for (size_t i = 0; i < rf->n; i++) {
-		json_t *rounds = json_object_get(json_object_get(rf->cells[i].obj, "repeat"), "rounds");
-
-		if (!json_is_integer(rounds) || json_integer_value(rounds) < 2)
-			return false;
-	}
-	return rf->n > 0;
-}
+#include "rec_env.h"
 
 static bool same(double x, double y)
 {
@@ -38,10 +27,8 @@ static bool same(double x, double y)
 static bool one_run(const struct rfile *before, const struct rfile *after, const struct canary *b,
 		    const struct canary *a)
 {
-	const char *tb = json_string_value(json_object_get(before->root, "created_utc"));
-	const char *ta = json_string_value(json_object_get(after->root, "created_utc"));
-	const char *hb = json_string_value(json_object_get(json_object_get(before->root, "env"), "hostname"));
-	const char *ha = json_string_value(json_object_get(json_object_get(after->root, "env"), "hostname"));
+	const char *tb = rfile_created(before), *ta = rfile_created(after);
+	const char *hb = rfile_hostname(before), *ha = rfile_hostname(after);
 
 	if (!tb || !ta || strcmp(tb, ta) || !hb || !ha || strcmp(hb, ha))
 		return false;
@@ -49,7 +36,7 @@ static bool one_run(const struct rfile *before, const struct rfile *after, const
 		if (a[k].on != b[k].on || (a[k].on && (!same(a[k].cacheline_rtt_ns, b[k].cacheline_rtt_ns) ||
 						       !same(a[k].pipe_rtt_ns, b[k].pipe_rtt_ns))))
 			return false;
-	return all_rounds(before) && all_rounds(after);
+	return rfile_interleaved(before) && rfile_interleaved(after);
 }
 
 void cmp_canary(const struct rfile *before, const struct rfile *after, struct cmp_canary *c)
@@ -58,8 +45,7 @@ void cmp_canary(const struct rfile *before, const struct rfile *after, struct cm
 	const char *what = "";
 
 	*c = (struct cmp_canary){ .ratio = NAN };
-	c->present = canary_from_env(json_object_get(before->root, "env"), b) &&
-		     canary_from_env(json_object_get(after->root, "env"), a);
+	c->present = rfile_canary(before, b) && rfile_canary(after, a);
 	if (!c->present)
 		return;
 	c->ratio = canary_between(b, a, &what);

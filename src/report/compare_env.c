@@ -7,8 +7,9 @@
  * across two builds on one machine: the difference is printed beside the
  * ratios. Readings that change from run to run on one machine (load,
  * current clock frequency, clock read cost, the warnings they cause) are
- * not a difference of machines and are left out. Keys and values come
- * from the files: text and markdown show them through the safe printer. */
+ * not a difference of machines and are left out (which keys: rec_env.c).
+ * Keys and values come from the files: text and markdown show them
+ * through the safe printer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,60 +17,18 @@
 #include "ipclab/safe_print.h"
 #include "ipclab/util.h"
 #include "compare.h"
-
-static const char *const env_volatile[] = { "loadavg_1min", "cpu_mhz", "clock_cost_ns",
-					    "warnings", "canary", "floors", NULL };
-/* what a reader looks for first */
-static const char *const env_first[] = { "hostname", "kernel", "cpu_model", "cpus_online",
-					 "clocksource", "governor", "virtualization", NULL };
-
-static bool in_list(const char *const *l, const char *k)
-{
-	for (; *l; l++)
-		if (!strcmp(*l, k))
-			return true;
-	return false;
-}
-
-static void add_key(const json_t *a, const json_t *b, const char *k, struct cmp_env_diff *d)
-{
-	json_t *va = json_object_get(a, k), *vb = json_object_get(b, k);
-
-	if (d->n >= CMP_ENV_MAX || in_list(env_volatile, k) || json_equal(va, vb))
-		return;
-	for (size_t i = 0; i < d->n; i++)
-		if (!strcmp(d->key[i], k))
-			return;
-	d->key[d->n] = k;
-	d->a[d->n] = va;
-	d->b[d->n] = vb;
-	d->n++;
-}
+#include "rec_env.h"
 
 void cmp_env_diff(const json_t *a, const json_t *b, struct cmp_env_diff *d)
 {
-	const char *k;
-	json_t *v;
-
-	d->n = 0;
 	d->present = json_is_object(a) && json_is_object(b);
-	if (!d->present)
-		return;
-	for (unsigned i = 0; env_first[i]; i++)
-		if (json_object_get(a, env_first[i]) || json_object_get(b, env_first[i]))
-			add_key(a, b, env_first[i], d);
-	json_object_foreach((json_t *)a, k, v)
-		add_key(a, b, k, d);
-	json_object_foreach((json_t *)b, k, v)
-		add_key(a, b, k, d);
+	d->n = d->present ? rec_env_diff(a, b, d->key, d->a, d->b, CMP_ENV_MAX) : 0;
 }
 
 void cmp_env_all(const struct rfile *before, const struct rfile *after, struct cmp_envs *e)
 {
-	const json_t *eb = json_object_get(before->root, "env"),
-		     *ea = json_object_get(after->root, "env"),
-		     *rb = json_object_get(before->root, "remote_env"),
-		     *ra = json_object_get(after->root, "remote_env");
+	const json_t *eb = rfile_env_json(before), *ea = rfile_env_json(after),
+		     *rb = rfile_remote_env_json(before), *ra = rfile_remote_env_json(after);
 
 	cmp_env_diff(eb, ea, &e->files);
 	cmp_env_diff(rb, ra, &e->servers);
