@@ -12,14 +12,13 @@
 #include "ipclab/util.h"
 #include "compare.h"
 #include "html.h"
+#include "rec_env.h"
 
 #define MAX_KEYS 256		/* of an env shown (ipclab writes about 40) */
 
 static void file_head(struct html *h, const struct rfile *rf)
 {
-	const char *when = json_string_value(json_object_get(rf->root, "created_utc"));
-	const char *cmd = json_string_value(json_object_get(rf->root, "cmdline"));
-	const char *ver = json_string_value(json_object_get(rf->root, "ipclab_version"));
+	const char *when = rfile_created(rf), *cmd = rfile_cmdline(rf), *ver = rfile_version(rf);
 
 	fputs("<p class=\"file\">", h->f);
 	html_esc(h->f, rf->path);
@@ -56,17 +55,15 @@ static void env_table(struct html *h, const json_t *env)
 	fputs("</tbody></table></div>\n", h->f);
 }
 
-static void warnings(struct html *h, const json_t *env)
+static void warnings(struct html *h, const struct rfile *rf)
 {
-	const json_t *w = json_object_get(env, "warnings"), *x;
-	size_t i;
+	struct env_info e;
 
-	if (!json_array_size(w))
+	if (!rfile_env(rf, &e) || !e.nwarnings)
 		return;
 	fputs("<ul class=\"warn\">", h->f);
-	json_array_foreach(w, i, x)
-		if (json_is_string(x))
-			html_elem(h->f, "li", NULL, json_string_value(x));
+	for (unsigned i = 0; i < e.nwarnings; i++)
+		html_elem(h->f, "li", NULL, e.warnings[i]);
 	fputs("</ul>\n", h->f);
 }
 
@@ -102,11 +99,11 @@ void html_env(struct html *h, const struct rfile *const *files, size_t n)
 {
 	fputs("<section id=\"env\"><h2>Machine</h2>\n", h->f);
 	for (size_t i = 0; i < n; i++) {
-		const json_t *env = json_object_get(files[i]->root, "env");
-		const json_t *renv = json_object_get(files[i]->root, "remote_env");
+		const json_t *env = rfile_env_json(files[i]);
+		const json_t *renv = rfile_remote_env_json(files[i]);
 
 		file_head(h, files[i]);
-		warnings(h, env);
+		warnings(h, files[i]);
 		fputs("<details><summary>env of ", h->f);
 		html_esc(h->f, files[i]->path);
 		fputs("</summary>\n", h->f);
@@ -124,8 +121,7 @@ void html_env(struct html *h, const struct rfile *const *files, size_t n)
 		struct cmp_env_diff d;
 
 		fputs("<h3>What differs between the machines</h3>\n", h->f);
-		cmp_env_diff(json_object_get(files[0]->root, "env"),
-			     json_object_get(files[i]->root, "env"), &d);
+		cmp_env_diff(rfile_env_json(files[0]), rfile_env_json(files[i]), &d);
 		diff_table(h, &d, files[0]->path, files[i]->path);
 	}
 	fputs("</section>\n", h->f);
