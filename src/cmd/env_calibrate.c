@@ -61,18 +61,25 @@ static int cal_run(const struct cal_cell *c, const char *path)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }
 
-/* The run's p50 (its result's median), and its result kept in *keep. */
-static double cal_p50(const char *path, json_t **keep)
+/* The run's p50 (its first result's median): its tree kept in *keep and
+ * that result in *res (borrowed from *keep), when the file has one. */
+static double cal_p50(const char *path, json_t **keep, json_t **res)
 {
-	json_t *root = json_load_file(path, 0, NULL);
-	json_t *res = json_array_get(json_object_get(root, "results"), 0);
-	double v = json_number_value(json_object_get(json_object_get(res, "metrics"), "lat_p50_ns"));
+	struct rfile rf;
+	char err[ERRLEN];
+	double v;
 
-	if (res) {
-		json_decref(*keep);
-		*keep = json_incref(root);
+	if (rfile_load(&rf, path, NULL, err, sizeof(err)))
+		return NAN;
+	if (!rf.n) {
+		rfile_free(&rf);
+		return NAN;
 	}
-	json_decref(root);
+	v = rcell_metric(&rf.cells[0], "lat_p50_ns");
+	json_decref(*keep);
+	*keep = json_incref(rf.root);
+	*res = rf.cells[0].obj;
+	rfile_free(&rf);
 	return v > 0 ? v : NAN;
 }
 
@@ -101,7 +108,8 @@ int env_calibrate(const char *url, bool shared, unsigned runs)
 {
 	double p50[NCELLS][64];
 	size_t n[NCELLS] = { 0 };
-	json_t *keep[NCELLS] = { NULL }, *root = NULL, *cells = json_array(), *results = json_array();
+	json_t *keep[NCELLS] = { NULL }, *res[NCELLS] = { NULL }, *root = NULL;
+	json_t *cells = json_array(), *results = json_array();
 	char dir[] = "/tmp/ipclab-calibrate.XXXXXX", path[64];
 	int ret = 0;
 
@@ -115,7 +123,7 @@ int env_calibrate(const char *url, bool shared, unsigned runs)
 		for (size_t c = 0; c < NCELLS; c++) {	/* interleaved: A B A B ... */
 			fprintf(stderr, "\rcalibrating: run %u of %u, %s   ", r + 1, runs, cal_cells[c].what);
 			if (!cal_run(&cal_cells[c], path)) {
-				double v = cal_p50(path, &keep[c]);
+				double v = cal_p50(path, &keep[c], &res[c]);
 
 				if (isfinite(v))
 					p50[c][n[c]++] = v;
@@ -142,7 +150,7 @@ int env_calibrate(const char *url, bool shared, unsigned runs)
 						       cal_cells[c].transport, "pattern", "pingpong",
 						       "pin", cal_cells[c].pin, "what", cal_cells[c].what,
 						       "runs", (int)n[c], "lo", lo / hi, "hi", hi / lo));
-		json_array_append(results, json_array_get(json_object_get(keep[c], "results"), 0));
+		json_array_append(results, res[c]);
 	}
 	if (!json_array_size(cells)) {
 		ret = say_error("env", "--calibrate: too few runs ran to measure the drift (see ipclab run -t null -p pingpong)");
