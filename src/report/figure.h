@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* The figures of a result file, computed once (figure.c) and drawn by two
+ * back ends: inline SVG in the HTML page (fig_svg.c) and a gnuplot script
+ * with its data for ipclab plot (fig_gnuplot.c). What a figure shows is
+ * decided here only: which cells, which series, their labels (the
+ * parameters that vary among the figure's cells), the axes' units and
+ * scales. A back end only draws: the page and the plot of one file show
+ * the same series under the same labels. Labels are the result file's
+ * text, hostile: each back end writes them through its own escaping
+ * (html_esc; plot_text.c's quoting). */
+#ifndef IPCLAB_REPORT_FIGURE_H
+#define IPCLAB_REPORT_FIGURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ipclab/report.h"
+#include "rfile.h"
+
+#define FIG_MAX_SERIES 64
+#define FIG_LABEL 192
+#define FIG_NOTE 160
+
+enum fig_kind {
+	FIG_LINES,	/* a line through each series' points */
+	FIG_STEPS,	/* a histogram's steps: y holds from x to the next x */
+	FIG_POINTS,	/* lines with a marker at each point */
+	FIG_BARS,	/* clustered bars: x is a category's index (figure.cats) */
+};
+
+struct fig_axis {
+	const char *label;		/* "latency", "message size" */
+	const char *key;		/* its column in a data file: "latency_us" */
+	const struct field *fd;		/* the values' unit (ticks, hover text), or NULL */
+	/* one fixed unit, for a back end that cannot scale per tick: a value
+	 * is shown as value / per, in unit ("us"); per 0: as is, no unit */
+	double per;
+	const char *unit;
+	unsigned decimals;		/* data file: that many decimals; 0: "%.6g" */
+	unsigned log;			/* 0 linear, else the base of a log axis (2, 10) */
+	double lo, hi;			/* lo >= hi: from the data */
+	bool from_zero;			/* a linear axis that starts at 0 */
+	bool percentile;		/* the value is 1/(1-q), shown as the percentile */
+	const double *ticks;		/* fixed ticks, or none */
+	const char *const *tick_labels;
+	size_t nticks;
+};
+
+struct fig_series {
+	char label[FIG_LABEL];
+	double *x, *y;			/* NAN in y: no value there */
+	size_t n, cap;
+};
+
+struct figure {
+	char name[64];			/* a file name's stem: "latency-percentiles-rtt" */
+	char title[128];
+	const char *caption;		/* how the numbers were made, or NULL */
+	enum fig_kind kind;
+	struct fig_axis x, y;
+	char (*cats)[FIG_LABEL];	/* FIG_BARS: the groups along x */
+	size_t ncat;
+	struct fig_series s[FIG_MAX_SERIES];
+	size_t ns;
+	char note[FIG_NOTE];		/* what was left out, or "" */
+};
+
+/* The cells a figure is made from: a file, or one section of a suite
+ * file; rf names the parameters that may tell them apart. */
+struct fig_in {
+	const struct rfile *rf;
+	const struct rcell *const *cells;
+	size_t n;
+};
+
+/* The standard figures, in the order both back ends draw them. */
+enum fig_id {
+	FIG_PCT_RTT, FIG_HIST_RTT, FIG_PCT_ONE_WAY, FIG_HIST_ONE_WAY,
+	FIG_THROUGHPUT, FIG_MSGRATE,
+	FIG_CPU,
+	FIG_COUNT
+};
+
+/* Figure id from these cells into f (zeroed first): 0 with f->ns == 0 when
+ * they have nothing for it, -ENOMEM. figure_free in every case. */
+int figure_build(struct figure *f, enum fig_id id, const struct fig_in *in);
+void figure_free(struct figure *f);
+
+/* The figures one by one. */
+int figure_percentiles(struct figure *f, const struct fig_in *in, enum lat_kind kind);
+int figure_histogram(struct figure *f, const struct fig_in *in, enum lat_kind kind);
+int figure_vs_size(struct figure *f, const struct fig_in *in, const char *metric);
+int figure_cpu(struct figure *f, const struct fig_in *in);
+
+/* A series more (its label), or NULL when FIG_MAX_SERIES are there (the
+ * note says so); a point more: 0 or -ENOMEM. */
+struct fig_series *figure_series(struct figure *f, const char *label);
+int figure_point(struct fig_series *s, double x, double y);
+
+/* The axis' text with its fixed unit: "latency (us)". */
+void fig_axis_title(const struct fig_axis *a, char *buf, size_t len);
+
+/* The back ends: inline SVG into the page (fig_svg.c), NAME.dat and
+ * NAME.gp drawn by gnuplot (fig_gnuplot.c). A figure without series is
+ * skipped (0); else 0 or -errno (plot: ctx->err filled). */
+struct html;
+struct plot_ctx;
+int fig_svg(struct html *h, const struct figure *f);
+int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f);
+
+#endif
