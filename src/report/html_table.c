@@ -112,13 +112,13 @@ static void badges(struct html *h, const struct rcell *c)
 {
 	if (flag(c, "metrics", "noisy", true))
 		fputs(" <span class=\"badge noisy\" title=\"the headline metric spread over 10 % across repetitions\">noisy</span>", h->f);
-	if (flag(c, NULL, "bimodal", true))
+	if (flag(c, "metrics", "bimodal", true))
 		fputs(" <span class=\"badge noisy\" title=\"the repetitions fall in two clusters\">bimodal</span>", h->f);
 	if (flag(c, "trace", "complete", false))
 		fputs(" <span class=\"badge inc\" title=\"the tracer lost events\">trace incomplete</span>", h->f);
 	if (flag(c, "profile_run", "complete", false))
 		fputs(" <span class=\"badge inc\" title=\"samples were lost\">profile incomplete</span>", h->f);
-	if (flag(c, NULL, "converged", false))
+	if (flag(c, "metrics", "converged", false))
 		fputs(" <span class=\"badge noisy\" title=\"--repeat auto: the interval did not reach its target\">not converged</span>", h->f);
 }
 
