@@ -76,10 +76,15 @@ static int trow_cmp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Same pattern and size; cells without a size (a file not written by
+ * run) are one group: json_equal of two NULLs is false, and a cell in no
+ * group, not even its own, left an empty table. */
 static bool same_group(const struct rcell *a, const struct rcell *b)
 {
-	return !strcmp(a->pattern, b->pattern) &&
-	       json_equal(json_object_get(a->obj, "size_bytes"), json_object_get(b->obj, "size_bytes"));
+	const json_t *x = json_object_get(a->obj, "size_bytes");
+	const json_t *y = json_object_get(b->obj, "size_bytes");
+
+	return !strcmp(a->pattern, b->pattern) && (x || y ? json_equal(x, y) : true);
 }
 
 /* The interval (ci95, --repeat with enough rounds) or the spread (min..max)

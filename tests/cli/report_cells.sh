@@ -4,7 +4,9 @@
 # badges beside its transport come from where run writes the flags
 # (docs/output.md): metrics.noisy, metrics.bimodal and metrics.converged
 # (--repeat auto); a flag elsewhere in the result, or one that is false
-# (true for converged), shows none. Files made from tests/data, no run.
+# (true for converged), shows none. Cells without a size_bytes (a file
+# not written by run) are one group, one table. Files made from
+# tests/data, no run.
 . "$(dirname "$0")/../lib/common.sh"
 data=$(cd "$(dirname "$0")/../data" && pwd)
 work=$(mktemp -d)
@@ -32,4 +34,16 @@ done
 grep -q 'class="badge' "$work/plain" && fail "a badge on the cell whose metrics say none: $(grep -o 'badge[^<]*' "$work/plain")"
 ok_if "report badges: noisy, bimodal and not converged from metrics only"
 
+python3 - "$data/compare-before.json" "$work/nosize.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    r.pop("size_bytes", None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$IPCLAB" report "$work/nosize.json" -o "$work/nosize.html" 2>"$work/err" ||
+	fail "report of cells without size_bytes: exit $?: $(cat "$work/err")"
+n=$(grep -c '<tr class="ok">' "$work/nosize.html" 2>/dev/null)
+[ "$n" = 4 ] || fail "cells without size_bytes: $n ranked rows, expected the file's 4"
+ok_if "report of cells without size_bytes: their table"
 finish
