@@ -169,9 +169,9 @@ static int load_cell(struct rcell *c, json_t *obj, const char *const *ignore, si
 	if (!json_is_object(obj))
 		return errf(err, errlen, EINVAL, "results[%zu] is not an object", i);
 	c->obj = obj;
-	c->transport = json_string_value(json_object_get(obj, "transport"));
-	c->pattern = json_string_value(json_object_get(obj, "pattern"));
-	status = json_string_value(json_object_get(obj, "status"));
+	c->transport = rec_transport(obj);
+	c->pattern = rec_pattern(obj);
+	status = rec_status(obj);
 	if (!c->transport || !c->pattern || !status)
 		return errf(err, errlen, EINVAL,
 			    "results[%zu] lacks transport, pattern or status", i);
@@ -278,15 +278,12 @@ void rfile_free(struct rfile *rf)
 
 enum lat_kind rcell_lat_kind(const struct rcell *c)
 {
-	return lat_kind_parse(
-		json_string_value(json_object_get(json_object_get(c->obj, "metrics"), "lat_kind")));
+	return rec_lat_kind(c->obj);
 }
 
 double rcell_metric(const struct rcell *c, const char *key)
 {
-	json_t *v = json_object_get(json_object_get(c->obj, "metrics"), rf_metric_alias(key));
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
+	return rec_metric(c->obj, key);
 }
 
 /* pin "S:C": the server's and the client's CPU. */
@@ -371,7 +368,7 @@ bool rcell_modes(const struct rcell *c, const char *key, struct rcell_modes *m)
 
 bool rcell_flag(const struct rcell *c, const char *key)
 {
-	return json_is_true(json_object_get(json_object_get(c->obj, "metrics"), key));
+	return rec_flag(c->obj, key);
 }
 
 int rcell_hist(const struct rcell *c, struct hist *h)

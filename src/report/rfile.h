@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "ipclab/metrics.h"
+#include "rec_cell.h"
 
 #define RF_KEYLEN 1024
 
