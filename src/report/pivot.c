@@ -10,6 +10,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "fields.h"
+#include "rfile.h"
 
 #define PV_MAX 64
 #define PV_LEN 32
@@ -22,17 +23,10 @@ struct pivot {
 	bool several;
 };
 
+/* a key of the field table, or one of the short names plot and compare take */
 static const struct field *field_by_key(const char *key)
 {
-	static const struct { const char *alias, *key; } aliases[] = {
-		{ "size", "size_bytes" }, { "cpu_pct", "cpu_pct_total" }, { "rate", "rate_per_s" },
-		{ "p50", "lat_p50_ns" }, { "p99", "lat_p99_ns" }, { "cs", "sys_ctx_switches_per_s" },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
-		if (!strcmp(key, aliases[i].alias))
-			key = aliases[i].key;
-	return field_find(key);
+	return field_find(rf_metric_alias(key));
 }
 
 int pivot_parse(const char *spec, const struct field **f, char *err, size_t errlen)

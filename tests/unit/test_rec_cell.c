@@ -2,7 +2,8 @@
 /* A result read by what it holds (rec_cell.c): a record as run writes it
  * read back value by value (aliases, the headline, intervals, status,
  * configuration apart from metrics, a series point's part, a stored
- * calibration, a suite's section, labels); hostile values (wrong types,
+ * calibration, a suite's section, labels; the short names of metrics,
+ * one table for all commands); hostile values (wrong types,
  * too long, a ci95 of strings, a metrics that is no object) read as absent. */
 #include <math.h>
 #include <setjmp.h>
@@ -14,7 +15,9 @@
 
 #include <cmocka.h>
 
+#include "ipclab/report.h"
 #include "rec_cell.h"
+#include "rfile.h"
 
 static json_t *load(const char *text)
 {
@@ -168,6 +171,25 @@ static void test_section_and_labels(void **state)
 	json_decref(labels);
 }
 
+/* One table of short names: run --pivot takes what plot, compare and
+ * history take, and each names a field of the field table. */
+static void test_aliases(void **state)
+{
+	static const char *const names[] = { "size", "cpu_pct", "rate", "p50", "p99", "cs",
+					     "cpu_per_msg" };
+	const struct field *f[3];
+	char spec[64], err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(spec, sizeof(spec), "size,think,%s", names[i]);
+		if (pivot_parse(spec, f, err, sizeof(err)))
+			fail_msg("--pivot %s: %s", spec, err);
+		assert_string_equal(f[2]->key, rf_metric_alias(names[i]));
+		assert_string_not_equal(f[2]->key, names[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_calibration),
 		cmocka_unit_test(test_section_and_labels),
+		cmocka_unit_test(test_aliases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
