@@ -23,6 +23,7 @@
 #include "ipclab/outdir.h"
 #include "ipclab/profile.h"
 #include "ipclab/trace.h"
+#include "ipclab/util.h"
 
 void seed_spec(const struct suite_opts *o, struct plan_spec *s, const char *section)
 {
@@ -376,9 +377,23 @@ int cmd_suite(int argc, char **argv)
 		saved = dup(STDOUT_FILENO);
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 	}
-	for (size_t i = 0; i < n_seeds && !ret; i++)
-		if (!only || seed_selected(&seeds[i], only))
-			ret = run_seed(&o, &seeds[i], out);
+	uint64_t t_all = now_ns();
+	unsigned ran = 0;
+
+	/* each section's time, and the suite's, said as it ends */
+	for (size_t i = 0; i < n_seeds && !ret; i++) {
+		uint64_t t0 = now_ns();
+
+		if (only && !seed_selected(&seeds[i], only))
+			continue;
+		ret = run_seed(&o, &seeds[i], out);
+		ran++;
+		if (!o.dry_run && !ret)
+			printf("(%s took %.0f s)\n", seeds[i].name, (double)(now_ns() - t0) / 1e9);
+	}
+	if (!o.dry_run && !ret)
+		printf("\nsuite seeds%s: %u section%s in %.1f min\n", o.quick ? " --quick" : "", ran,
+		       ran == 1 ? "" : "s", (double)(now_ns() - t_all) / 60e9);
 	fflush(stdout);
 	if (saved >= 0) {
 		dup2(saved, STDOUT_FILENO);

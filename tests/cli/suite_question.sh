@@ -17,6 +17,10 @@ out=$("$IPCLAB" suite seeds --quick --section seed-001 -f json -o "$tmp/s.json" 
 for k in Question Hypothesis Answer Verdict; do
 	printf '%s\n' "$out" | grep -q "^$k: " || { echo "FAIL: no '$k:' line in: $out"; exit 1; }
 done
+# the section's time and the suite's, as they end
+printf '%s\n' "$out" | grep -qE '^\(seed-001 took [0-9]+ s\)$' &&
+	printf '%s\n' "$out" | grep -qE '^suite seeds --quick: 1 section in [0-9.]+ min$' ||
+	{ echo "FAIL: no section or suite time in: $(printf '%s\n' "$out" | tail -n 3)"; exit 1; }
 printf '%s\n' "$out" | grep '^Answer: ' >"$tmp/answer"
 printf '%s\n' "$out" | grep '^Verdict: ' >"$tmp/verdict"
 python3 - "$tmp/s.json" "$tmp/answer" "$tmp/verdict" "$tmp/s.html" <<-'PY' || exit 1
