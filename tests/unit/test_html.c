@@ -5,7 +5,8 @@
  * result file's own, through the field table: the throughput figure's
  * points are each cell's bytes_per_s, the percentile curve at p50 its
  * lat_p50_ns within the histogram's bound; hostile strings of a result
- * file land in the page as text. */
+ * file land in the page as text; a cycle cell's and a matrix's parts of
+ * the record read back checked (rec_cycle.h, rec_matrix.h). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 
 #include "ipclab/util.h"
 #include "html.h"
+#include "rec_cycle.h"
+#include "rec_matrix.h"
 
 #ifndef SRCDIR
 #define SRCDIR "."
@@ -220,7 +223,7 @@ static void test_hostile_numbers(void **state)
 	char path[4096], err[ERRLEN] = "", *buf = NULL;
 	struct html_opts o = { 0 };
 	const struct rfile *files[1];
-	json_t *root, *res, *c, *m, *top, *mx, *xr, *sides;
+	json_t *root, *res, *c, *m, *top, *mx, *xr, *st, *sides;
 	struct rfile rf;
 	size_t len = 0;
 	FILE *f;
@@ -251,6 +254,18 @@ static void test_hostile_numbers(void **state)
 	}
 	json_object_set_new(c, "cycle_series", json_pack("{s:i, s:o, s:o}", "cycles_per_point", 1,
 							 "max_ns", mx, "xruns", xr));
+	/* its stages and xrun causes: too many, extremes, strings for numbers */
+	st = json_array();
+	for (int i = 0; i < 300; i++)
+		json_array_append_new(st, i % 3 ? json_pack("{s:f, s:f, s:f, s:{s:s, s:f}}",
+							     "wait_share_pct", 1e308, "busy_share_pct",
+							     -1e308, "xruns_caused", 1e308, "xrun_causes",
+							     "stage_wait", "<b>x</b>", "stage_busy", 1e308) :
+						json_string("<b>x</b>"));
+	json_object_set_new(m, "stages", st);
+	json_object_set_new(m, "xruns", json_real(1e308));
+	json_object_set_new(m, "xrun_causes", json_pack("{s:f, s:s, s:i}", "late_start", 1e308,
+							"stage_busy", "<b>x</b>", "preempted", -1));
 	sides = json_pack("[{s:s, s:f, s:f, s:f, s:f, s:f, s:f}]", "role", "server", "wall_ns", 1e308,
 			  "user_ns", 1e308, "sys_ns", 1e308, "runnable_ns", -1.0, "preempted_ns", 0.0,
 			  "sleep_ns", 1e308);
@@ -270,6 +285,87 @@ static void test_hostile_numbers(void **state)
 	free(buf);
 }
 
+/* The cycle and matrix parts of a record read back: what ipclab writes
+ * comes out as written; a hostile file's strings, negatives, mismatched
+ * or endless arrays are refused or read as nothing. */
+static const char cycle_file[] =
+	"{\"schema_version\": 1, \"results\": ["
+	"{\"transport\": \"pipe\", \"pattern\": \"cycle\", \"status\": \"ok\", \"options\": {}, \"period_ns\": 2000000,"
+	" \"metrics\": {\"deadline_ns\": 1000000, \"xruns\": 3,"
+	"  \"xrun_causes\": {\"late_start\": 1, \"stage_busy\": 2, \"preempted\": null},"
+	"  \"stages\": [{\"wait_share_pct\": 1.5, \"busy_share_pct\": 7, \"xruns_caused\": 2,"
+	"   \"xrun_causes\": {\"stage_wait\": 0, \"stage_busy\": 2, \"preempted\": null}}, \"x\"]},"
+	" \"cycle_series\": {\"cycles_per_point\": 4, \"max_ns\": [900, null, 1200, \"7\", -5],"
+	"  \"xruns\": [0, 1, 2, -3, \"1\"], \"xrun_causes\": [null, \"late_start\", 7]}},"
+	"{\"transport\": \"pipe\", \"pattern\": \"cycle\", \"status\": \"ok\", \"options\": {},"
+	" \"metrics\": {\"deadline_ns\": 5, \"stages\": []},"
+	" \"cycle_series\": {\"cycles_per_point\": 0, \"max_ns\": [1], \"xruns\": [0]}},"
+	"{\"transport\": \"pipe\", \"pattern\": \"cycle\", \"status\": \"ok\", \"options\": {}, \"period_ns\": \"soon\","
+	" \"metrics\": {\"stages\": 3}, \"cycle_series\": {\"cycles_per_point\": 1,"
+	"  \"max_ns\": [1, 2], \"xruns\": [0]}}],"
+	" \"matrix\": {\"metric\": \"lat_p50_ns\", \"cpus\": [3, \"x\", 1],"
+	"  \"pairs\": {\"3:1\": \"smt\", \"1:3\": \"<b>\", \"3:3\": 5}}}";
+
+static void test_cycle_records(void **state)
+{
+	struct rcycle_point p[8];
+	struct rcycle_stage st[4];
+	struct rcycle_series s;
+	struct rcycle_causes xc;
+	struct rmatrix m;
+	struct rfile rf;
+	char err[ERRLEN] = "";
+
+	(void)state;
+	if (rfile_load_text(&rf, "cyc.json", cycle_file, strlen(cycle_file), NULL, err, sizeof(err)))
+		fail_msg("%s", err);
+	/* as written, and each odd value read as nothing */
+	assert_true(rcell_is_cycle(&rf.cells[0]));
+	assert_true(rcell_cycle_series(&rf.cells[0], &s));
+	assert_int_equal(s.per, 4);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(rcell_cycle_points(&rf.cells[0], p, 8), 5);
+	assert_true(p[0].max_ns == 900 && !p[0].xruns && !p[0].cause);
+	assert_true(isnan(p[1].max_ns) && p[1].xruns == 1 && !strcmp(p[1].cause, "late_start"));
+	assert_true(p[2].max_ns == 1200 && p[2].xruns == 2 && !p[2].cause);
+	assert_true(isnan(p[3].max_ns) && !p[3].xruns);
+	assert_true(isnan(p[4].max_ns) && !p[4].xruns);
+	assert_int_equal(rcell_cycle_points(&rf.cells[0], p, 2), 2);
+	assert_true(rcell_cycle_period_ns(&rf.cells[0]) == 2e6);
+	assert_true(rcell_cycle_deadline_ns(&rf.cells[0]) == 1e6);
+	assert_true(rcell_cycle_xruns(&rf.cells[0]) == 3);
+	assert_int_equal(rcell_cycle_stages(&rf.cells[0], st, 4), 2);
+	assert_true(st[0].wait_share_pct == 1.5 && st[0].busy_share_pct == 7 &&
+		    st[0].xruns_caused == 2 && st[0].by_busy == 2 && st[0].by_preempted == 0);
+	assert_true(st[1].wait_share_pct == 0 && st[1].xruns_caused == 0);
+	assert_int_equal(rcell_cycle_stages(&rf.cells[0], st, 1), 1);
+	assert_true(rcell_xrun_causes(&rf.cells[0], &xc));
+	assert_true(xc.by[XC_LATE_START] == 1 && xc.by[XC_STAGE_BUSY] == 2 && xc.by[XC_UNKNOWN] == 0);
+	assert_false(xc.preempted_known);
+	/* no series without whole cycles per point, nor with arrays of two lengths */
+	assert_true(rcell_is_cycle(&rf.cells[1]));
+	assert_false(rcell_cycle_series(&rf.cells[1], &s));
+	assert_int_equal(rcell_cycle_points(&rf.cells[1], p, 8), 0);
+	assert_true(rcell_cycle_period_ns(&rf.cells[1]) == 5);
+	assert_false(rcell_xrun_causes(&rf.cells[1], &xc));
+	assert_true(isnan(rcell_cycle_xruns(&rf.cells[1])));
+	assert_false(rcell_is_cycle(&rf.cells[2]));
+	assert_false(rcell_cycle_series(&rf.cells[2], &s));
+	assert_true(isnan(rcell_cycle_period_ns(&rf.cells[2])));
+	/* the matrix: whole-number CPUs, known classes only */
+	assert_true(rfile_matrix(&rf, &m));
+	assert_string_equal(m.metric, "lat_p50_ns");
+	assert_int_equal(m.ncpus, 2);
+	assert_int_equal(rmatrix_cpu_at(&m, "1"), 1);
+	assert_int_equal(rmatrix_cpu_at(&m, "1x"), -1);
+	assert_int_equal(rmatrix_cpu_at(&m, ""), -1);
+	assert_string_equal(rmatrix_mark(&m, 0, 1), "s");
+	assert_string_equal(rmatrix_mark(&m, 1, 0), "");
+	assert_string_equal(rmatrix_mark(&m, 0, 0), "");
+	assert_string_equal(rmatrix_mark(&m, 5, 0), "");
+	rfile_free(&rf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_figures_are_the_files),
 		cmocka_unit_test(test_traced_page),
 		cmocka_unit_test(test_hostile_numbers),
+		cmocka_unit_test(test_cycle_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
