@@ -11,19 +11,10 @@
  * yet read, and the listener's queue never fills. Whoever is dropped is
  * told why in a "refused" frame.
  *
- * Guessing is slowed down, by where it comes from. A hello from an address
- * with no wrong token lately, in a network (IPv4 /24, IPv6 /48) with fewer
- * than SA_NET_FREE, is checked at once: a flood from fresh addresses
- * elsewhere holds up no such client. Any other hello waits its turn: after
- * the k-th wrong token in a row from its address, no sooner than
- * SA_DELAY0_NS * 2^(k-1) later (at most SA_DELAY_MAX_NS), and no sooner
- * than SA_GLOBAL_GAP_NS after the last wrong token of any waiting hello
- * (at most 10 such guesses a second from all addresses together); those
- * whose addresses guessed wrong fewer times go first. A hello waits up to
- * SA_TURN_NS, at most SA_WAIT_MAX at once; a later turn is refused at once
- * as throttled, its token unread. The wait is before the check, not before
- * the answer: a guesser learns nothing sooner by hanging up. A right token
- * clears its address. The log says when and for how long. */
+ * Guessing is slowed down, by where it comes from: when a hello's token
+ * is checked, and which goes first, is serve_throttle.c's, with the tables
+ * of addresses and networks that sent wrong tokens (serve_auth_int.h
+ * holds what the two files share). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,38 +28,7 @@
 #include "ipclab/runner.h"
 #include "proto.h"
 #include "serve_auth.h"
-
-struct sa_conn {
-	int fd;			/* -1: a free slot */
-	bool read;		/* the hello is read; its token waits for its turn */
-	uint64_t t0, deadline;	/* accepted; the hello due by (read: its turn by) */
-	struct sockaddr_storage from;
-	char peer[NET_ADDR_TEXT];
-	uint32_t got, len;
-	char buf[4 + SA_HELLO_MAX];
-	char token[REMOTE_TOKEN_MAX + 2];
-};
-
-/* An address's or a network's wrong tokens. */
-struct sa_addr {
-	bool used;
-	uint8_t key[9];		/* family, then the address's or network's bytes */
-	unsigned fails;		/* wrong tokens: in a row (address), lately (network) */
-	uint64_t next_ns;	/* address: its next hello checked no sooner;
-				 * network: its last wrong token */
-};
-
-struct serve_auth {
-	const struct serve_opts *o;
-	int lfd;
-	uint64_t seed;			/* of the tables' hash: a guesser cannot aim */
-	struct sa_conn c[SA_SLOTS];
-	struct sa_addr addr[SA_ADDRS];
-	struct sa_addr net[SA_NETS];
-	uint64_t global_next_ns;	/* no waiting token checked before, after a wrong one */
-	uint64_t global_said_ns, evict_said_ns;
-	unsigned evicted;
-};
+#include "serve_auth_int.h"
 
 void serve_log(const struct serve_opts *o, const char *fmt, ...)
 {
@@ -136,7 +96,7 @@ static void conn_close_told(struct sa_conn *c)
 }
 
 /* Told why (a "refused" frame, one line for the client to print), closed. */
-static void conn_refuse(struct sa_conn *c, const char *why)
+void sa_conn_refuse(struct sa_conn *c, const char *why)
 {
 	serve_refuse(c->fd, why);
 	conn_close_told(c);
@@ -151,100 +111,14 @@ void sa_free(struct serve_auth *a)
 	free(a);
 }
 
-/* ---- addresses, networks and their wrong tokens ---------------------------- */
-
-/* An address's key (IPv4, IPv6 /64), or with net its network's (IPv4 /24,
- * IPv6 /48). */
-static void addr_key(const struct sockaddr_storage *ss, bool net, uint8_t key[9])
-{
-	memset(key, 0, 9);
-	if (ss->ss_family == AF_INET) {
-		key[0] = 4;
-		memcpy(key + 1, &((const struct sockaddr_in *)ss)->sin_addr, net ? 3 : 4);
-	} else if (ss->ss_family == AF_INET6) {
-		key[0] = 6;
-		memcpy(key + 1, &((const struct sockaddr_in6 *)ss)->sin6_addr, net ? 6 : 8);
-	}
-}
-
-static uint64_t key_hash(uint64_t seed, const uint8_t key[9])
-{
-	uint64_t h = seed ^ 0xcbf29ce484222325ull;	/* FNV-1a, seeded */
-
-	for (int i = 0; i < 9; i++)
-		h = (h ^ key[i]) * 0x100000001b3ull;
-	return h ^ h >> 29;
-}
-
-#define SA_PROBE 8	/* entries a key may sit in, from its hash on */
-
-/* The entry of ss (an address, or with net its network) in its table;
- * NULL: none, unless make: then a new one, in the place of the one of
- * those SA_PROBE whose last turn came longest ago. Entries not used for
- * SA_FORGET_NS are forgotten on the way. */
-static struct sa_addr *addr_find(struct serve_auth *a, const struct sockaddr_storage *ss, bool net,
-				 bool make, uint64_t now)
-{
-	struct sa_addr *t = net ? a->net : a->addr, *old = NULL;
-	unsigned mask = (net ? SA_NETS : SA_ADDRS) - 1;
-	uint8_t key[9];
-	uint64_t h;
-
-	addr_key(ss, net, key);
-	h = key_hash(a->seed, key);
-	for (unsigned i = 0; i < SA_PROBE; i++) {
-		struct sa_addr *e = &t[(h + i) & mask];
-
-		if (e->used && now > e->next_ns + SA_FORGET_NS)
-			e->used = false;
-		if (e->used && !memcmp(e->key, key, sizeof(key)))
-			return e;
-		if (!old || (old->used && (!e->used || e->next_ns < old->next_ns)))
-			old = e;
-	}
-	if (!make)
-		return NULL;
-	memset(old, 0, sizeof(*old));
-	old->used = true;
-	memcpy(old->key, key, sizeof(key));
-	return old;
-}
-
-static unsigned addr_fails(struct serve_auth *a, const struct sockaddr_storage *ss, uint64_t now)
-{
-	const struct sa_addr *e = addr_find(a, ss, false, false, now);
-
-	return e ? e->fails : 0;
-}
-
-/* Neither its address nor its network guessed wrong lately: its token is
- * checked at once. */
-static bool is_clean(struct serve_auth *a, const struct sa_conn *c, uint64_t now)
-{
-	const struct sa_addr *n = addr_find(a, &c->from, true, false, now);
-
-	return !addr_fails(a, &c->from, now) && (!n || n->fails < SA_NET_FREE);
-}
-
-/* When the token of c may be checked. */
-static uint64_t turn_of(struct serve_auth *a, const struct sa_conn *c, uint64_t now)
-{
-	const struct sa_addr *e = addr_find(a, &c->from, false, false, now);
-	uint64_t t = a->global_next_ns;
-
-	if (is_clean(a, c, now))
-		return now;
-	return e && e->next_ns > t ? e->next_ns : t;
-}
-
 /* ---- accepting and reading ------------------------------------------------ */
 
 static bool same_addr(const struct sa_conn *x, const struct sa_conn *y)
 {
 	uint8_t kx[9], ky[9];
 
-	addr_key(&x->from, false, kx);
-	addr_key(&y->from, false, ky);
+	sa_addr_key(&x->from, false, kx);
+	sa_addr_key(&y->from, false, ky);
 	return !memcmp(kx, ky, sizeof(kx));
 }
 
@@ -292,7 +166,7 @@ static struct sa_conn *slot(struct serve_auth *a, uint64_t now)
 	}
 	snprintf(why, sizeof(why), "serve is busy: %u connections from other addresses are in their handshake, and this one sent no hello in %.1f s; try again",
 		 SA_SLOTS - most, (double)(now - old->t0) / 1e9);
-	conn_refuse(old, why);
+	sa_conn_refuse(old, why);
 	return old;
 }
 
@@ -319,7 +193,7 @@ static void accept_all(struct serve_auth *a)
 			 * taken after this step's checks */
 			struct sa_conn tmp = { .fd = fd };
 
-			conn_refuse(&tmp, "serve is busy: its handshakes are full of hellos from other addresses; try again");
+			sa_conn_refuse(&tmp, "serve is busy: its handshakes are full of hellos from other addresses; try again");
 			return;
 		}
 		memset(c, 0, sizeof(*c));
@@ -339,7 +213,7 @@ static unsigned waiting(struct serve_auth *a, uint64_t now)
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < SA_SLOTS; i++)
-		n += a->c[i].fd >= 0 && a->c[i].read && turn_of(a, &a->c[i], now) > now;
+		n += a->c[i].fd >= 0 && a->c[i].read && sa_turn_of(a, &a->c[i], now) > now;
 	return n;
 }
 
@@ -375,7 +249,7 @@ static int hello_take(struct serve_auth *a, struct sa_conn *c)
 	now = now_ns();
 	c->read = true;
 	c->deadline = now + SA_TURN_NS;
-	if (turn_of(a, c, now) > now && (w = waiting(a, now)) > SA_WAIT_MAX) {
+	if (sa_turn_of(a, c, now) > now && (w = waiting(a, now)) > SA_WAIT_MAX) {
 		snprintf(err, sizeof(err), "throttled: %u hellos from addresses that sent wrong tokens wait their turn; try again in a moment",
 			 w - 1);
 		serve_log(a->o, "%s: refused unchecked: %s", c->peer, err);
@@ -408,7 +282,7 @@ static void conn_read(struct serve_auth *a, struct sa_conn *c)
 			if (c->len == 0 || c->len > SA_HELLO_MAX) {
 				serve_log(a->o, "%s: a first frame of %u bytes is no hello, closed", c->peer,
 					  c->len);
-				conn_refuse(c, "not an ipclab client (its first frame is no hello)");
+				sa_conn_refuse(c, "not an ipclab client (its first frame is no hello)");
 				return;
 			}
 		} else if (c->got == 4 + c->len) {
@@ -421,90 +295,6 @@ static void conn_read(struct serve_auth *a, struct sa_conn *c)
 
 /* ---- checking the token --------------------------------------------------- */
 
-static void wrong_token(struct serve_auth *a, struct sa_conn *c, bool clean, uint64_t now)
-{
-	struct sa_addr *e = addr_find(a, &c->from, false, true, now);
-	struct sa_addr *n = addr_find(a, &c->from, true, true, now);
-	unsigned shift;
-	uint64_t delay;
-
-	e->fails++;
-	shift = e->fails - 1 < 20 ? e->fails - 1 : 20;
-	delay = SA_DELAY0_NS << shift;
-	if (delay > SA_DELAY_MAX_NS)
-		delay = SA_DELAY_MAX_NS;
-	e->next_ns = now + delay;
-	n->fails++;
-	n->next_ns = now;
-	if (!clean)
-		a->global_next_ns = now + SA_GLOBAL_GAP_NS;
-	serve_log(a->o, "%s: refused: wrong token (%u in a row from this address); its next hello is checked no sooner than %llu ms from now",
-		  c->peer, e->fails, (unsigned long long)(delay / NSEC_PER_MSEC));
-	conn_refuse(c, "wrong or missing token (give the server's token with --token-file, IPCLAB_TOKEN or --token)");
-}
-
-/* Its turn will not come in time: refused, the token unread. */
-static void throttled(struct serve_auth *a, struct sa_conn *c, uint64_t now, uint64_t turn)
-{
-	const struct sa_addr *e = addr_find(a, &c->from, false, false, now);
-	char why[ERRLEN];
-
-	if (e && e->next_ns >= turn)
-		snprintf(why, sizeof(why), "throttled: %u wrong tokens in a row from this address; its next hello is checked in %.1f s",
-			 e->fails, (double)(turn - now) / 1e9);
-	else
-		snprintf(why, sizeof(why), "throttled: wrong tokens from addresses and networks that sent some lately are checked at most %d a second; try again in a moment",
-			 (int)(NSEC_PER_SEC / SA_GLOBAL_GAP_NS));
-	serve_log(a->o, "%s: refused unchecked: %s", c->peer, why);
-	conn_refuse(c, why);
-}
-
-/* Of two hellos due, the one to check first: a clean one, then the one of
- * the address with fewer wrong tokens, then the older. */
-static bool goes_first(struct serve_auth *a, const struct sa_conn *x, const struct sa_conn *y,
-		       uint64_t now)
-{
-	bool cx = is_clean(a, x, now), cy = is_clean(a, y, now);
-	unsigned fx, fy;
-
-	if (cx != cy)
-		return cx;
-	fx = addr_fails(a, &x->from, now);
-	fy = addr_fails(a, &y->from, now);
-	return fx != fy ? fx < fy : x->t0 < y->t0;
-}
-
-/* The read hello to check next (NULL: none due); those whose turn comes
- * too late are refused on the way. */
-static struct sa_conn *next_due(struct serve_auth *a, uint64_t now)
-{
-	struct sa_conn *best = NULL;
-
-	for (unsigned i = 0; i < SA_SLOTS; i++) {
-		struct sa_conn *c = &a->c[i];
-		uint64_t turn;
-
-		if (c->fd < 0 || !c->read)
-			continue;
-		turn = turn_of(a, c, now);
-		if (turn > c->deadline) {
-			throttled(a, c, now, turn);
-			continue;
-		}
-		if (turn > now) {
-			if (a->global_next_ns >= turn && now - a->global_said_ns > 10 * NSEC_PER_SEC) {
-				serve_log(a->o, "wrong tokens: at most %d checked a second from addresses and networks that sent some lately; their hellos wait their turn",
-					  (int)(NSEC_PER_SEC / SA_GLOBAL_GAP_NS));
-				a->global_said_ns = now;
-			}
-			continue;
-		}
-		if (!best || goes_first(a, c, best, now))
-			best = c;
-	}
-	return best;
-}
-
 /* Check the tokens whose turn has come: 1 with *out when one is right
  * and the slot is free (busy NULL). */
 static int check_due(struct serve_auth *a, const char *busy, struct sa_client *out)
@@ -512,19 +302,19 @@ static int check_due(struct serve_auth *a, const char *busy, struct sa_client *o
 	uint64_t now = now_ns();
 	struct sa_conn *c;
 
-	while ((c = next_due(a, now))) {
+	while ((c = sa_next_due(a, now))) {
 		struct sa_addr *e;
 		int fl;
 
 		if (!rp_token_equal(c->token, a->o->token)) {
-			wrong_token(a, c, is_clean(a, c, now), now);
+			sa_wrong_token(a, c, sa_is_clean(a, c, now), now);
 			continue;
 		}
-		if ((e = addr_find(a, &c->from, false, false, now)))
+		if ((e = sa_addr_find(a, &c->from, false, false, now)))
 			e->used = false;
 		if (busy) {
 			serve_log(a->o, "%s: refused: busy", c->peer);
-			conn_refuse(c, busy);
+			sa_conn_refuse(c, busy);
 			continue;
 		}
 		fl = fcntl(c->fd, F_GETFL);
@@ -557,7 +347,7 @@ static int wait_ms(struct serve_auth *a, int ms)
 			continue;
 		t = c->deadline;
 		if (c->read) {
-			uint64_t turn = turn_of(a, c, now);
+			uint64_t turn = sa_turn_of(a, c, now);
 
 			t = turn < t ? turn : t;
 		}
@@ -577,7 +367,7 @@ static void expire(struct serve_auth *a)
 			continue;
 		serve_log(a->o, "%s: no hello within %.1f s, closed", c->peer,
 			  (double)(c->deadline - c->t0) / 1e9);
-		conn_refuse(c, "no hello in time (an ipclab client sends its hello at once)");
+		sa_conn_refuse(c, "no hello in time (an ipclab client sends its hello at once)");
 	}
 }
 
