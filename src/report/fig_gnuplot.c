@@ -156,7 +156,7 @@ int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f)
 					    [FIG_STEPS] = "with steps lw 2",
 					    [FIG_POINTS] = "with linespoints lw 2" };
 	size_t xcol = f->x.percentile ? 2 : 1;
-	char title[sizeof(f->title) + FIG_NOTE + 4];
+	char title[sizeof(f->title) + FIG_NOTE + 4], what[sizeof(f->title)] = "";
 	FILE *dat, *gp;
 
 	if (!f->ns)
@@ -171,7 +171,12 @@ int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f)
 		ctx->datbuf = ctx->gpbuf = NULL;
 		return errf(ctx->err, ctx->errlen, ENOMEM, "out of memory");
 	}
-	fig_script_head(ctx, gp, f->name, f->title);
+	for (size_t i = 0; i < sizeof(what) - 1 && f->title[i]; i++) {	/* a comment's text */
+		unsigned char ch = (unsigned char)f->title[i];
+
+		what[i] = ch < 0x20 || ch == 0x7f || ch == '\\' ? '?' : (char)ch;
+	}
+	fig_script_head(ctx, gp, f->name, what);
 	snprintf(title, sizeof(title), "%s%s%s%s", f->title, f->note[0] ? " (" : "", f->note,
 		 f->note[0] ? ")" : "");
 	fputs("set title ", gp);
