@@ -51,73 +51,46 @@ static void view_names(struct html_view *v)
 
 static const char *cell_section(const struct rcell *c)
 {
-	const char *s = json_string_value(json_object_get(c->obj, "section"));
+	const char *s = rec_section(c->obj);
 
 	return s ? s : "";
 }
 
 /* ---- a suite's section: its own layout and reading, as the suite printed them -- */
 
-static const json_t *section_info(const struct rfile *rf, const char *name)
-{
-	const json_t *list = json_object_get(rf->root, "sections");
-	const json_t *s;
-	size_t i;
-
-	json_array_foreach((json_t *)list, i, s) {
-		const char *n = json_string_value(json_object_get(s, "name"));
-
-		if (n && !strcmp(n, name))
-			return s;
-	}
-	return NULL;
-}
-
-static const char *js(const json_t *o, const char *key)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-
-	return v ? v : "";
-}
-
 /* The section's question, tested (its "why"), as a box of its own: the
  * question, each hypothesis with its evidence, the answer and verdict. */
-static void section_why(struct html *h, const json_t *info)
+static void section_why(struct html *h, const struct rec_sect *s)
 {
-	const json_t *w = json_object_get(info, "why"), *hyp, *x;
-	size_t i;
-
-	if (!json_is_object(w))
+	if (!s->why)
 		return;
 	fputs("<div class=\"why\"><p><b>Question:</b> ", h->f);
-	html_esc(h->f, js(w, "question"));
+	html_esc(h->f, s->question);
 	fputs("</p>\n<ul>\n", h->f);
-	hyp = json_object_get(w, "hypotheses");
-	json_array_foreach((json_t *)hyp, i, x) {
-		if (i >= 8)
-			break;
+	for (size_t i = 0; i < s->nhyp; i++) {
+		const struct rec_hyp *x = &s->hyp[i];
+
 		fputs("<li>", h->f);
-		html_esc(h->f, js(x, "claim"));
+		html_esc(h->f, x->claim);
 		fputs(" (", h->f);
-		html_esc(h->f, js(x, "conditions"));
-		fprintf(h->f, "): <b>%s</b> (", json_is_true(json_object_get(x, "reproduced")) ?
-			"reproduced here" : "not reproduced");
-		html_esc(h->f, js(x, "evidence"));
+		html_esc(h->f, x->conditions);
+		fprintf(h->f, "): <b>%s</b> (", x->reproduced ? "reproduced here" : "not reproduced");
+		html_esc(h->f, x->evidence);
 		fputs(")</li>\n", h->f);
 	}
 	fputs("</ul>\n<p><b>Answer:</b> ", h->f);
-	html_esc(h->f, js(w, "answer"));
+	html_esc(h->f, s->answer);
 	fputs("</p>\n<p><b>Verdict:</b> ", h->f);
-	html_esc(h->f, js(w, "verdict"));
+	html_esc(h->f, s->verdict);
 	fputs("</p></div>\n", h->f);
 }
 
-static void section_text(struct html *h, const json_t *info)
+static void section_text(struct html *h, const struct rec_sect *s)
 {
-	const char *text = json_string_value(json_object_get(info, "text"));
+	const char *text = s->text;
 	const char *p;
 
-	section_why(h, info);
+	section_why(h, s);
 	if (!text || !*text)
 		return;
 	/* the reading first: the sentences the section was run for */
@@ -191,22 +164,23 @@ static int file_part(struct html *h, const struct rfile *rf, size_t fi)
 		fputs("<p>This file holds no result.</p>\n", h->f);
 	for (size_t s = 0; !ret && s < nsec; s++) {
 		struct html_view v = { .rf = rf, .cells = cells };
-		const json_t *info = secs[s][0] ? section_info(rf, secs[s]) : NULL;
-		const char *title = json_string_value(json_object_get(info, "title"));
 
 		for (size_t i = 0; i < rf->n; i++)
 			if (!strcmp(cell_section(&rf->cells[i]), secs[s]))
 				cells[v.n++] = &rf->cells[i];
 		snprintf(v.idp, sizeof(v.idp), secs[s][0] ? "f%zus%zu" : "f%zu", fi + 1, s + 1);
 		if (secs[s][0]) {
+			struct rec_sect info;
+
+			rec_file_section(rf->root, secs[s], &info);
 			fprintf(h->f, "<section class=\"seed\" id=\"%s\"><h2>", v.idp);
 			html_esc(h->f, secs[s]);
-			if (title) {
+			if (info.title) {
 				fputs(": ", h->f);
-				html_esc(h->f, title);
+				html_esc(h->f, info.title);
 			}
 			fputs("</h2>\n", h->f);
-			section_text(h, info);
+			section_text(h, &info);
 		}
 		ret = view_body(h, &v);
 		if (secs[s][0])
@@ -274,7 +248,8 @@ int html_report(FILE *f, const struct rfile *const *files, size_t n, const struc
 	struct html h = { .f = f, .o = o, .err = err, .errlen = errlen };
 	int ret = 0;
 
-	h.data = json_pack("{s:{}, s:s}", "figs", "generator", "ipclab " IPCLAB_VERSION);
+	h.figs = json_object();
+	h.data = json_pack("{s:o, s:s}", "figs", h.figs, "generator", "ipclab " IPCLAB_VERSION);
 	if (!h.data)
 		return errf(err, errlen, ENOMEM, "out of memory");
 	head(&h, files, n);

@@ -32,6 +32,7 @@ struct html {
 	FILE *f;
 	const struct html_opts *o;
 	json_t *data;			/* the data block: {"figs": {id: {...}}} */
+	json_t *figs;			/* its "figs" (borrowed) */
 	unsigned next_id;		/* figures, tables, flame graphs */
 	char *err;
 	size_t errlen;

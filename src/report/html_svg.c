@@ -372,7 +372,7 @@ static void fig_data(struct html *h, const char *id, const struct svg_xy *c)
 	else
 		json_decref(ss);
 	if (o)
-		json_object_set_new(json_object_get(h->data, "figs"), id, o);
+		json_object_set_new(h->figs, id, o);
 }
 
 /* As svg_legend, the markers' series in the markers' colour. */

@@ -14,6 +14,7 @@
 #include "fields.h"
 #include "compare.h"
 #include "html.h"
+#include "rec_trace.h"
 
 #define MAX_ROWS 4096
 
@@ -29,12 +30,7 @@ void html_value_text(const struct field *fd, double v, char *buf, size_t len)
 
 double html_cell_value(const struct rcell *c, const struct field *fd)
 {
-	const json_t *v = fd->config ? json_object_get(c->obj, fd->key) :
-				       json_object_get(json_object_get(c->obj, "metrics"), fd->key);
-
-	if (json_is_boolean(v))
-		return json_is_true(v);
-	return json_is_number(v) ? json_number_value(v) : NAN;
+	return rec_field_num(c->obj, fd->key, fd->config);
 }
 
 void html_label(const struct html_view *v, const struct rcell *c, const char *skip, char *buf,
@@ -76,28 +72,18 @@ static int trow_cmp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Same pattern and size; cells without a size (a file not written by
- * run) are one group: json_equal of two NULLs is false, and a cell in no
- * group, not even its own, left an empty table. */
 static bool same_group(const struct rcell *a, const struct rcell *b)
 {
-	const json_t *x = json_object_get(a->obj, "size_bytes");
-	const json_t *y = json_object_get(b->obj, "size_bytes");
-
-	return !strcmp(a->pattern, b->pattern) && (x || y ? json_equal(x, y) : true);
+	return !strcmp(a->pattern, b->pattern) && rec_same_size(a->obj, b->obj);
 }
 
 /* The interval (ci95, --repeat with enough rounds) or the spread (min..max)
  * of one metric, as a note after the value. */
 static void spread_note(struct html *h, const struct rcell *c, const char *key, double med)
 {
-	const json_t *m = json_object_get(json_object_get(c->obj, "repeat"), key);
-	const json_t *ci = json_object_get(m, "ci95");
 	double lo, hi, sp;
 
-	if (json_is_array(ci) && json_array_size(ci) == 2 && med > 0) {
-		lo = json_number_value(json_array_get(ci, 0));
-		hi = json_number_value(json_array_get(ci, 1));
+	if (med > 0 && rec_ci95(c->obj, key, &lo, &hi)) {
 		fprintf(h->f, " <span class=\"ci\">&plusmn;%.1f%%</span>",
 			100 * fmax(hi - med, med - lo) / med);
 	} else if (rcell_spread(c, key, &lo, &hi, &sp) && isfinite(sp)) {
@@ -105,25 +91,20 @@ static void spread_note(struct html *h, const struct rcell *c, const char *key, 
 	}
 }
 
-static bool flag(const struct rcell *c, const char *obj, const char *key, bool want)
-{
-	const json_t *o = obj ? json_object_get(c->obj, obj) : c->obj;
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_boolean(v) && json_is_true(v) == want;
-}
-
 static void badges(struct html *h, const struct rcell *c)
 {
-	if (flag(c, "metrics", "noisy", true))
+	struct rtrace_summary ts;
+	struct rprof_run pr;
+
+	if (rcell_flag(c, "noisy"))
 		fputs(" <span class=\"badge noisy\" title=\"the headline metric spread over 10 % across repetitions\">noisy</span>", h->f);
-	if (flag(c, "metrics", "bimodal", true))
+	if (rcell_flag(c, "bimodal"))
 		fputs(" <span class=\"badge noisy\" title=\"the repetitions fall in two clusters\">bimodal</span>", h->f);
-	if (flag(c, "trace", "complete", false))
+	if (rcell_trace_summary(c, &ts) && ts.incomplete)
 		fputs(" <span class=\"badge inc\" title=\"the tracer lost events\">trace incomplete</span>", h->f);
-	if (flag(c, "profile_run", "complete", false))
+	if (rcell_profile_run(c, &pr) && pr.incomplete)
 		fputs(" <span class=\"badge inc\" title=\"samples were lost\">profile incomplete</span>", h->f);
-	if (flag(c, "metrics", "converged", false))
+	if (rec_field_num(c->obj, "converged", false) == 0)
 		fputs(" <span class=\"badge noisy\" title=\"--repeat auto: the interval did not reach its target\">not converged</span>", h->f);
 }
 
@@ -161,8 +142,8 @@ static void metric_td(struct html *h, const struct rcell *c, const struct field 
 	char t[64];
 
 	if (fd->kind == F_STR) {
-		const char *s = json_string_value(json_object_get(json_object_get(c->obj, "metrics"),
-								  fd->key));
+		const char *s = rec_field_text(c->obj, fd->key, false);
+
 		html_elem(h->f, "td", NULL, s ? s : "-");
 		return;
 	}
@@ -201,8 +182,7 @@ static void table_row(struct html *h, const struct trow *w, size_t rank, double 
 		html_elem(h->f, "td", NULL, val);
 	}
 	if (!c->ok) {
-		const char *st = json_string_value(json_object_get(c->obj, "status"));
-		const char *why = json_string_value(json_object_get(c->obj, "reason"));
+		const char *st = rec_status(c->obj), *why = rec_reason(c->obj);
 
 		fprintf(h->f, "<td colspan=\"%zu\" class=\"why\">", nm + 1);
 		html_escf(h->f, "%s%s%s", st ? st : "?", why ? ": " : "", why ? why : "");
