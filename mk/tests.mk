@@ -34,9 +34,11 @@ $(B)/tests/test_%: $(B)/tests/unit/test_%.o $(IPCLAB_LIB) $(IPCRING_A)
 # compare's test over the repetitions; compare_runs: compare at the level
 # of runs; report: the reporters, the field table and the environment probe (reads docs/output.md); doorbell: every
 # wakeup primitive between threads and across fork (`test_doorbell futex`
-# runs one).
+# runs one); figure: the figure model of the page and of plot, and both
+# back ends drawing it (src/report/figure.c).
 UNIT_TESTS := core plan list pattern_own ref_kind rows why question cleanup topology \
-	interference envcheck serve_req remote_side stats compare_stats compare_runs report doorbell
+	interference envcheck serve_req remote_side stats compare_stats compare_runs report doorbell \
+	figure
 TEST_PROGS += $(UNIT_TESTS:%=$(B)/tests/test_%)
 # made through the pattern rule, the objects would be intermediate files
 # that make deletes after each build (and so compiles again the next time)
@@ -49,6 +51,7 @@ $(B)/tests/test_report: $(B)/tests/unit/test_report_tables.o $(B)/tests/unit/rep
 $(B)/tests/unit/test_report.o: CFLAGS += -DSRCDIR='"$(CURDIR)"'
 $(B)/tests/unit/test_compare_stats.o: CFLAGS += -Isrc/report
 $(B)/tests/unit/test_compare_runs.o: CFLAGS += -Isrc/report
+$(B)/tests/unit/test_figure.o: CFLAGS += -Isrc/report
 
 # Scripts run against the built binary ($IPCLAB).
 # The fault scripts first: they are the longest, and with TEST_JOBS > 1 the

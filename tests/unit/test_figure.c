@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/* The figure model (src/report/figure.c) on made-up cells: which cells
+ * become which series, under which labels (what varies among the
+ * figure's own cells, less its axis), the axes' units and scales; and
+ * both back ends drawing the model's figures: the HTML page's SVG
+ * (html_report) and plot's data files (plot_scripts) carry the same
+ * figures with the same series under the same labels, a hostile label
+ * too (quotes, a newline, a backquote) without breaking out. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ipclab/util.h"
+#include "figure.h"
+#include "html.h"
+#include "plot.h"
+
+/* A cell: transport, pattern, size, lat_kind (NULL: none), latency (ns),
+ * bytes/s, CPU ns per message; status ok unless failed. */
+static json_t *cell(const char *t, const char *p, int size, const char *kind, int lat,
+		    double bps, double cpu, bool failed)
+{
+	json_t *c = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:{}}", "transport", t, "pattern",
+			      p, "size_bytes", size, "endpoints", "process", "pin", "same", "status",
+			      failed ? "failed" : "ok", "clients", 1, "options");
+	json_t *m = json_pack("{s:f, s:f, s:f}", "bytes_per_s", bps, "msgs_per_s", bps / size,
+			      "cpu_ns_per_msg", cpu);
+
+	if (kind) {
+		json_object_set_new(m, "lat_kind", json_string(kind));
+		json_object_set_new(m, "lat_min_ns", json_integer(lat));
+		json_object_set_new(m, "lat_max_ns", json_integer(lat * 3));
+		json_object_set_new(m, "lat_p50_ns", json_integer(lat));
+		json_object_set_new(c, "histogram",
+				    json_pack("{s:s, s:i, s:i, s:[[i,i],[i,i]]}", "unit", "ns", "count", 100,
+					      "sub_buckets", HIST_SUB, "buckets", lat, 90, lat * 3, 10));
+	}
+	json_object_set_new(c, "metrics", m);
+	return c;
+}
+
+/* The file's text: cells as made above, each a json_t handed over. */
+static char *file_text(json_t *results)
+{
+	json_t *root = json_pack("{s:i, s:s, s:o}", "schema_version", 1, "cmdline", "ipclab run",
+				 "results", results);
+	char *text = json_dumps(root, 0);
+
+	json_decref(root);
+	return text;
+}
+
+static json_t *four_cells(void)
+{
+	return json_pack("[o,o,o,o,o,o]",
+			 cell("pipe", "pingpong", 64, "rtt", 5000, 1e6, 500, false),
+			 cell("pipe", "pingpong", 1024, "rtt", 6000, 8e6, 600, false),
+			 cell("unix-stream", "pingpong", 64, "rtt", 9000, 2e6, 900, false),
+			 cell("unix-stream", "pingpong", 1024, "rtt", 9500, 9e6, 950, false),
+			 cell("pipe", "stream", 64, "one_way", 3000, 4e6, 300, false),
+			 cell("pipe", "pingpong", 4096, "rtt", 1, 1, 1, true));
+}
+
+static void load(struct rfile *rf, const struct rcell ***cells, struct fig_in *in, json_t *results)
+{
+	char *text = file_text(results), err[256];
+
+	if (rfile_load_text(rf, "made-up.json", text, strlen(text), NULL, err, sizeof(err)))
+		fail_msg("%s", err);
+	free(text);
+	*cells = calloc(rf->n, sizeof(**cells));
+	assert_non_null(*cells);
+	for (size_t i = 0; i < rf->n; i++)
+		(*cells)[i] = &rf->cells[i];
+	*in = (struct fig_in){ .rf = rf, .cells = *cells, .n = rf->n };
+}
+
+static void assert_labels(const struct figure *f, const char *const *want, size_t n)
+{
+	assert_int_equal(f->ns, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(f->s[i].label, want[i]);
+}
+
+static void test_model(void **state)
+{
+	static const char *const rtt[] = { "pipe 64B", "pipe 1KiB", "unix-stream 64B", "unix-stream 1KiB" };
+	static const char *const size[] = { "pipe pingpong", "unix-stream pingpong", "pipe stream" };
+	static const char *const cpu[] = { "pingpong 64B", "pingpong 1KiB", "stream 64B" };
+	struct figure *f = malloc(sizeof(*f));
+	const struct rcell **cells;
+	struct fig_in in;
+	struct rfile rf;
+
+	(void)state;
+	assert_non_null(f);
+	load(&rf, &cells, &in, four_cells());
+
+	/* round trips: four cells (not the failed one, not the one-way one),
+	 * labelled by what varies among them: transport and size */
+	assert_int_equal(figure_build(f, FIG_PCT_RTT, &in), 0);
+	assert_labels(f, rtt, 4);
+	assert_string_equal(f->name, "latency-percentiles-rtt");
+	assert_true(f->x.percentile && f->x.log == 10 && f->y.log == 10);
+	assert_string_equal(f->y.unit, "us");
+	assert_true(f->y.per == 1e3 && f->kind == FIG_LINES && f->s[0].n == 75);
+	assert_true(f->s[0].x[0] == 2 || fabs(f->s[0].x[0] - 2) < 1e-9);
+	assert_true(fabs(f->s[0].y[0] - 5000) <= 5000 * 0.01);	/* p50: the cell's */
+	figure_free(f);
+
+	assert_int_equal(figure_build(f, FIG_HIST_RTT, &in), 0);
+	assert_labels(f, rtt, 4);
+	assert_true(f->kind == FIG_STEPS && f->x.log == 10 && !f->y.log && f->y.from_zero);
+
+	/* one-way: one cell, nothing varies: the transport names it */
+	figure_free(f);
+	assert_int_equal(figure_build(f, FIG_PCT_ONE_WAY, &in), 0);
+	assert_int_equal(f->ns, 1);
+	assert_string_equal(f->s[0].label, "pipe");
+
+	/* against size: size is the axis, not in the labels; points in size
+	 * order, the stream's one point kept beside the lines */
+	figure_free(f);
+	assert_int_equal(figure_build(f, FIG_THROUGHPUT, &in), 0);
+	assert_labels(f, size, 3);
+	assert_true(f->kind == FIG_POINTS && f->x.log == 2 && !f->y.log && f->y.from_zero);
+	assert_true(f->y.per == 1e6);
+	assert_int_equal(f->s[0].n, 2);
+	assert_true(f->s[0].x[0] == 64 && f->s[0].x[1] == 1024 && f->s[0].y[1] == 8e6);
+	assert_int_equal(f->s[2].n, 1);
+
+	/* CPU: a group per transport, a bar per what else varies */
+	figure_free(f);
+	assert_int_equal(figure_build(f, FIG_CPU, &in), 0);
+	assert_labels(f, cpu, 3);
+	assert_int_equal(f->ncat, 2);
+	assert_string_equal(f->cats[0], "pipe");
+	assert_string_equal(f->cats[1], "unix-stream");
+	assert_true(f->s[0].y[0] == 500 && f->s[0].y[1] == 900);
+	assert_true(isnan(f->s[2].y[1]));	/* no unix-stream stream */
+	figure_free(f);
+	free(cells);
+	rfile_free(&rf);
+
+	/* one size only: no figure against size; CPU a single bar series
+	 * named after the metric */
+	load(&rf, &cells, &in, json_pack("[o,o]", cell("pipe", "pingpong", 64, "rtt", 5000, 1e6, 500, false),
+					 cell("unix-stream", "pingpong", 64, "rtt", 7000, 2e6, 700, false)));
+	assert_int_equal(figure_build(f, FIG_THROUGHPUT, &in), 0);
+	assert_int_equal(f->ns, 0);
+	figure_free(f);
+	assert_int_equal(figure_build(f, FIG_CPU, &in), 0);
+	assert_int_equal(f->ns, 1);
+	assert_string_equal(f->s[0].label, "CPU time per message");
+	figure_free(f);
+	free(cells);
+	rfile_free(&rf);
+	free(f);
+}
+
+/* ---- both back ends ------------------------------------------------------- */
+
+struct emitted {
+	char names[16][64], dat[16][4096], gp[16][4096];
+	size_t n;
+};
+
+static int emit(void *arg, const char *name, const char *dat, size_t datlen, const char *gp,
+		size_t gplen)
+{
+	struct emitted *e = arg;
+
+	assert_true(e->n < 16);
+	snprintf(e->names[e->n], 64, "%s", name);
+	snprintf(e->gp[e->n], 4096, "%.*s", (int)gplen, gp);
+	snprintf(e->dat[e->n++], 4096, "%.*s", (int)datlen, dat);
+	return 0;
+}
+
+/* The series' labels of a data file: its second line, after the x columns. */
+static size_t dat_labels(const char *dat, bool percentile, char (*out)[FIG_LABEL], size_t max)
+{
+	const char *p = strchr(dat, '\n') + 1, *end = strchr(p, '\n');
+	size_t n = 0, skip = percentile ? 2 : 1;
+
+	for (size_t col = 0; p < end && n < max; col++) {
+		const char *tab = memchr(p, '\t', (size_t)(end - p));
+		size_t l = (size_t)((tab ? tab : end) - p);
+
+		if (col >= skip)
+			snprintf(out[n++], FIG_LABEL, "%.*s", (int)l, p);
+		p = tab ? tab + 1 : end;
+	}
+	return n;
+}
+
+/* The page's figure of this title: its legend's labels (html_esc'd). */
+static size_t page_labels(const char *page, const char *title, char (*out)[FIG_LABEL], size_t max)
+{
+	char cap[256];
+	const char *fig, *end, *p;
+	size_t n = 0;
+
+	snprintf(cap, sizeof(cap), "<figcaption class=\"ft\">%s</figcaption>", title);
+	fig = strstr(page, cap);
+	if (!fig)
+		return 0;
+	end = strstr(fig, "</figure>");
+	p = strstr(fig, "<ul class=\"legend\"");
+	while (p && p < end && n < max && (p = strstr(p, "</span>")) && p < end) {
+		const char *e = strstr(p, "</li>");
+
+		snprintf(out[n++], FIG_LABEL, "%.*s", (int)(e - p - 7), p + 7);
+		p = e;
+	}
+	return n;
+}
+
+/* Both back ends on these cells: the model's figures, no other, each with
+ * the model's series in its order; a label equal to raw as html and dat
+ * there (its escaped forms). */
+static void both_backends(json_t *results, const char *raw, const char *html, const char *dat)
+{
+	char *text = file_text(results), *page = NULL, err[256];
+	struct emitted *e = calloc(1, sizeof(*e));
+	struct plot_opts o = { .width = 640, .height = 480, .emit = emit, .emit_arg = e };
+	struct html_opts ho = { .title = "t" };
+	struct figure *f = malloc(sizeof(*f));
+	const struct rcell **cells;
+	struct fig_in in;
+	struct rfile rf;
+	size_t len = 0, drawn = 0;
+	FILE *mf = open_memstream(&page, &len);
+
+	assert_non_null(e);
+	assert_non_null(f);
+	if (plot_scripts("made-up.json", text, strlen(text), &o, err, sizeof(err)))
+		fail_msg("%s", err);
+	json_t *root = json_loads(text, 0, NULL);
+
+	assert_non_null(root);
+	load(&rf, &cells, &in, json_incref(json_object_get(root, "results")));
+	json_decref(root);
+	{
+		const struct rfile *files[1] = { &rf };
+
+		assert_int_equal(html_report(mf, files, 1, &ho, err, sizeof(err)), 0);
+	}
+	fclose(mf);
+	for (unsigned id = 0; id < FIG_COUNT; id++) {
+		char pl[FIG_MAX_SERIES][FIG_LABEL], dl[FIG_MAX_SERIES][FIG_LABEL];
+		size_t k = 0, np, nd;
+
+		assert_int_equal(figure_build(f, id, &in), 0);
+		while (k < e->n && strcmp(e->names[k], f->name))
+			k++;
+		np = page_labels(page, f->title, pl, FIG_MAX_SERIES);
+		if (!f->ns) {	/* neither back end draws it */
+			assert_int_equal(k, e->n);
+			assert_int_equal(np, 0);
+			figure_free(f);
+			continue;
+		}
+		drawn++;
+		assert_true(k < e->n);
+		nd = dat_labels(e->dat[k], f->x.percentile, dl, FIG_MAX_SERIES);
+		assert_int_equal(np, f->ns);
+		assert_int_equal(nd, f->ns);
+		for (size_t i = 0; i < f->ns; i++) {
+			bool hostile = raw && !strcmp(f->s[i].label, raw);
+
+			assert_string_equal(pl[i], hostile ? html : f->s[i].label);
+			assert_string_equal(dl[i], hostile ? dat : f->s[i].label);
+		}
+		/* the script reads the labels from the data file: none in it */
+		assert_null(strchr(e->gp[k], '`'));
+		assert_null(strstr(e->gp[k], "!id"));
+		figure_free(f);
+	}
+	assert_true(drawn > 0);
+	assert_int_equal(drawn, e->n);	/* plot drew the model's figures, no other */
+	free(cells);
+	rfile_free(&rf);
+	free(page);
+	free(text);
+	free(e);
+	free(f);
+}
+
+static void test_backends_agree(void **state)
+{
+	(void)state;
+	both_backends(four_cells(), NULL, NULL, NULL);
+}
+
+/* A transport named to break out of both: in the page as text, in the
+ * data file on one line, its double quote made single (a data file's
+ * double quote would join columns); the script holds none of it. */
+static void test_hostile_label(void **state)
+{
+	static const char raw[] = "x'`touch M`\"\n!id";
+
+	(void)state;
+	both_backends(json_pack("[o,o]", cell("ok", "pingpong", 64, "rtt", 5000, 1e6, 500, false),
+				cell(raw, "pingpong", 64, "rtt", 7000, 2e6, 700, false)),
+		      raw, "x&#39;`touch M`&quot;\n!id", "x'`touch M`' !id");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_backends_agree),
+		cmocka_unit_test(test_hostile_label),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
