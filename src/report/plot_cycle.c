@@ -42,7 +42,9 @@ static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size
 		return -EIO;
 	}
 	/* one block per cell (gnuplot: index k): time, worst completion, and
-	 * the completion again where the point holds an xrun, else NaN */
+	 * the completion again where the point holds an xrun (the deadline
+	 * where its xruns were late starts only, as on the report's page),
+	 * else NaN */
 	for (size_t k = 0; k < n; k++) {
 		double period = rcell_cycle_period_ns(cells[k]);
 		double deadline = rcell_cycle_deadline_ns(cells[k]);
@@ -63,7 +65,10 @@ static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size
 			double t = (double)i * (double)s.per * period / 1e9;
 			double ms = pts[i].max_ns / 1e6;
 
-			if (isnan(ms))	/* only late starts: nothing ran */
+			/* only late starts: nothing ran, the xrun marked on the deadline */
+			if (isnan(ms) && pts[i].xruns && deadline > 0)
+				fprintf(dat, "%.6f\tNaN\t%.6f\n", t, deadline / 1e6);
+			else if (isnan(ms))
 				fprintf(dat, "%.6f\tNaN\tNaN\n", t);
 			else
 				fprintf(dat, pts[i].xruns ? "%.6f\t%.6f\t%.6f\n" : "%.6f\t%.6f\tNaN\n", t,

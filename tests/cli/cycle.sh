@@ -71,6 +71,17 @@ if run_json late -t pipe -e thread --clients 1 --period 1ms --think-ns 3ms -n 20
 		"$dir/late.json" >/dev/null &&
 		echo "ok   think 3ms > period 1ms: $(jq -c '.results[0].metrics | {cycles, xruns, late_starts}' "$dir/late.json")" ||
 		fail "think > period: expected 20 xruns of 20: $(jq -c '.results[0].metrics | {cycles, xruns, late_starts}' "$dir/late.json")"
+	# plot marks each point of late starts only (nothing ran) on the deadline
+	if command -v gnuplot >/dev/null; then
+		"$IPCLAB" plot "$dir/late.json" -o "$dir/lateplot" -q >"$dir/lateplot.out" 2>&1 ||
+			fail "plot of a cycle of late starts: $(head -3 "$dir/lateplot.out")"
+		want=$(jq '[.results[0].cycle_series | range(.max_ns | length) as $i |
+			select(.max_ns[$i] == null and .xruns[$i] > 0)] | length' "$dir/late.json")
+		got=$(awk -F'\t' '$2 == "NaN" && $3 == "1.000000"' "$dir/lateplot/cycle-completion.dat" 2>/dev/null | wc -l)
+		[ "$want" -gt 0 ] && [ "$got" = "$want" ] &&
+			echo "ok   plot: $got points of late starts marked on the 1 ms deadline" ||
+			fail "plot: $got of $want points of late starts marked on the deadline"
+	fi
 fi
 
 # the same in a fan of 2: late starts move nothing; a cycle that ran moved
