@@ -226,7 +226,7 @@ static void side_table(struct html *h, const struct rcell *c)
 		html_elem(h->f, "td", NULL, name);
 		fprintf(h->f, "<td class=\"num\">%.0f</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
 			"<td class=\"num\">%.0f</td><td class=\"num\">%.0f/%.0f</td><td>", s.wakeups,
-			s.wakeup_lat_given ? a : "-", s.wakeup_lat_given ? b : "-", s.migrations,
+			isnan(s.wakeup_p50_ns) ? "-" : a, isnan(s.wakeup_p99_ns) ? "-" : b, s.migrations,
 			s.vol_ctx_switches, s.invol_ctx_switches);
 		for (size_t k = 0; k < ntop; k++)
 			html_escf(h->f, "%s%s %.0f", k ? ", " : "", top[k].name ? top[k].name : "?",

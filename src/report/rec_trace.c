@@ -147,7 +147,6 @@ bool rcell_trace_side(const struct rcell *c, size_t i, struct rtrace_side *out)
 		.migrations = num(s, "migrations"),
 		.vol_ctx_switches = num(s, "vol_ctx_switches"),
 		.invol_ctx_switches = num(s, "invol_ctx_switches"),
-		.wakeup_lat_given = wl != NULL,
 		.wakeup_p50_ns = num(wl, "p50"),
 		.wakeup_p99_ns = num(wl, "p99"),
 		.preempted_by_ns = num(s, "preempted_by_ns"),

@@ -60,8 +60,7 @@ struct rtrace_side {
 	double id;
 	double wall_ns, budget_ns[RT_NBUDGET];
 	double wakeups, migrations, vol_ctx_switches, invol_ctx_switches;
-	bool wakeup_lat_given;		/* wakeup_lat_ns is there: an object, or null (never woken) */
-	double wakeup_p50_ns, wakeup_p99_ns;	/* wakeup_lat_ns.p50, .p99 */
+	double wakeup_p50_ns, wakeup_p99_ns;	/* wakeup_lat_ns.p50, .p99 (null: never woken) */
 	double preempted_by_ns;		/* all other tasks' time while it waited */
 	size_t ntakers, nsyscalls;	/* preempted_by's and top_syscalls' entries, bounded */
 };
