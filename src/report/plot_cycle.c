@@ -28,6 +28,29 @@ static void clean_label(const char *in, char *out, size_t len)
 	out[j] = '\0';
 }
 
+/* A cell's block (gnuplot: index k): time, worst completion, and the
+ * completion again where the point holds an xrun (the deadline where its
+ * xruns were late starts only, as on the report's page), else NaN. */
+static void dat_points(FILE *dat, const struct rcell *c, struct rcycle_point *pts)
+{
+	double period = rcell_cycle_period_ns(c), deadline = rcell_cycle_deadline_ns(c);
+	struct rcycle_series s = { 0 };
+	size_t np = rcell_cycle_series(c, &s) ? rcell_cycle_points(c, pts, s.n) : 0;
+
+	for (size_t i = 0; i < np; i++) {
+		double t = (double)i * (double)s.per * period / 1e9;
+		double ms = pts[i].max_ns / 1e6;
+
+		if (isnan(ms) && pts[i].xruns && deadline > 0)	/* nothing ran */
+			fprintf(dat, "%.6f\tNaN\t%.6f\n", t, deadline / 1e6);
+		else if (isnan(ms))
+			fprintf(dat, "%.6f\tNaN\tNaN\n", t);
+		else
+			fprintf(dat, pts[i].xruns ? "%.6f\t%.6f\t%.6f\n" : "%.6f\t%.6f\tNaN\n", t, ms,
+				ms);
+	}
+}
+
 static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size_t n)
 {
 	const char *name = "cycle-completion";
@@ -41,39 +64,17 @@ static int fig_completion(struct plot_ctx *ctx, const struct rcell **cells, size
 		free(pts);
 		return -EIO;
 	}
-	/* one block per cell (gnuplot: index k): time, worst completion, and
-	 * the completion again where the point holds an xrun (the deadline
-	 * where its xruns were late starts only, as on the report's page),
-	 * else NaN */
 	for (size_t k = 0; k < n; k++) {
-		double period = rcell_cycle_period_ns(cells[k]);
-		double deadline = rcell_cycle_deadline_ns(cells[k]);
-		struct rcycle_series s = { 0 };
 		char lab[512], clean[512];
-		size_t np = 0;
 
-		if (rcell_cycle_series(cells[k], &s))
-			np = rcell_cycle_points(cells[k], pts, s.n);
-		if (deadline / 1e6 > deadline_ms)
-			deadline_ms = deadline / 1e6;
+		if (rcell_cycle_deadline_ns(cells[k]) / 1e6 > deadline_ms)
+			deadline_ms = rcell_cycle_deadline_ns(cells[k]) / 1e6;
 		rcell_label(cells[k], ctx->names, ctx->nnames, NULL, lab, sizeof(lab));
 		clean_label(lab, clean, sizeof(clean));
 		fprintf(dat, "%s# ", k ? "\n\n" : "");
 		dat_text(dat, lab);
 		fprintf(dat, "\ntime_s\t%s\txrun\n", clean);
-		for (size_t i = 0; i < np; i++) {
-			double t = (double)i * (double)s.per * period / 1e9;
-			double ms = pts[i].max_ns / 1e6;
-
-			/* only late starts: nothing ran, the xrun marked on the deadline */
-			if (isnan(ms) && pts[i].xruns && deadline > 0)
-				fprintf(dat, "%.6f\tNaN\t%.6f\n", t, deadline / 1e6);
-			else if (isnan(ms))
-				fprintf(dat, "%.6f\tNaN\tNaN\n", t);
-			else
-				fprintf(dat, pts[i].xruns ? "%.6f\t%.6f\t%.6f\n" : "%.6f\t%.6f\tNaN\n", t,
-					ms, ms);
-		}
+		dat_points(dat, cells[k], pts);
 	}
 	fig_script_head(ctx, gp, name, "cycle completion time over the run");
 	fprintf(gp, "set title \"completion time over the run (worst of each point; x = xrun)\"\n"
