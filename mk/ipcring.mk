@@ -11,8 +11,8 @@ IPCRING_SRCS	:= $(IPCRING_DIR)/segment.c $(IPCRING_DIR)/map.c \
 		   $(IPCRING_DIR)/wait.c $(IPCRING_DIR)/producer.c \
 		   $(IPCRING_DIR)/consumer.c $(IPCRING_DIR)/name.c \
 		   $(IPCRING_DIR)/client.c $(IPCRING_DIR)/server.c \
-		   $(IPCRING_DIR)/dispatch.c $(IPCRING_DIR)/admit.c \
-		   $(IPCRING_DIR)/reply.c
+		   $(IPCRING_DIR)/dispatch.c $(IPCRING_DIR)/conns.c \
+		   $(IPCRING_DIR)/admit.c $(IPCRING_DIR)/reply.c
 IPCRING_OBJS	:= $(IPCRING_SRCS:$(IPCRING_DIR)/%.c=$(IPCRING_B)/%.o)
 IPCRING_A	:= $(B)/libipcring.a
 IPCRING_SO	:= $(B)/libipcring.so

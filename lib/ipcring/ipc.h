@@ -3,7 +3,7 @@
  * ipc.h - libipcring's connection layer, private: the handshake messages
  * exchanged over the SOCK_SEQPACKET control socket, the connection handle,
  * name resolution and the socket helpers shared by client.c and server.c,
- * and the server's state shared by server.c and dispatch.c.
+ * and the server's state shared by server.c, dispatch.c and conns.c.
  */
 #ifndef IPCRING_IPC_H
 #define IPCRING_IPC_H
@@ -85,7 +85,7 @@ int ipc_conn_attach(struct ipcring_conn *c, int req_fd, int req_efd, int rep_fd,
 void ipc_conn_free(struct ipcring_conn *c);
 int ipc_timeout(int timeout_ms, int def_ms);
 
-/* the server (server.c, dispatch.c) */
+/* the server (server.c, dispatch.c, conns.c) */
 #define SRV_SPARE_IDLE_MS	1		/* idle this long: make a channel ahead */
 #define SRV_STALL_MS		5000u		/* replies that wait this long: drop */
 #define SRV_TICK_NS		1000000u	/* retry waiting replies every 1 ms */
@@ -154,6 +154,25 @@ int ipc_srv_admit_one(struct ipcring_server *s, struct ipcring_conn *c, char *re
 		      size_t len);
 void ipc_srv_refuse_now(struct ipcring_server *s, struct ipcring_conn *c, int err,
 			const char *reason);
+
+/* conns.c: the dispatcher's connections, from accept to free */
+/* The epoll fd, with the listening socket and the timer in it. */
+int ipc_srv_epoll(struct ipcring_server *s);
+/* Out of epoll and of the rotation, the disconnected hook; an open one
+ * kept as CONN_DEAD until ipc_srv_reap frees it. */
+void ipc_srv_drop(struct ipcring_server *s, struct ipcring_conn *c, int why);
+/* Free the dropped connections that died at least @age_ns ago. */
+void ipc_srv_reap(struct ipcring_server *s, uint64_t age_ns);
+/* Nothing to serve: make the next channel ahead, then free what the
+ * dropped connections held, if no client waits for the loop. */
+void ipc_srv_idle(struct ipcring_server *s);
+/* Handle what epoll reports (waiting up to @timeout_ms); the events but ticks. */
+int ipc_srv_events(struct ipcring_server *s, int timeout_ms);
+/* The dropped connections not freed yet (CONN_DEAD). */
+static inline unsigned int ipc_srv_ndead(const struct ipcring_server *s)
+{
+	return s->nconns - s->npending - s->nopen;
+}
 
 /* reply.c: the dispatcher's replies never wait */
 int ipc_srv_send(struct ipcring_conn *c, const void *buf, size_t len, unsigned int flags);
