@@ -163,12 +163,9 @@ static int history_args(int argc, char **argv, struct history *h)
 /* The metric of a result: -m's, or the cell's headline. */
 static const char *metric_of(const struct history *h, const json_t *body)
 {
-	const char *kind = json_string_value(json_object_get(json_object_get(body, "metrics"),
-							     "lat_kind"));
-
 	if (h->metric)
 		return h->metric;
-	return lat_kind_parse(kind) == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";
+	return rec_headline(body);
 }
 
 static struct hseries *series_of(struct history *h, const struct db_row *row, json_t *body)
@@ -217,19 +214,9 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 /* The value and 95 % interval of one result (false: it has none). */
 static bool value_of(const json_t *body, const char *metric, double *v, double *lo, double *hi)
 {
-	const json_t *m = json_object_get(json_object_get(body, "metrics"), metric);
-	const json_t *ci = json_object_get(json_object_get(json_object_get(body, "repeat"), metric),
-					   "ci95");
-
-	if (!json_is_number(m))
-		return false;
-	*v = json_number_value(m);
-	*lo = *hi = NAN;
-	if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)) &&
-	    json_is_number(json_array_get(ci, 1))) {
-		*lo = json_number_value(json_array_get(ci, 0));
-		*hi = json_number_value(json_array_get(ci, 1));
-	}
+	*v = rec_metric(body, metric);
+	if (!rec_ci95(body, metric, lo, hi))
+		*lo = *hi = NAN;
 	return isfinite(*v);
 }
 
@@ -252,7 +239,7 @@ static int collect_row(void *arg, const struct db_row *row)
 {
 	struct collect *c = arg;
 	json_t *body = json_loads(row->body, 0, NULL);
-	const char *tp = json_string_value(json_object_get(body, "transport"));
+	const char *tp = rec_transport(body);
 	struct hseries *s;
 	struct hpoint *p;
 	double v, lo, hi;
@@ -273,7 +260,7 @@ static int collect_row(void *arg, const struct db_row *row)
 	p = &s->pts[s->n++];
 	*p = (struct hpoint){ .run = row->run_id, .labels = json_loads(row->labels_json, 0, NULL),
 			      .value = v, .lo = lo, .hi = hi,
-			      .metrics = json_incref(json_object_get(body, "metrics")) };
+			      .metrics = rec_metrics_part(body) };
 	snprintf(p->at, sizeof(p->at), "%s", row->created_utc);
 out:
 	json_decref(body);
@@ -287,8 +274,7 @@ static const char *by_label;
 static int cmp_by_label(const void *a, const void *b)
 {
 	const struct hpoint *x = a, *y = b;
-	const char *u = json_string_value(json_object_get(x->labels, by_label));
-	const char *v = json_string_value(json_object_get(y->labels, by_label));
+	const char *u = rec_label(x->labels, by_label), *v = rec_label(y->labels, by_label);
 	int c = u && v ? strverscmp(u, v) : !u - !v;
 
 	if (c)

@@ -21,7 +21,7 @@ struct hpoint {
 	struct canary canary[2];	/* the run's env.canary (history_canary.c) */
 	double state_ratio;		/* against the series' state, >= 1; 0: unknown */
 	char state_why[80];		/* "another state (cache-line RTT 4.3x)"; "" */
-	json_t *metrics;		/* the result's metrics (owned): -f csv */
+	json_t *metrics;		/* its result's metrics only (owned, rec_metrics_part): -f csv */
 	unsigned runs;			/* --by machine: the machine's runs of the cell */
 	double ratio;			/* --by machine: against the first machine */
 };

@@ -154,20 +154,23 @@ int history_csv(FILE *f, const struct history *h)
 	fputs("\r\n", f);
 	for (size_t r = 0; r < n; r++) {
 		const struct hpoint *p = rows[r].p;
-		const json_t *kern = json_object_get(p->labels, "kernel");
+		const char *kern = rec_label(p->labels, "kernel");
 
 		iso_time(at, sizeof(at), p->at);
 		text(f, at, true);
 		for (const char *const *m = metrics; *m; m++)
-			value(f, json_object_get(p->metrics, *m));
+			value(f, rec_field(p->metrics, *m, false));
 		fprintf(f, ",%lld", (long long)p->run);
 		text(f, rows[r].s->machine, false);
-		text(f, json_is_string(kern) ? json_string_value(kern) : "", false);
+		text(f, kern ? kern : "", false);
 		for (size_t i = 0; i < json_array_size(cfg); i++)
-			value(f, json_object_get(rows[r].s->cell,
-						 json_string_value(json_array_get(cfg, i))));
-		for (size_t i = 0; i < json_array_size(lab); i++)
-			value(f, json_object_get(p->labels, json_string_value(json_array_get(lab, i))));
+			value(f, rec_field(rows[r].s->cell, json_string_value(json_array_get(cfg, i)),
+					   true));
+		for (size_t i = 0; i < json_array_size(lab); i++) {
+			const char *l = rec_label(p->labels, json_string_value(json_array_get(lab, i)));
+
+			text(f, l ? l : "", false);
+		}
 		fputs("\r\n", f);
 	}
 	free(rows);

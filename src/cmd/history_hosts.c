@@ -61,8 +61,8 @@ static int host_point(const struct hseries *s, struct hpoint *p)
 			      .labels = json_pack("{s:s}", "machine", s->machine) };
 	free(v);
 	snprintf(p->at, sizeof(p->at), "%s", last->at);
-	if (p->labels && json_is_string(json_object_get(last->labels, "kernel")))
-		json_object_set(p->labels, "kernel", json_object_get(last->labels, "kernel"));
+	if (p->labels && rec_label(last->labels, "kernel"))
+		json_object_set_new(p->labels, "kernel", json_string(rec_label(last->labels, "kernel")));
 	if (other)
 		snprintf(p->state_why, sizeof(p->state_why), "%u of %zu runs in another state", other,
 			 s->n);
@@ -146,7 +146,7 @@ int history_hosts_table(FILE *f, const struct history *h)
 			"median", "interval", "ratio");
 		for (size_t j = 0; j < s->n; j++) {
 			const struct hpoint *p = &s->pts[j];
-			const char *kern = json_string_value(json_object_get(p->labels, "kernel"));
+			const char *kern = rec_label(p->labels, "kernel");
 
 			if (isfinite(p->lo))
 				snprintf(c, sizeof(c), "[%s, %s]", history_fmt(a, sizeof(a), s->metric, p->lo),
@@ -155,7 +155,7 @@ int history_hosts_table(FILE *f, const struct history *h)
 				snprintf(c, sizeof(c), "-");
 			fprintf(f, "  %-20s  %-24s  %4u  %10s  %-24s  %7.3f%s%s\n",
 				db_text_safe(m, sizeof(m),
-					     json_string_value(json_object_get(p->labels, "machine"))),
+					     rec_label(p->labels, "machine")),
 				db_text_safe(k, sizeof(k), kern ? kern : "-"), p->runs,
 				history_fmt(a, sizeof(a), s->metric, p->value), c, p->ratio,
 				p->state_why[0] ? "  ! " : "", p->state_why);

@@ -126,8 +126,8 @@ static json_t *point_json(const struct history *h, const struct hpoint *p)
 	json_t *ci = isfinite(p->lo) ? json_pack("[f,f]", p->lo, p->hi) : json_null();
 
 	if (h->hosts)	/* a machine's runs of the cell */
-		return json_pack("{s:O, s:s, s:I, s:i, s:O, s:o, s:o, s:s, s:o, s:b, s:o}", "machine",
-				 json_object_get(p->labels, "machine"), "at", p->at, "last_run",
+		return json_pack("{s:s, s:s, s:I, s:i, s:O, s:o, s:o, s:s, s:o, s:b, s:o}", "machine",
+				 rec_label(p->labels, "machine"), "at", p->at, "last_run",
 				 (json_int_t)p->run, "runs", (int)p->runs, "labels", p->labels,
 				 "value", num(p->value), "interval", ci, "interval_of",
 				 p->runs > 1 ? "range of the runs" : "the run's ci95", "ratio", num(p->ratio),
@@ -174,7 +174,9 @@ static json_t *series_json(const struct history *h, const struct hseries *s)
 		json_decref(cps);
 		return NULL;
 	}
-	json_object_set_new(o, "config", json_deep_copy(s->cell));
+	/* what a result holds beside its configuration is not part of a
+	 * series' identity */
+	json_object_set_new(o, "config", rec_config_copy(s->cell));
 	if (h->against) {
 		json_object_set_new(o, "baseline", side_json(&s->base));
 		json_object_set_new(o, "candidate", side_json(&s->cand));
@@ -190,19 +192,6 @@ static json_t *series_json(const struct history *h, const struct hseries *s)
 	return o;
 }
 
-/* What a result holds beside its configuration is not part of a series'
- * identity: only its configuration keys are kept in "config". */
-static void config_only(json_t *series)
-{
-	static const char *const drop[] = { "metrics", "sides", "histogram", "repeat", "trace",
-					    "profile", "profile_run", "cycle_series", "reference",
-					    "remote", "settings", "interference", NULL };
-	json_t *cfg = json_object_get(series, "config");
-
-	for (const char *const *k = drop; *k; k++)
-		json_object_del(cfg, *k);
-}
-
 int history_json(FILE *f, const struct history *h)
 {
 	json_t *root = json_pack("{s:s, s:{s:s, s:s, s:f, s:i, s:i, s:f}}", "metric",
@@ -215,12 +204,8 @@ int history_json(FILE *f, const struct history *h)
 	char *text;
 	int ret;
 
-	for (size_t i = 0; root && arr && i < h->n; i++) {
-		json_t *s = series_json(h, &h->s[i]);
-
-		config_only(s);
-		json_array_append_new(arr, s);
-	}
+	for (size_t i = 0; root && arr && i < h->n; i++)
+		json_array_append_new(arr, series_json(h, &h->s[i]));
 	if (root && h->against)
 		json_object_set_new(root, "against", json_pack("{s:{s:s,s:s}, s:{s:s,s:s}, s:f}",
 				    "baseline", "key", h->base_label.key, "value", h->base_label.value,

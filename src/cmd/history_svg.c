@@ -95,9 +95,8 @@ static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const
 		cut(buf, sizeof(buf), s->pts[i].at, 10);
 		if (one_day && strlen(s->pts[i].at) >= 19)
 			cut(buf, sizeof(buf), s->pts[i].at + 11, 8);
-		if (by && json_is_string(json_object_get(s->pts[i].labels, by)))
-			cut(buf, sizeof(buf), json_string_value(json_object_get(s->pts[i].labels, by)),
-			    24);
+		if (by && rec_label(s->pts[i].labels, by))
+			cut(buf, sizeof(buf), rec_label(s->pts[i].labels, by), 24);
 		html_esc(f, buf);
 		fputs("</text>\n", f);
 	}

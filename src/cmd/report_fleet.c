@@ -26,6 +26,7 @@
 #include "../report/env_json.h"
 #include "../report/html.h"
 #include "../report/html_svg.h"
+#include "../report/rec_env.h"
 
 #define FLEET_MAX_RUNS 1024
 #define CSP "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -71,14 +72,15 @@ static int got_run(void *arg, const struct db_run_row *row)
 static int got_header(void *arg, const char *const *col, int ncol)
 {
 	struct frun *r = arg;
-	json_t *root = ncol > 0 && col[0] ? json_loads(col[0], 0, NULL) : NULL;
-	json_t *env = json_object_get(root, "env");
-	const char *rev = json_string_value(json_object_get(env, "ipclab_git_rev"));
+	/* the run's header: a result file's top level without its results */
+	struct rfile hdr = { .root = ncol > 0 && col[0] ? json_loads(col[0], 0, NULL) : NULL };
+	struct env_info e;
 
-	if (rev)
-		snprintf(r->rev, sizeof(r->rev), "%s", rev);
-	canary_from_env(env, r->canary);
-	json_decref(root);
+	rfile_env(&hdr, &e);
+	if (e.ipclab_git_rev[0])
+		snprintf(r->rev, sizeof(r->rev), "%s", e.ipclab_git_rev);
+	memcpy(r->canary, e.canary, sizeof(r->canary));
+	json_decref(hdr.root);
 	return 0;
 }
 
@@ -135,7 +137,7 @@ static bool machine_out(const struct fleet *fl, const char *m)
 
 static const char *pt_machine(const struct hpoint *p)
 {
-	const char *m = json_string_value(json_object_get(p->labels, "machine"));
+	const char *m = rec_label(p->labels, "machine");
 
 	return m ? m : "";
 }
