@@ -14,6 +14,7 @@
 #include "dbcmd.h"
 #include "../report/compare.h"
 #include "compare_store.h"
+#include "../report/rec_env.h"
 
 struct cmp_args {
 	struct cmp_opts o;
@@ -172,8 +173,7 @@ static int cmp_write(const struct cmp_args *a, const struct cmp_result *r)
 static void cmp_calibration(struct cmp_args *a, const struct rfile *after, struct cmp_drift *d,
 			    char *source, size_t slen)
 {
-	const char *host = json_string_value(json_object_get(json_object_get(after->root, "env"),
-							      "hostname"));
+	const char *host = rfile_hostname(after);
 
 	a->o.ndrift = cmp_store_drift(a->db, a->db_shared, host, d, CMP_DRIFT_MAX, source, slen);
 	a->o.drift = d;
@@ -187,7 +187,7 @@ static int cmp_by_machine(struct cmp_args *a)
 	const char *base = a->baseline ? a->baseline + 8 : NULL;
 	size_t b = 0, regress = 0;
 	struct output out;
-	json_t *all = NULL;
+	json_t *all = NULL, *comps = NULL;	/* comps: all's (borrowed) */
 	int ret = cmp_store_by_machine(a->db, a->db_shared, a->label, a->ignore, &m);
 
 	if (ret)
@@ -205,9 +205,11 @@ static int cmp_by_machine(struct cmp_args *a)
 		cmp_machines_free(&m);
 		return ret;
 	}
-	if (!strcmp(a->format, "json"))
-		all = json_pack("{s:s, s:s, s:[]}", "by", "machine", "baseline", m.host[b].name,
-				"comparisons");
+	if (!strcmp(a->format, "json")) {
+		comps = json_array();
+		all = json_pack("{s:s, s:s, s:o}", "by", "machine", "baseline", m.host[b].name,
+				"comparisons", comps);
+	}
 	for (size_t i = 0; !ret && i < m.n; i++) {
 		struct cmp_opts o = a->o;
 		struct cmp_result r;
@@ -239,7 +241,7 @@ static int cmp_by_machine(struct cmp_args *a)
 			if (one)
 				json_object_set_new(one, "machine", json_string(m.host[i].name));
 			ret = ret || !one ||
-			      json_array_append_new(json_object_get(all, "comparisons"), one) ? -EIO : 0;
+			      json_array_append_new(comps, one) ? -EIO : 0;
 			free(buf);
 		}
 		compare_free(&r);

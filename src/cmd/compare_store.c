@@ -24,7 +24,7 @@ static int add_run(void *arg, const struct db_run_row *row)
 	struct cmp_machines *m = b->m;
 	const char *name = row->machine ? row->machine : "(unknown)";
 	json_t *labels = row->labels_json ? json_loads(row->labels_json, 0, NULL) : NULL;
-	const char *kind = json_string_value(json_object_get(labels, "kind"));
+	const char *kind = rec_label(labels, "kind");
 	bool calibration = kind && !strcmp(kind, "calibration");
 	size_t i;
 
@@ -156,7 +156,7 @@ size_t cmp_store_drift(const char *url, bool shared, const char *machine, struct
 		return 0;
 	if (!db_query_runs(db, &f, keep_newest, &n, err, sizeof(err)) && n.id &&
 	    !db_load_run(db, n.id, &root, err, sizeof(err))) {
-		count = cmp_drift_from_json(json_object_get(root, "calibration"), d, max);
+		count = cmp_drift_from_json(rec_calibration(root), d, max);
 		snprintf(source, slen, "env --calibrate of %s, %s, stored run %" PRId64, machine,
 			 n.when, n.id);
 	}

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "dbcmd.h"
+#include "../report/rec_env.h"
 
 struct pick {
 	const struct rfile *after;
@@ -75,8 +76,7 @@ int db_baseline_load(const char *url, bool shared, const char *label, const char
 	struct db_filter f = { .nlabels = 0 };
 	struct pick p = { .after = after, .ignore = ignore,
 			  .best = calloc(after->n + 1, sizeof(json_t *)) };
-	const char *host = machine ? machine :
-		json_string_value(json_object_get(json_object_get(after->root, "env"), "hostname"));
+	const char *host = machine ? machine : rfile_hostname(after);
 	char err[ERRLEN], name[640];
 	struct db *db = NULL;
 	json_t *root = NULL;

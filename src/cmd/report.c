@@ -16,6 +16,7 @@
 #include "db_filter.h"
 #include "ipclab/reporter.h"
 #include "../report/html.h"
+#include "../report/rec_trace.h"
 
 #define RESULT_FILE_MAX (512ull << 20)
 
@@ -128,12 +129,11 @@ static void folded_note(const struct rfile *const *files, size_t n, const struct
 {
 	for (size_t f = 0; !a->folded && !a->quiet && f < n; f++)
 		for (size_t i = 0; i < files[f]->n; i++) {
-			const char *dir = json_string_value(json_object_get(
-				json_object_get(files[f]->cells[i].obj, "profile_run"), "folded_dir"));
+			struct rprof_run pr;
 
-			if (dir) {
+			if (rcell_profile_run(&files[f]->cells[i], &pr) && pr.folded_dir) {
 				say("report", "note: %s has folded stacks in %s; add --folded %s for flame graphs",
-				    files[f]->path, dir, dir);
+				    files[f]->path, pr.folded_dir, pr.folded_dir);
 				return;
 			}
 		}

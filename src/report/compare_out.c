@@ -18,6 +18,7 @@
 #include "ipclab/stats.h"
 #include "ipclab/util.h"
 #include "compare.h"
+#include "rec_env.h"
 
 #define STATS_MARGIN_PCT (STATS_EQUIV_MARGIN * 100)
 
@@ -149,8 +150,7 @@ static bool row_has_spread(const struct cmp_row *row)
 static void not_compared(const struct cmp_row *row, char *buf, size_t len)
 {
 	const struct rcell *c = row->before->ok ? row->after : row->before;
-	const char *status = json_string_value(json_object_get(c->obj, "status"));
-	const char *reason = json_string_value(json_object_get(c->obj, "reason"));
+	const char *status = rec_status(c->obj), *reason = rec_reason(c->obj);
 
 	snprintf(buf, len, "not compared: %s %s%s%s", c == row->before ? "before" : "after",
 		 status ? status : "?", reason ? ": " : "", reason ? reason : "");
@@ -199,9 +199,9 @@ static const char *row_why(const struct cmp_row *row, const struct cmp_opts *o)
 
 static void file_line(FILE *f, const char *what, const struct rfile *rf)
 {
-	json_t *env = json_object_get(rf->root, "env");
-	const char *when = json_string_value(json_object_get(rf->root, "created_utc"));
-	const char *kernel = json_string_value(json_object_get(env, "kernel"));
+	const char *when = rfile_created(rf);
+	struct env_info e;
+	const char *kernel = rfile_env(rf, &e) && e.kernel[0] ? e.kernel : NULL;
 	char p[1024], w[128], k[512];
 
 	fprintf(f, "%s: %s (%s, kernel %s)\n", what, safe_str(p, sizeof(p), rf->path),

@@ -250,24 +250,15 @@ void cmp_runs_value(const struct cmp_row *row, unsigned m, const struct cmp_opts
 
 size_t cmp_drift_from_json(const json_t *cal, struct cmp_drift *d, size_t max)
 {
-	const json_t *cells = json_object_get(cal, "cells"), *c;
-	size_t i, n = 0;
+	struct rec_drift x[CMP_DRIFT_MAX];
+	size_t n = rec_drift_cells(cal, x, max < CMP_DRIFT_MAX ? max : CMP_DRIFT_MAX);
 
-	json_array_foreach(cells, i, c) {
-		const char *t = json_string_value(json_object_get(c, "transport"));
-		const char *p = json_string_value(json_object_get(c, "pattern"));
-		const char *w = json_string_value(json_object_get(c, "what"));
-		double lo = json_number_value(json_object_get(c, "lo"));
-		double hi = json_number_value(json_object_get(c, "hi"));
-
-		if (n >= max || !t || !p || !(lo > 0) || !(hi >= lo) || !isfinite(hi))
-			continue;
-		snprintf(d[n].transport, sizeof(d[n].transport), "%s", t);
-		snprintf(d[n].pattern, sizeof(d[n].pattern), "%s", p);
-		snprintf(d[n].what, sizeof(d[n].what), "%s", w ? w : "");
-		d[n].lo = lo;
-		d[n].hi = hi;
-		n++;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(d[i].transport, sizeof(d[i].transport), "%s", x[i].transport);
+		snprintf(d[i].pattern, sizeof(d[i].pattern), "%s", x[i].pattern);
+		snprintf(d[i].what, sizeof(d[i].what), "%s", x[i].what);
+		d[i].lo = x[i].lo;
+		d[i].hi = x[i].hi;
 	}
 	return n;
 }

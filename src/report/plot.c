@@ -14,6 +14,7 @@
 #include "ipclab/report.h"
 #include "ipclab/util.h"
 #include "plot.h"
+#include "rec_env.h"
 
 int plot_parse_pivot(const char *spec, struct plot_pivot *pv, char *err, size_t errlen)
 {
@@ -144,7 +145,7 @@ int fig_finish(struct plot_ctx *ctx, const char *name, FILE *dat, FILE *gp)
  * --pivot --plot draws its own heatmap. */
 static void pivots_from_cmdline(const struct rfile *rf, struct plot_opts *o)
 {
-	const char *cmd = json_string_value(json_object_get(rf->root, "cmdline"));
+	const char *cmd = rfile_cmdline(rf);
 	char buf[1024], *save = NULL, err[ERRLEN];
 	bool next = false;
 
