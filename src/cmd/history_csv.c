@@ -67,6 +67,14 @@ static void value(FILE *f, const json_t *v)
 		text(f, json_string_value(v), true);
 }
 
+/* A run's label as a cell: "" when it has none. */
+static void label_value(FILE *f, const json_t *labels, const char *key)
+{
+	const char *l = rec_label(labels, key);
+
+	text(f, l ? l : "", false);
+}
+
 /* The union of the keys, in order of first appearance (scalars only). */
 static int add_key(json_t *keys, const char *k)
 {
@@ -166,11 +174,8 @@ int history_csv(FILE *f, const struct history *h)
 		for (size_t i = 0; i < json_array_size(cfg); i++)
 			value(f, rec_field(rows[r].s->cell, json_string_value(json_array_get(cfg, i)),
 					   true));
-		for (size_t i = 0; i < json_array_size(lab); i++) {
-			const char *l = rec_label(p->labels, json_string_value(json_array_get(lab, i)));
-
-			text(f, l ? l : "", false);
-		}
+		for (size_t i = 0; i < json_array_size(lab); i++)
+			label_value(f, p->labels, json_string_value(json_array_get(lab, i)));
 		fputs("\r\n", f);
 	}
 	free(rows);
