@@ -143,16 +143,9 @@ static void value_text(unsigned m, double v, char *buf, size_t len)
 static bool ratio_range(const struct cmp_row *row, const char *key, double *lo, double *hi,
 			const char **what)
 {
-	const json_t *a = json_object_get(json_object_get(row->before->obj, "repeat"), key);
-	const json_t *b = json_object_get(json_object_get(row->after->obj, "repeat"), key);
-	const json_t *ca = json_object_get(a, "ci95"), *cb = json_object_get(b, "ci95");
 	double alo, ahi, blo, bhi, sp;
 
-	if (json_array_size(ca) == 2 && json_array_size(cb) == 2) {
-		alo = json_number_value(json_array_get(ca, 0));
-		ahi = json_number_value(json_array_get(ca, 1));
-		blo = json_number_value(json_array_get(cb, 0));
-		bhi = json_number_value(json_array_get(cb, 1));
+	if (rec_ci95(row->before->obj, key, &alo, &ahi) && rec_ci95(row->after->obj, key, &blo, &bhi)) {
 		*what = "from the 95 % intervals";
 	} else if (rcell_spread(row->before, key, &alo, &ahi, &sp) &&
 		   rcell_spread(row->after, key, &blo, &bhi, &sp)) {
@@ -218,7 +211,7 @@ static void compare_row(struct html *h, const struct cmp_row *row)
 	fputs("</th></tr>\n", h->f);
 	if (!row->comparable) {
 		const struct rcell *c = row->before->ok ? row->after : row->before;
-		const char *st = json_string_value(json_object_get(c->obj, "status"));
+		const char *st = rec_status(c->obj);
 
 		fputs("<tr><td colspan=\"6\" class=\"why\">", h->f);
 		html_escf(h->f, "not compared: %s %s", c == row->before ? "before" : "after",
