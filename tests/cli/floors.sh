@@ -14,12 +14,19 @@ trap 'rm -rf "$work"' EXIT
 
 # ---- env --floors ------------------------------------------------------------------
 
-"$IPCLAB" env --floors -f json >"$work/floors.json" 2>"$work/err" ||
-	fail "env --floors -f json: exit $?: $(cat "$work/err")"
-python3 - "$work/floors.json" <<'PY' && echo "ok   env --floors: four figures above zero, cache line below wake-to-run" || fail "env --floors -f json: $(tr -d '\n ' <"$work/floors.json" | head -c 400)"
+# A figure is null where too few of its round trips or wakeups finished
+# by its deadline (a machine loaded by other work, as CI's parallel tests
+# load it; measured, not failed): such a run is tried once more, and
+# twice null fails.
+floors_ok() {
+	"$IPCLAB" env --floors -f json >"$work/floors.json" 2>"$work/err" ||
+		{ fail "env --floors -f json: exit $?: $(cat "$work/err")"; return 0; }
+	python3 - "$work/floors.json" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))
 keys = ("cacheline_rtt_ns", "wake_idle_ns", "wake_busy_ns", "syscall_ns")
+if any(f[k] is None for k in keys):
+    sys.exit(3)
 for k in keys:
     assert isinstance(f[k], (int, float)) and f[k] > 0, k
     s = f["spread"][k]
@@ -27,6 +34,12 @@ for k in keys:
 assert f["cacheline_rtt_ns"] < f["wake_idle_ns"], f
 assert len(f["cpus"]) == 2 and f["cpus"][0] != f["cpus"][1], f["cpus"]
 PY
+}
+floors_ok
+rc=$?
+[ $rc = 3 ] && { floors_ok; rc=$?; }
+[ $rc = 0 ] && echo "ok   env --floors: four figures above zero, cache line below wake-to-run" ||
+	fail "env --floors -f json (rc $rc): $(tr -d '\n ' <"$work/floors.json" | head -c 400)"
 # the text, on the CPUs of --pin
 "$IPCLAB" env --floors --pin 1:0 >"$work/floors.txt" 2>&1 || fail "env --floors --pin 1:0: exit $?"
 grep -q '^floors on CPUs 1 (waker) and 0 (woken)$' "$work/floors.txt" ||
@@ -41,22 +54,35 @@ expect_usage_error "env --pin without --check or --floors" env --pin split
 
 # ---- the record: canary in every run, floors with --floors --------------------------------
 
-"$IPCLAB" run -t pipe -p pingpong -n 200 -q -f json -o "$work/run.json" >/dev/null 2>"$work/err" ||
-	fail "run: exit $?: $(cat "$work/err")"
-"$IPCLAB" run -t pipe -p pingpong -n 200 --floors -q -f json -o "$work/floors-run.json" >/dev/null 2>"$work/err" ||
-	fail "run --floors: exit $?: $(cat "$work/err")"
-python3 - "$work/run.json" "$work/floors-run.json" <<'PY' && echo "ok   records: env.canary.start and .end in each, env.floors with --floors only" || fail "records: canary or floors wrong"
+records_ok() {	# as floors_ok: 3 when a figure came out null (by its deadline)
+	"$IPCLAB" run -t pipe -p pingpong -n 200 -q -f json -o "$work/run.json" >/dev/null 2>"$work/err" ||
+		{ fail "run: exit $?: $(cat "$work/err")"; return 0; }
+	"$IPCLAB" run -t pipe -p pingpong -n 200 --floors -q -f json -o "$work/floors-run.json" >/dev/null 2>"$work/err" ||
+		{ fail "run --floors: exit $?: $(cat "$work/err")"; return 0; }
+	python3 - "$work/run.json" "$work/floors-run.json" <<'PY'
 import json, sys
 plain, floors = (json.load(open(p))["env"] for p in sys.argv[1:])
+keys = ("cacheline_rtt_ns", "wake_idle_ns", "wake_busy_ns", "syscall_ns")
 for e in (plain, floors):
     for k in ("start", "end"):
         c = e["canary"][k]
-        assert c["cacheline_rtt_ns"] > 0 and c["pipe_rtt_ns"] > 0 and len(c["cpus"]) == 2, c
+        assert len(c["cpus"]) == 2, c
+        if c["cacheline_rtt_ns"] is None or c["pipe_rtt_ns"] is None:
+            sys.exit(3)
+        assert c["cacheline_rtt_ns"] > 0 and c["pipe_rtt_ns"] > 0, c
 assert "floors" not in plain, "floors without --floors"
 f = floors["floors"]
-for k in ("cacheline_rtt_ns", "wake_idle_ns", "wake_busy_ns", "syscall_ns"):
+if any(f[k] is None for k in keys):
+    sys.exit(3)
+for k in keys:
     assert f[k] > 0, k
 PY
+}
+records_ok
+rc=$?
+[ $rc = 3 ] && { records_ok; rc=$?; }
+[ $rc = 0 ] && echo "ok   records: env.canary.start and .end in each, env.floors with --floors only" ||
+	fail "records: canary or floors wrong (rc $rc): $(tr -d '\n ' <"$work/floors-run.json" | head -c 300)"
 # the table puts a round trip across two CPUs against the floors
 "$IPCLAB" run -t pipe -p pingpong -n 200 --pin split --floors >"$work/floors-run.txt" 2>"$work/err" ||
 	fail "run --floors -f table: exit $?: $(cat "$work/err")"
