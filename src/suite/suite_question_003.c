@@ -97,8 +97,18 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 			 total / 1e3, 100 * g[G_WAKE] / total, 100 * g[G_POLL] / total, 100 * g[G_WORK] / total,
 			 100 * g[G_HOST] / total, 100 * g[G_PREEMPT] / total, 100 * g[G_OTHER] / total,
 			 (double)p1->send_late_p50_ns / 1e3);
-		snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
-			 group_name[big], 100 * g[big] / total, group_knob[big]);
+		double gf[G_N], ftotal = 0;
+
+		/* running 10x or more what a flood exchange runs is not the
+		 * message's own work: the advice for work would be wrong */
+		if (big == G_WORK && cold_groups(f1, gf, &ftotal) && gf[G_WORK] > 0 &&
+		    g[G_WORK] >= 10 * gf[G_WORK])
+			snprintf(why, sizeof(why),
+				 " Its time went most to running (%.0f %%, %.3g us), but a flood exchange ran %.3g us: not the message's own work, but running slowed after a sleep (cold caches and TLB) or time the guest did not see taken; --profile would say where.",
+				 100 * g[big] / total, g[big] / 1e3, gf[G_WORK] / 1e3);
+		else
+			snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
+				 group_name[big], 100 * g[big] / total, group_knob[big]);
 	} else if (tr->verdict == SQ_CONFIRMED) {
 		snprintf(why, sizeof(why), " Where its time goes needs the trace: --trace.");
 	}

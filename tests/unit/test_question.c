@@ -262,6 +262,21 @@ static void test_003(void **state)
 	sq_003(w, "ring-ipc", f1, p1, p4, 1);
 	assert_false(w->hyp[2].reproduced);
 	assert_non_null(strstr(w->answer, "most to polling"));
+	/* work the largest, 70 us against a flood exchange's 0.46 us: not
+	 * the message's own work, and no advice for work given */
+	memset(w, 0, sizeof(*w));
+	p1->trace.cause.shares[1].ns = 15000;
+	p1->trace.cause.shares[3].ns = 70000;
+	p1->trace.cause.total_ns = 135000;
+	f1->trace.on = f1->trace.cause.on = true;
+	f1->trace.cause.total_ns = 2680;
+	f1->trace.cause.nshares = 1;
+	f1->trace.cause.shares[0] = (struct trace_share){ .kind = TC_USER, .ns = 460 };
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_false(w->hyp[2].reproduced);
+	assert_non_null(strstr(w->answer, "but a flood exchange ran 0.46 us: not the message's own work"));
+	assert_null(strstr(w->answer, "a cheaper transport"));
+	f1->trace.on = false;
 	p1->trace.on = false;
 	/* one run each: a factor of 3 is told apart, 0.9x is not */
 	f1->n_repeat_stats = p1->n_repeat_stats = p4->n_repeat_stats = 0;
