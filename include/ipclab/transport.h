@@ -162,6 +162,8 @@ const struct transport *transport_find(const char *name);
 /* Record an effective setting (helper for create). */
 void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A setting's value by key (the first of that key), NULL without one. */
+const char *tp_setting_get(const struct tp_settings *s, const char *key);
 
 /* send() for a transport that sends in place: reserve, copy in, commit. */
 ssize_t tp_send_via_reserve(struct tp_endpoint *ep, const void *buf, size_t len,

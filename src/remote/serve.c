@@ -175,13 +175,10 @@ static int confine(const struct remote_allow *a, char *err, size_t errlen)
 static int hook_created(const struct cell *c, struct tp_channel *ch, char *err, size_t errlen)
 {
 	const struct serve_cell *sc = c->remote->arg;
-	const char *port = NULL;
+	const char *port = tp_setting_get(&ch->settings, "listen_port");
 	json_t *o;
 	int ret;
 
-	for (unsigned i = 0; i < ch->settings.n; i++)
-		if (!strcmp(ch->settings.kv[i].key, "listen_port"))
-			port = ch->settings.kv[i].val;
 	if (!port)
 		return errf(err, errlen, EPROTO, "%s: no listening port to hand out", c->tp->name);
 	o = json_pack("{s:s,s:i,s:s,s:i}", "type", "ready", "port", atoi(port), "secret",

@@ -247,10 +247,9 @@ static double cs_per_msg(const struct result *r)
  * when not known. */
 static double pipe_bytes(const struct result *r)
 {
-	for (unsigned i = 0; r && i < r->settings.n && i < TP_MAX_SETTINGS; i++)
-		if (!strcmp(r->settings.kv[i].key, "pipe_size_bytes"))
-			return strtod(r->settings.kv[i].val, NULL);
-	return 0;
+	const char *v = r ? tp_setting_get(&r->settings, "pipe_size_bytes") : NULL;
+
+	return v ? strtod(v, NULL) : 0;
 }
 
 /* On one CPU under SCHED_FIFO, the writer and reader at one priority do

@@ -113,6 +113,14 @@ void tp_setting(struct tp_channel *ch, const char *key, const char *fmt, ...)
 	ch->settings.n++;
 }
 
+const char *tp_setting_get(const struct tp_settings *s, const char *key)
+{
+	for (unsigned i = 0; i < s->n && i < TP_MAX_SETTINGS; i++)
+		if (!strcmp(s->kv[i].key, key))
+			return s->kv[i].val;
+	return NULL;
+}
+
 ssize_t tp_recv_via_peek(struct tp_endpoint *ep, void *buf, size_t len,
 			 ssize_t (*peek)(struct tp_endpoint *, const void **, size_t),
 			 void (*release)(struct tp_endpoint *))
