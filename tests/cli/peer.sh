@@ -20,7 +20,7 @@ dir=$(mktemp -d)
 ns_s=ilps-$$ ns_c=ilpc-$$ port=7227
 (umask 077 && echo "peer-test-token-$RANDOM$RANDOM" >"$dir/tok" && echo "a-wrong-token-of-20-bytes" >"$dir/wrong")
 SRV=10.77.$(( $$ % 200 )).1 CLI=10.77.$(( $$ % 200 )).2
-SRV6=fd00:77:$(( $$ % 200 ))::1 CLI6=fd00:77:$(( $$ % 200 ))::2
+SRV6=fd00:77:$(( $$ % 200 + 1 ))::1 CLI6=fd00:77:$(( $$ % 200 + 1 ))::2
 serve_pid= serve6_pid=
 cleanup() {
 	[ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
