@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Run each test program or script under a timeout. Exit codes: 0 pass,
-# 1 fail, 77 skip. Prints "N passed, N failed, N skipped" last.
+# 1 fail, 77 skip. Prints "N passed, N failed, N flaky, N skipped" last.
 #
 # TEST_JOBS=N (default 1) runs up to N tests at once; each result is printed
 # when its test ends. Tests are made for that: each shell test runs in its
@@ -16,6 +16,14 @@
 # waited for). `sort -t$'\t' -k3,3nr FILE | head` lists the slowest;
 # docs/testing.md says more.
 #
+# TEST_RETRY=1 runs a test that failed once more (not one that timed out:
+# that would cost its bound twice). Its first failure is printed as any
+# failure is, marked as the first attempt; if the second attempt passes the
+# test is FLAKY: counted apart, named on a "flaky:" line, and it does not
+# fail the run; failing twice fails. TEST_TIMES then has a line for each
+# attempt, the second's result "flaky" when it passed. Off by default:
+# docs/testing.md says why CI sets it and `make check` does not.
+#
 # TEST_SKIP=FILE names tests not to run, one a line: the test's path as
 # given, a tab, and the reason (`#` starts a comment). Each is reported as
 # SKIP with that reason. The sanitizer builds use tests/sanitizer-skip.
@@ -23,10 +31,12 @@ set -u
 timeout_s=${TEST_TIMEOUT:-600}
 jobs_max=${TEST_JOBS:-1}
 case $jobs_max in '' | *[!0-9]* | 0) echo "TEST_JOBS must be a positive number, not '$jobs_max'" >&2; exit 2 ;; esac
-pass=0 fail=0 skip=0
-failed_names=()
+retry=${TEST_RETRY:-0}
+case $retry in 0 | 1) ;; *) echo "TEST_RETRY must be 0 or 1, not '$retry'" >&2; exit 2 ;; esac
+pass=0 fail=0 flaky=0 skip=0
+failed_names=() flaky_names=()
 work=$(mktemp -d) || exit 1
-declare -A job_name=() job_path=() job_log=() job_start=()
+declare -A job_name=() job_path=() job_log=() job_start=() job_attempt=()
 times_file=${TEST_TIMES:-}
 if [ -n "$times_file" ]; then
 	mkdir -p "$(dirname "$times_file")" 2>/dev/null &&
@@ -57,25 +67,35 @@ cpu_secs() {
 }
 
 # Print one finished test's line (and a failure's log), count it, and
-# write its cost to TEST_TIMES.
+# write its cost to TEST_TIMES. A first failure under TEST_RETRY=1 is
+# printed and the test started again, counted when that attempt ends.
 report() {
-	local name=$1 rc=$2 us=$3 log=$4 path=$5 secs result
+	local name=$1 rc=$2 us=$3 log=$4 path=$5 attempt=$6 secs result again=0
 	secs=$((us / 1000000))
+	case $rc in 0 | 77 | 124 | 137) ;; *) [ "$retry" = 1 ] && [ "$attempt" = 1 ] && again=1 ;; esac
 	if [ -n "$times_file" ]; then
 		case $rc in 0) result=pass ;; 77) result=skip ;; 124 | 137) result=timeout ;; *) result=fail ;; esac
+		[ "$rc" = 0 ] && [ "$attempt" = 2 ] && result=flaky
 		printf '%s\t%s\t%s\t%s\n' "$path" "$result" "$(secs1 "$us")" "$(cpu_secs "$log.cpu")" >>"$times_file"
 	fi
 	case $rc in
-	0) pass=$((pass + 1)); printf 'PASS %-28s %3ss\n' "$name" "$secs" ;;
+	0) if [ "$attempt" = 2 ]; then
+		flaky=$((flaky + 1)); flaky_names+=("$name")
+		printf 'FLAKY %-27s %3ss (failed once, passed when run again)\n' "$name" "$secs"
+	   else
+		pass=$((pass + 1)); printf 'PASS %-28s %3ss\n' "$name" "$secs"
+	   fi ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-28s %s\n' "$name" "$(tail -n 1 "$log")" ;;
-	*) fail=$((fail + 1)); failed_names+=("$name")
+	*) [ "$again" = 1 ] || { fail=$((fail + 1)); failed_names+=("$name"); }
 	   [ "$rc" = 124 ] && echo "  (timed out: past its bound, TEST_TIMEOUT or its own test-timeout)"
-	   printf 'FAIL %-28s rc=%s %3ss\n' "$name" "$rc" "$secs"
+	   printf 'FAIL %-28s rc=%s %3ss%s\n' "$name" "$rc" "$secs" \
+		"$([ "$again" = 1 ] && echo ' (first attempt; TEST_RETRY runs it again)')"
 	   # the failed checks first (a long log's tail may not hold them)
 	   grep -m 10 '^FAIL' "$log" | sed 's/^/    ! /'
 	   sed 's/^/    | /' "$log" | tail -n 40 ;;
 	esac
 	rm -f "$log" "$log.cpu"
+	[ "$again" = 0 ] || start "$path" 2
 }
 
 # Wait for any one running test and report it.
@@ -84,8 +104,29 @@ reap() {
 	wait -n -p pid
 	rc=$?
 	[ -n "${pid:-}" ] || return 0
-	report "${job_name[$pid]}" "$rc" $(( $(now_us) - job_start[$pid] )) "${job_log[$pid]}" "${job_path[$pid]}"
-	unset "job_name[$pid]" "job_path[$pid]" "job_log[$pid]" "job_start[$pid]"
+	local name=${job_name[$pid]} path=${job_path[$pid]} log=${job_log[$pid]} \
+		start_us=${job_start[$pid]} attempt=${job_attempt[$pid]}
+	unset "job_name[$pid]" "job_path[$pid]" "job_log[$pid]" "job_start[$pid]" "job_attempt[$pid]"
+	report "$name" "$rc" $(( $(now_us) - start_us )) "$log" "$path" "$attempt"
+}
+
+# start PATH ATTEMPT: run one test in the background under its bound.
+n=0
+start() {
+	local t=$1 limit own log
+	n=$((n + 1))
+	log="$work/$n.log"
+	# a script may ask for a longer bound in its first lines: "# test-timeout: N"
+	limit=$timeout_s
+	own=$(head -n 20 "$t" 2>/dev/null | sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' | head -n 1)
+	[ -n "$own" ] && [ "$own" -gt "$limit" ] && limit=$own
+	# the subshell's `times` is the CPU of the test and all it waited for
+	( timeout -k 10 "$limit" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
+	job_name[$!]=$(basename "$t")
+	job_path[$!]=$t
+	job_log[$!]=$log
+	job_start[$!]=$(now_us)
+	job_attempt[$!]=$2
 }
 
 cleanup() {
@@ -102,7 +143,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-n=0
 for t in "$@"; do
 	if [ ! -e "$t" ]; then
 		echo "MISSING $t"; fail=$((fail + 1)); failed_names+=("$t")
@@ -116,20 +156,10 @@ for t in "$@"; do
 		continue
 	fi
 	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
-	n=$((n + 1))
-	log="$work/$n.log"
-	# a script may ask for a longer bound in its first lines: "# test-timeout: N"
-	limit=$timeout_s
-	own=$(head -n 20 "$t" 2>/dev/null | sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' | head -n 1)
-	[ -n "$own" ] && [ "$own" -gt "$limit" ] && limit=$own
-	# the subshell's `times` is the CPU of the test and all it waited for
-	( timeout -k 10 "$limit" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
-	job_name[$!]=$(basename "$t")
-	job_path[$!]=$t
-	job_log[$!]=$log
-	job_start[$!]=$(now_us)
+	start "$t" 1
 done
 while [ ${#job_name[@]} -gt 0 ]; do reap; done
+[ ${#flaky_names[@]} -gt 0 ] && echo "flaky: ${flaky_names[*]}"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
-echo "$pass passed, $fail failed, $skip skipped"
+echo "$pass passed, $fail failed, $flaky flaky, $skip skipped"
 [ "$fail" -eq 0 ]
