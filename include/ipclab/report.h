@@ -114,6 +114,7 @@ struct result {
 	bool converged;			/* ... the headline's interval came within target_pct */
 	double target_pct;		/* ... of its median */
 	const char *stopped_by;		/* ... the rounds ended: "converged", "cap", "budget", "signal" */
+	bool over_runs;			/* run --runs N: repeat[] is over N separate runs */
 
 	unsigned nsides;
 	struct side_result sides[MAX_SIDES];
@@ -213,6 +214,15 @@ struct report_why {
 	struct why_test tests[WHY_MAX_TESTS];
 };
 
+/* run --runs N: one of the N separate runs of the plan, each with its own
+ * start and its own canary at its start and end. */
+struct run_mark {
+	time_t started;			/* wall clock, UTC */
+	uint64_t elapsed_ns;		/* from its start canary to its end canary */
+	struct canary canary[2];	/* start, end (on: measured) */
+	double canary_change;		/* end against start (canary_ratio), 0 without both */
+};
+
 /* A run's output: header + results. */
 struct matrix_info;
 struct report {
@@ -225,6 +235,12 @@ struct report {
 	time_t created;			/* created_utc (0: when written); one time for -o and --db */
 	const struct report_section *sections;	/* a suite's, in the order they ran */
 	size_t nsections;
+	/* run --runs N: the runs (runs[j]) and each cell's figures in each
+	 * (cell i's run j at run_results[i * nruns + j]); results[i] is the
+	 * fold of cell i's runs (medians, repeat[] over the runs). 0: one run. */
+	unsigned nruns;
+	const struct run_mark *runs;
+	const struct result *run_results;
 };
 
 enum field_kind { F_U64, F_DBL, F_STR, F_BOOL };	/* F_BOOL: get_num gives 0/1 */
@@ -293,6 +309,9 @@ int report_pivot(FILE *f, const struct report *rep, const struct field *const *s
  * metric becomes the median, repeat[] gets min/max/spread, the interval,
  * the modes and the values. */
 void repeat_fold(struct result *reps, unsigned n);
+/* Fold cell i's n runs (run --runs) into out (src/core/runs.c): as
+ * repeat_fold, marked over_runs; a failed run decides the cell. */
+void runs_fold(const struct result *runs, unsigned n, struct result *out);
 /* The headline metric's key: lat_p50_ns for a round-trip pattern, else
  * msgs_per_s. */
 const char *result_headline_key(const struct result *r);

@@ -15,6 +15,7 @@
 #include "../report/compare.h"
 #include "compare_store.h"
 #include "../report/rec_env.h"
+#include "../report/rec_runs.h"
 
 struct cmp_args {
 	struct cmp_opts o;
@@ -255,51 +256,107 @@ static int cmp_by_machine(struct cmp_args *a)
 	return !ret && regress ? 3 : ret;
 }
 
-/* The files of one side, loaded; 0 or 2 with the error said. */
-static int cmp_load_side(char **paths, size_t n, const char *const *ignore, struct rfile *rf,
-			 const struct rfile **ptr)
-{
-	char err[ERRLEN];
+/* A side's runs: each file one run, or a run --runs file its N runs. */
+struct side {
+	struct rfile *rf;
+	size_t n, cap;
+};
 
-	for (size_t i = 0; i < n; i++) {
-		if (rfile_load(&rf[i], paths[i], ignore, err, sizeof(err))) {
-			while (i--)
-				rfile_free(&rf[i]);
-			return cmd_usage_error("compare", "%s", err);
-		}
-		ptr[i] = &rf[i];
+static void side_free(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		rfile_free(&s->rf[i]);
+	free(s->rf);
+	*s = (struct side){ 0 };
+}
+
+static struct rfile *side_slot(struct side *s)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct rfile *p = realloc(s->rf, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		s->rf = p;
+		s->cap = cap;
 	}
+	return &s->rf[s->n];
+}
+
+/* A file into side s: itself, or (run --runs) each of its runs. */
+static int side_add(struct side *s, const char *path, const char *const *ignore, char *err,
+		    size_t elen)
+{
+	struct rfile one, *slot;
+	size_t nr;
+	int ret = rfile_load(&one, path, ignore, err, elen);
+
+	if (ret)
+		return ret;
+	nr = rfile_nruns(&one);
+	for (size_t j = 0; j < (nr ? nr : 1); j++) {
+		if (!(slot = side_slot(s))) {
+			rfile_free(&one);
+			return errf(err, elen, ENOMEM, "out of memory");
+		}
+		if (!nr) {
+			*slot = one;
+			s->n++;
+			return 0;
+		}
+		if ((ret = rfile_run(&one, j, ignore, slot, err, elen))) {
+			rfile_free(&one);
+			return ret;
+		}
+		s->n++;
+	}
+	rfile_free(&one);
 	return 0;
 }
 
-/* compare A1 A2 -- B1 B2: several runs a side. */
+/* The files of one side, loaded; 0 or 2 with the error said. */
+static int cmp_load_side(char **paths, size_t n, const char *const *ignore, struct side *s)
+{
+	char err[ERRLEN];
+
+	for (size_t i = 0; i < n; i++)
+		if (side_add(s, paths[i], ignore, err, sizeof(err))) {
+			side_free(s);
+			return cmd_usage_error("compare", "%s", err);
+		}
+	return 0;
+}
+
+/* compare A1 A2 -- B1 B2: several runs a side (a run --runs file counts
+ * as its runs). */
 static int cmp_sides(struct cmp_args *a, char **argv, size_t na, size_t nb)
 {
-	struct rfile *rf = calloc(na + nb, sizeof(*rf));
-	const struct rfile **ptr = calloc(na + nb, sizeof(*ptr));
+	struct side s[2] = { 0 };
+	const struct rfile **ptr = NULL;
 	struct cmp_drift d[CMP_DRIFT_MAX];
 	char source[256];
 	struct cmp_result r;
-	int ret;
+	int ret = cmp_load_side(argv, na, a->ignore, &s[0]);
 
-	if (!rf || !ptr) {
-		free(rf);
-		free(ptr);
-		return cmd_usage_error("compare", "out of memory");
-	}
-	ret = cmp_load_side(argv, na, a->ignore, rf, ptr);
-	if (!ret && (ret = cmp_load_side(argv + na + 1, nb, a->ignore, rf + na, ptr + na)))
-		for (size_t i = 0; i < na; i++)
-			rfile_free(&rf[i]);
+	if (!ret && (ret = cmp_load_side(argv + na + 1, nb, a->ignore, &s[1])))
+		side_free(&s[0]);
 	if (ret)
+		return ret;
+	if (!(ptr = calloc(s[0].n + s[1].n, sizeof(*ptr)))) {
+		ret = cmd_usage_error("compare", "out of memory");
 		goto out;
+	}
+	for (size_t k = 0, p = 0; k < 2; k++)
+		for (size_t i = 0; i < s[k].n; i++)
+			ptr[p++] = &s[k].rf[i];
 	a->o.runs[0] = ptr;
-	a->o.nruns[0] = na;
-	a->o.runs[1] = ptr + na;
-	a->o.nruns[1] = nb;
-	if (na == 1 && nb == 1)
-		cmp_calibration(a, &rf[na], d, source, sizeof(source));
-	if (compare_files(&rf[0], &rf[na], &a->o, &r)) {
+	a->o.nruns[0] = s[0].n;
+	a->o.runs[1] = ptr + s[0].n;
+	a->o.nruns[1] = s[1].n;
+	if (s[0].n == 1 && s[1].n == 1)
+		cmp_calibration(a, &s[1].rf[0], d, source, sizeof(source));
+	if (compare_files(&s[0].rf[0], &s[1].rf[0], &a->o, &r)) {
 		ret = cmd_usage_error("compare", "out of memory");
 	} else {
 		ret = cmp_write(a, &r);
@@ -307,10 +364,9 @@ static int cmp_sides(struct cmp_args *a, char **argv, size_t na, size_t nb)
 			ret = 3;
 		compare_free(&r);
 	}
-	for (size_t i = 0; i < na + nb; i++)
-		rfile_free(&rf[i]);
 out:
-	free(rf);
+	side_free(&s[0]);
+	side_free(&s[1]);
 	free(ptr);
 	return ret;
 }
@@ -363,6 +419,14 @@ int cmd_compare(int argc, char **argv)
 	} else if (rfile_load(&after, argv[optind + 1], a.ignore, err, sizeof(err))) {
 		rfile_free(&before);
 		return cmd_usage_error("compare", "%s", err);
+	}
+	if (!a.baseline && rfile_nruns(&before) && rfile_nruns(&after)) {
+		/* two run --runs files: each side its runs, the test over them */
+		char *two[3] = { argv[optind], (char *)"--", argv[optind + 1] };
+
+		rfile_free(&before);
+		rfile_free(&after);
+		return cmp_sides(&a, two, 1, 1);
 	}
 	cmp_calibration(&a, &after, d, source, sizeof(source));
 	if (compare_files(&before, &after, &a.o, &r)) {

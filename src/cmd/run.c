@@ -84,6 +84,19 @@ static int opt_repeat(const struct cli_opt *o, char *arg, void *args, struct cli
 	return 0;
 }
 
+/* --runs N: from 2 (one run is a plain run) to 100. */
+static int opt_runs(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
+{
+	uint64_t v;
+
+	(void)o, (void)ctx;
+	if (parse_u64(arg, &v) || v < 2 || v > 100)
+		return usage_error("--runs %s: expected a number of separate runs from 2 to 100, e.g. --runs 5",
+				   arg);
+	((struct run_args *)args)->runs = (unsigned)v;
+	return 0;
+}
+
 static int opt_pm_qos(const struct cli_opt *o, char *arg, void *args, struct cli_ctx *ctx)
 {
 	uint64_t v;
@@ -311,6 +324,11 @@ const struct cli_opt run_options[] = {
 	     "(N >= 6) each median's 95 % interval; or auto[=PCT][,max=ROUNDS]:\n"
 	     "add rounds until every headline's interval is within PCT % (5)\n"
 	     "of its median, at most ROUNDS (30)", opt_repeat, "3 5 10 auto auto=5 auto=2,max=50"),
+	CALL("runs", 0, REQ, "N",
+	     "run the whole plan N times as separate runs (2..100): each its own\n"
+	     "start, canary, endpoints and placement, the cells interleaved run by\n"
+	     "run; report each cell's median over the runs and every run's figures\n"
+	     "(compare of two such files tests over the runs)", opt_runs, "2 5 10"),
 	NUM("budget", 0, budget_ns, OPT_DURATION, 1, 0, "D",
 	    "--repeat auto: start no round that would end past D (10min)", NULL,
 	    "expected a duration above zero, e.g. 10min or 90s", .flags = 0),
@@ -412,6 +430,23 @@ static int explain_combination(const struct run_args *a)
 			   with, with);
 }
 
+/* --runs N: a run's figures are one value each, taken by this process. */
+static int runs_combination(const struct run_args *a)
+{
+	const char *with = a->repeat > 1 || a->repeat_auto ? "--repeat" :
+			   a->peer ? "--peer" : a->explain ? "--explain" :
+			   a->pins && matrix_word(a->pins) ? "--pin matrix" :
+			   a->reference ? "--reference" :
+			   a->trace_events_path ? "--trace=events" :
+			   a->profile_dir ? "--profile DIR" : NULL;
+
+	if (!with)
+		return 0;
+	if (!strcmp(with, "--repeat"))
+		return usage_error("--runs with --repeat: each run gives one value per cell, and the median over repetitions inside a run is not kept apart from the runs; drop --repeat (--runs 6 or more gives an interval over the runs)");
+	return usage_error("--runs with %s: not supported; drop %s or --runs", with, with);
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
 	int ret = cli_parse(run_options, argc, argv, a, NULL, false);
@@ -421,6 +456,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	if ((a->trace_span.span_ns || a->trace_span.max_events) && !a->trace_events_path)
 		return usage_error("--trace-span: only with --trace=events FILE.json");
 	if (a->explain && (ret = explain_combination(a)))
+		return ret;
+	if (a->runs && (ret = runs_combination(a)))
 		return ret;
 	if (a->budget_ns && !a->repeat_auto)
 		return usage_error("--budget bounds the rounds --repeat auto adds; add --repeat auto or drop --budget");

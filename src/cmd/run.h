@@ -52,6 +52,7 @@ struct run_args {
 	bool repeat_auto;	/* --repeat auto[=PCT][,max=ROUNDS] */
 	double auto_pct;
 	uint64_t budget_ns;	/* --budget (0 = none) */
+	unsigned runs;		/* --runs N: N separate runs of the plan (0 = one) */
 	char *kv[MAX_LIST];
 	unsigned nkv;
 	char cmdline[1024];
@@ -82,6 +83,15 @@ double run_think_per_ns(void *quiet);
  * printed), 2 (out of memory, printed) or 128+N (interrupted). */
 int run_session(const struct plan *pl, const struct session_opts *so, bool quiet,
 		struct report *rep);
+/* run_runs.c: --runs N, the plan run as N separate runs (run_session
+ * each, its cells interleaved run by run), folded into rep (rep->runs,
+ * rep->run_results: the caller frees them with run_runs_free). Returns
+ * as run_session. */
+int run_runs(const struct plan *pl, const struct session_opts *so, bool quiet, unsigned nruns,
+	     struct report *rep);
+void run_runs_free(struct report *rep);
+/* --runs with what it cannot take (-p cycle): 0 or 2 (printed). */
+int run_runs_check(const struct plan *pl);
 /* Plan, run and report args[0..n) as one plan; the exit status. */
 int do_run(struct run_args *args, unsigned nargs);
 /* --vmstat's line (run_exec.c), the runner's tick. */

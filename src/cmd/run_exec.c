@@ -357,8 +357,12 @@ int do_run(struct run_args *args, unsigned nargs)
 		ret = attach_peer(a, &pl, &peer);
 	if (!ret && a->trace_events_path)
 		ret = timeline_open(a, &pl, &evo, &ev);
+	if (!ret && a->runs)
+		ret = run_runs_check(&pl);
 	t0 = now_ns();
-	if (!ret)
+	if (!ret && a->runs)
+		ret = run_runs(&pl, &so, a->quiet, a->runs, &rep);
+	else if (!ret)
 		ret = run_session(&pl, &so, a->quiet, &rep);
 	if (ev)
 		tret = timeline_close(ev, &evo);
@@ -370,6 +374,7 @@ int do_run(struct run_args *args, unsigned nargs)
 	rep.matrix = mx;
 	plan_free(&pl);
 	if (!rep.results) {
+		run_runs_free(&rep);
 		peer_close(peer);
 		if (mx)
 			free(mx->order);
@@ -385,6 +390,7 @@ int do_run(struct run_args *args, unsigned nargs)
 	if (ret > 128)
 		say(NULL, "interrupted by signal %d", ret - 128);
 	free(rep.results);
+	run_runs_free(&rep);
 	if (mx)
 		free(mx->order);
 	free(mx);

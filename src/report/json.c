@@ -249,6 +249,8 @@ static json_t *repeat_json(const struct result *r)
 	json_object_set_new(o, "headline", json_string(hk));
 	json_object_set_new(o, "ci95", h ? pair_or_null(h->ci_lo, h->ci_hi) : json_null());
 	json_object_set_new(o, "ci95_method", json_string("order statistics"));
+	if (r->over_runs)	/* run --runs: the values are the runs' */
+		json_object_set_new(o, "over", json_string("runs"));
 	if (!h || isnan(h->ci_lo))
 		json_object_set_new(o, "ci95_note", json_string(STATS_CI_NOTE));
 	if (r->repeat_auto) {
@@ -354,6 +356,65 @@ static json_t *result_json(const struct result *r)
 	return res;
 }
 
+/* run --runs: run j of a cell, {"run", "status", ["reason"], ["metrics"]}. */
+static json_t *cell_run_json(const struct result *r, unsigned j)
+{
+	const struct pat_report *pr = pat_report_of(r->cell.pat);
+	json_t *o = json_pack("{s:i, s:s}", "run", (int)j + 1, "status", result_status_name(r->status));
+	json_t *metrics;
+	int rc = 0;
+
+	if (o && r->status != RES_OK)
+		rc |= json_object_set_new(o, "reason", jstr(r->reason));
+	if (o && r->status == RES_OK) {
+		if (!(metrics = json_object()))
+			rc = -1;
+		else if ((rc |= json_object_set_new(o, "metrics", metrics)) == 0) {
+			rc |= put_fields(metrics, r, false);
+			if (pr && pr->json_metrics)
+				rc |= pr->json_metrics(metrics, r);
+		}
+	}
+	if (!o || rc) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* run --runs: the runs ({"run", "started_utc", "elapsed_ns", "canary",
+ * "canary_change"}) at the top, each cell's figures in each beside its
+ * fold ("runs": [...] in every result). */
+static int runs_json_put(json_t *root, json_t *results, const struct report *rep)
+{
+	json_t *arr = json_array();
+	int rc = !arr;
+
+	for (unsigned j = 0; arr && j < rep->nruns; j++) {
+		const struct run_mark *m = &rep->runs[j];
+		char when[32] = "";
+		struct tm tm;
+
+		if (gmtime_r(&m->started, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		rc |= json_array_append_new(arr, json_pack("{s:i, s:s, s:I, s:o, s:o}", "run", (int)j + 1,
+							   "started_utc", when,
+							   "elapsed_ns", (json_int_t)m->elapsed_ns,
+							   "canary", canary_json(m->canary),
+							   "canary_change", m->canary_change > 0 ?
+							   json_real(m->canary_change) : json_null()));
+	}
+	rc |= json_object_set_new(root, "runs", arr);
+	for (size_t i = 0; !rc && i < rep->n; i++) {
+		json_t *cell = json_array();
+
+		for (unsigned j = 0; cell && j < rep->nruns; j++)
+			rc |= json_array_append_new(cell, cell_run_json(&rep->run_results[i * rep->nruns + j], j));
+		rc |= json_object_set_new(json_array_get(results, i), "runs", cell);
+	}
+	return rc;
+}
+
 /* The same builder as `ipclab env -f json` (envcmd.c): the same keys. */
 static json_t *env_json(const struct env_info *e)
 {
@@ -445,6 +506,10 @@ static json_t *report_tree(const struct report *rep)
 		return NULL;
 	}
 	if (root && rep->nsections && json_object_set_new(root, "sections", sections_json(rep))) {
+		json_decref(root);
+		return NULL;
+	}
+	if (root && rep->nruns && runs_json_put(root, results, rep)) {	/* run --runs */
 		json_decref(root);
 		return NULL;
 	}

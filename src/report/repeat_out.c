@@ -100,6 +100,26 @@ static void auto_notes(FILE *f, const struct result *res, size_t n)
 			unconverged_line(f, &res[i]);
 }
 
+/* run --runs: each cell's headline over its separate runs, one line each. */
+static void runs_notes(FILE *f, const struct result *res, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct result *r = &res[i];
+		const struct field *fd = field_find(result_headline_key(r));
+		const struct repeat_stat *st;
+		char name[256], lo[32], hi[32];
+
+		if (!repeated(r) || !r->over_runs || !fd || !(st = result_repeat_stat(r, fd->key)))
+			continue;
+		cell_name(r, name, sizeof(name));
+		field_human_value(fd, st->min, lo, sizeof(lo));
+		field_human_value(fd, st->max, hi, sizeof(hi));
+		fprintf(f, "runs: %s: %s over %u separate runs %s..%s (spread %.0f%%)%s\n", name,
+			fd->label, r->repeat_n, lo, hi, st->spread_pct,
+			st->bimodal ? ", in two clusters" : "");
+	}
+}
+
 void repeat_notes(FILE *f, const struct result *res, size_t n)
 {
 	size_t with_ci = 0, few = 0, bimodal = 0;
@@ -117,8 +137,10 @@ void repeat_notes(FILE *f, const struct result *res, size_t n)
 			few_rounds = res[i].repeat_n;
 		}
 	}
+	runs_notes(f, res, n);
 	if (with_ci)
-		fprintf(f, "±: the 95 %% interval of the headline's median (p50 RTT, else msgs/s) over the repetitions (order statistics)\n");
+		fprintf(f, "±: the 95 %% interval of the headline's median (p50 RTT, else msgs/s) over the %s (order statistics)\n",
+			res[0].over_runs ? "runs" : "repetitions");
 	if (few)
 		fprintf(f, "%s: %zu cell%s ran %u, so no interval is shown\n", STATS_CI_NOTE, few,
 			few == 1 ? "" : "s", few_rounds);
