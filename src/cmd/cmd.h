@@ -73,6 +73,8 @@ struct output {
 	bool in_dir;		/* a file of an output directory (of) */
 	int sig;		/* runner_interrupted when opened */
 	int fd;			/* special: what o->f writes to */
+	int dfd;		/* the path's directory (output_walk), or -1 */
+	const char *name;	/* the path's last component, in dfd */
 	struct outfile of;
 	char tmp[PATH_MAX];
 	char where[PATH_MAX + NAME_MAX + 2];	/* in_dir: DIR/NAME, for messages */
@@ -81,6 +83,11 @@ struct output {
  * link to one or to a device, FIFO or socket; its directory exists; not
  * too long. 0, or 2 with the error said. */
 int output_check(const char *path, const char *cmd);
+/* The directory of an -o path, walked one component at a time, following
+ * only the caller's own and root's links on the way (output_walk.c): an
+ * O_PATH descriptor with *name its last component, or -errno with err
+ * (-EPERM another user's link, -ENOENT/-ENOTDIR no such directory). */
+int output_walk(const char *path, const char **name, char *err, size_t errlen);
 int output_open(struct output *o, const char *path, const char *cmd);
 int output_open_in(struct output *o, const struct outdir *d, const char *name, const char *cmd);
 /* failed: the writer failed (why, "" if it said nothing); 0, 1, or 128+N

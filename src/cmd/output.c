@@ -81,15 +81,20 @@ enum target {
 	T_SPECIAL,	/* a device, FIFO or socket named itself */
 };
 
-/* What is at path, looked at with lstat: 0 with *t (and *st, the special
- * file), or 2 with the refusal said. Where lstat fails the atomic path
- * is taken, and says why it cannot write. */
-static int classify(const char *path, const char *cmd, struct stat *st, enum target *t)
+/* What is at name in the directory dfd (path's, walked), looked at
+ * without following a link: 0 with *t (and *st, the special file), or 2
+ * with the refusal said. Where it cannot be looked at the atomic path is
+ * taken, and says why it cannot write. */
+static int classify(int dfd, const char *name, const char *path, const char *cmd,
+		    struct stat *st, enum target *t)
 {
 	struct stat to;
 
 	*t = T_FILE;
-	if (lstat(path, st) || S_ISREG(st->st_mode))
+	if (!*name)
+		return cmd_usage_error(cmd, "-o %s: is a directory; name a file in it, e.g. %sresults.json",
+				       path, path);
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) || S_ISREG(st->st_mode))
 		return 0;
 	if (S_ISDIR(st->st_mode))
 		return cmd_usage_error(cmd, "-o %s: is a directory; name a file in it, e.g. %s/results.json",
@@ -99,7 +104,7 @@ static int classify(const char *path, const char *cmd, struct stat *st, enum tar
 		return 0;
 	}
 	/* a link: looked through only to say what it is, never opened */
-	if (stat(path, &to) || S_ISREG(to.st_mode))
+	if (fstatat(dfd, name, &to, 0) || S_ISREG(to.st_mode))
 		return 0;
 	if (S_ISDIR(to.st_mode))
 		return cmd_usage_error(cmd, "-o %s: a symbolic link to a directory; name a file in it",
@@ -108,12 +113,26 @@ static int classify(const char *path, const char *cmd, struct stat *st, enum tar
 			       path, kind_of(to.st_mode));
 }
 
+/* output_walk's descriptor, or its refusal said: 2 (bad input) or 1. */
+static int walk(const char *path, const char *cmd, const char **name, int *dfd)
+{
+	char err[ERRLEN];
+
+	*dfd = output_walk(path, name, err, sizeof(err));
+	if (*dfd >= 0)
+		return 0;
+	return *dfd == -EPERM || *dfd == -ENOENT || *dfd == -ENOTDIR || *dfd == -ELOOP ||
+			       *dfd == -ENAMETOOLONG ?
+		       cmd_usage_error(cmd, "%s", err) :
+		       say_error(cmd, "%s", err);
+}
+
 int output_check(const char *path, const char *cmd)
 {
 	struct stat st;
 	enum target t;
-	char dir[PATH_MAX];
-	const char *slash;
+	const char *name;
+	int dfd, ret;
 
 	if (!path || fd_alias(path) >= 0)
 		return 0;
@@ -122,16 +141,11 @@ int output_check(const char *path, const char *cmd)
 	if (strlen(path) + sizeof(".tmp-4194304-0123456789abcdef") > PATH_MAX)
 		return cmd_usage_error(cmd, "-o %.64s...: the path is too long; use a shorter one",
 				       path);
-	if (!lstat(path, &st))
-		return classify(path, cmd, &st, &t);
-	slash = strrchr(path, '/');
-	if (!slash)
-		return 0;
-	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		return cmd_usage_error(cmd, "-o %s: the directory %s does not exist; create it first",
-				       path, dir);
-	return 0;
+	if ((ret = walk(path, cmd, &name, &dfd)))
+		return ret;
+	ret = classify(dfd, name, path, cmd, &st, &t);
+	close(dfd);
+	return ret;
 }
 
 /* Writes into a device, FIFO, socket or the caller's descriptor: whole,
@@ -196,13 +210,13 @@ static int open_alias(struct output *o, int fd)
 /* The socket that lstat saw, connected to through its own descriptor
  * (O_PATH, /proc/self/fd/N): connect() by name would follow a link put
  * there since. The socket, or -1 with errno. */
-static int connect_unix(const char *path, const struct stat *seen)
+static int connect_unix(int dfd, const char *name, const struct stat *seen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat now;
 	int pfd, fd = -1, saved;
 
-	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0)
 		return -1;
 	if (fstat(pfd, &now) || now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) {
@@ -227,10 +241,10 @@ static int connect_unix(const char *path, const struct stat *seen)
 /* A device or FIFO named itself: opened without following a link and
  * without blocking (a FIFO without a reader fails at once), checked to be
  * what lstat saw, then written to as usual (blocking). */
-static int open_device(const char *path, const struct stat *seen)
+static int open_device(int dfd, const char *name, const struct stat *seen)
 {
 	struct stat now;
-	int fd = open(path, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), fl;
+	int fd = openat(dfd, name, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), fl;
 
 	if (fd < 0)
 		return -1;
@@ -250,7 +264,8 @@ static int open_device(const char *path, const struct stat *seen)
 /* What is at the path and is not a file: written into, never replaced. */
 static int open_special(struct output *o, const struct stat *st)
 {
-	int fd = S_ISSOCK(st->st_mode) ? connect_unix(o->path, st) : open_device(o->path, st);
+	int fd = S_ISSOCK(st->st_mode) ? connect_unix(o->dfd, o->name, st) :
+					 open_device(o->dfd, o->name, st);
 
 	if (fd >= 0)
 		return use_fd(o, fd);
@@ -289,7 +304,9 @@ static int open_tmp(struct output *o, const char *path)
 		if (o->handle < 0)
 			return say_error(o->cmd, "cannot write %s: %s", o->tmp,
 					 strerror(-o->handle));
-		fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		/* in the walked directory: o->tmp less the path's directory */
+		fd = openat(o->dfd, o->tmp + (o->name - path),
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (fd >= 0 && (o->f = fdopen(fd, "w")))
 			return 0;
 		int saved = errno;
@@ -306,6 +323,13 @@ static int open_tmp(struct output *o, const char *path)
 	return say_error(o->cmd, "cannot write %s: no free temporary name beside it", path);
 }
 
+static void close_dir(struct output *o)
+{
+	if (o->dfd >= 0)
+		close(o->dfd);
+	o->dfd = -1;
+}
+
 static void output_init(struct output *o, const char *path, const char *cmd)
 {
 	o->f = stdout;
@@ -315,6 +339,8 @@ static void output_init(struct output *o, const char *path, const char *cmd)
 	o->special = false;
 	o->in_dir = false;
 	o->fd = -1;
+	o->dfd = -1;
+	o->name = NULL;
 	o->sig = runner_interrupted;
 	o->tmp[0] = '\0';
 }
@@ -331,10 +357,14 @@ int output_open(struct output *o, const char *path, const char *cmd)
 	fd = fd_alias(path);
 	if (fd >= 0)
 		return open_alias(o, fd);
-	ret = classify(path, cmd, &st, &t);
-	if (ret)
+	if ((ret = walk(path, cmd, &o->name, &o->dfd)))
 		return ret;
-	return t == T_SPECIAL ? open_special(o, &st) : open_tmp(o, path);
+	ret = classify(o->dfd, o->name, path, cmd, &st, &t);
+	if (!ret)
+		ret = t == T_SPECIAL ? open_special(o, &st) : open_tmp(o, path);
+	if (ret)
+		close_dir(o);
+	return ret;
 }
 
 int output_open_in(struct output *o, const struct outdir *d, const char *name, const char *cmd)
@@ -390,19 +420,12 @@ static int commit_in_dir(struct output *o, int failed, const char *why)
 	return 0;
 }
 
-int output_commit(struct output *o, int failed, const char *why)
+/* The file put in place (renamed over its name, in the walked directory)
+ * or the reason it was not: 0, 1, or 128+N. */
+static int commit_file(struct output *o, int failed, const char *why)
 {
-	int sig;
+	int sig = runner_interrupted;
 
-	if (!o->path) {
-		fflush(stdout);
-		return failed ? 1 : 0;
-	}
-	if (o->in_dir)
-		return commit_in_dir(o, failed, why);
-	failed |= fclose(o->f) != 0;
-	o->f = NULL;
-	sig = runner_interrupted;
 	if (o->special) {
 		/* a signal after the last byte went out cut nothing short */
 		if (failed && sig != o->sig)
@@ -415,13 +438,30 @@ int output_commit(struct output *o, int failed, const char *why)
 		cleanup_run_one(o->handle);
 		return failed_msg(o, why);
 	}
-	if (rename(o->tmp, o->path)) {
+	if (renameat(o->dfd, o->tmp + (o->name - o->path), o->dfd, o->name)) {
 		say(o->cmd, "cannot rename %s to %s: %s", o->tmp, o->path, strerror(errno));
 		cleanup_run_one(o->handle);
 		return 1;
 	}
 	cleanup_forget(o->handle);
 	return 0;
+}
+
+int output_commit(struct output *o, int failed, const char *why)
+{
+	int ret;
+
+	if (!o->path) {
+		fflush(stdout);
+		return failed ? 1 : 0;
+	}
+	if (o->in_dir)
+		return commit_in_dir(o, failed, why);
+	failed |= fclose(o->f) != 0;
+	o->f = NULL;
+	ret = commit_file(o, failed, why);
+	close_dir(o);
+	return ret;
 }
 
 int output_report(const char *path, const struct reporter_args *ra, const struct report *rep)

@@ -7,7 +7,8 @@
 # the link): the FIFO's reader gets nothing, the file keeps its bytes, the
 # device stays a device. The directory is the other user's own, where
 # fs.protected_symlinks does not apply; the same in a root-owned one,
-# whatever the sysctl says. A FIFO no one reads: exit 2, one line, at
+# whatever the sysctl says. Another user's link to a directory earlier in
+# the path is not followed either; root's own is. A FIFO no one reads: exit 2, one line, at
 # once. A stop signal while the report is written: nothing put in place,
 # no temporary file left, the message names the path. db export --dir
 # keeps the output-directory rules of plot -o DIR. Needs root and setpriv.
@@ -81,6 +82,38 @@ for d in theirs tmp; do
 	ls "$dir" | grep -q '\.tmp-' && fail "$d: a temporary file was left: $(ls "$dir")"
 done
 
+# a link earlier in the path: another user's link to a directory of
+# root's, in both sticky directories, is never followed (a file of that
+# name there would be replaced, a new one made there); root's own link on
+# the way is, and so is one reached through a relative path and ".."
+mkdir -m 0700 "$work/root-dir"
+echo "root's own" >"$work/root-dir/victim.json"
+for d in theirs tmp; do
+	other ln -s "$work/root-dir" "$work/$d/on-the-way"
+	for f in victim.json new.json; do
+		expect_usage_error "$d: -o through another user's link to a directory ($f)" \
+			run -t null -n 100 -q -f json -o "$work/$d/on-the-way/$f"
+		expect_usage_error "$d: compare -o through another user's link ($f)" \
+			compare "$data/compare-before.json" "$data/compare-after.json" -o "$work/$d/on-the-way/$f"
+	done
+	# the other user's link behind root's own: still refused
+	ln -s "$work/$d/on-the-way" "$work/tmp/root-to-theirs-$d"
+	expect_usage_error "$d: -o through root's link to another user's link" \
+		run -t null -n 100 -q -f json -o "$work/tmp/root-to-theirs-$d/new.json"
+done
+[ "$(cat "$work/root-dir/victim.json")" = "root's own" ] || fail "root's file was replaced through a link on the way"
+[ -e "$work/root-dir/new.json" ] && fail "a file was made through another user's link on the way"
+ls "$work/root-dir" | grep -q '\.tmp-' && fail "a temporary file was left through a link on the way: $(ls "$work/root-dir")"
+ln -s "$work/root-dir" "$work/tmp/mine"
+if report -o "$work/tmp/mine/ok.json" 2>"$work/err" && [ -s "$work/root-dir/ok.json" ] &&
+   (cd "$work/tmp" && report -o mine/../tmp/mine/rel.json) 2>>"$work/err" && [ -s "$work/root-dir/rel.json" ]; then
+	echo "ok   root's own link on the way is followed (absolute, and relative with .. taken physically, as the kernel does)"
+else
+	fail "-o through root's own link on the way: $(head -c 300 "$work/err")"
+fi
+expect_usage_error "-o in a directory that does not exist" run -t null -n 100 -q -o "$work/nowhere/out.json"
+expect_usage_error "-o through a file on the way" run -t null -n 100 -q -o "$work/root-dir/ok.json/out.json"
+
 # a FIFO no one reads, named itself: exit 2 at once, one line, not a hang
 mkfifo "$work/lonely"
 timeout 20 "$IPCLAB" run -t null -n 100 -q -o "$work/lonely" >/dev/null 2>"$work/err"
@@ -122,11 +155,11 @@ if command -v strace >/dev/null; then
 	out=$work/out.json
 	# (LeakSanitizer cannot run under ptrace: off for these two runs)
 	cmp_run() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-		strace -f -qq -o "$work/st" -P "$out" -e trace=%%stat "$@" \
+		strace -f -qq -o "$work/st" -P "$work" -e trace=%%stat "$@" \
 		"$IPCLAB" compare "$data/compare-before.json" "$data/compare-after.json" -o "$out"; }
 	echo old >"$out"
 	cmp_run >/dev/null 2>"$work/err"
-	n=$(grep -c "$out" "$work/st")
+	n=$(grep -c 'out\.json' "$work/st")	# looked at in its directory, $work
 	echo old >"$out"
 	cmp_run -e inject=%%stat:signal=SIGTERM:when="$n" >/dev/null 2>"$work/err"
 	rc=$?
