@@ -2,7 +2,10 @@
 # The ipclab binary and IPCLAB_LIB, an archive of every src/ object except
 # main.c that the test programs link against.
 
-IPCLAB_SRCS := $(sort $(wildcard src/*.c src/*/*.c))
+# A plugin's room (src/pattern/NAME/) and its subfolders by layer
+# (src/pattern/NAME/report/, .../suite/: src/pattern/README.md).
+IPCLAB_SRCS := $(sort $(wildcard src/*.c src/*/*.c src/pattern/*/*.c src/pattern/*/*/*.c \
+	src/transport/*/*.c src/transport/*/*/*.c))
 IPCLAB_OBJS := $(IPCLAB_SRCS:%.c=$(B)/%.o)
 IPCLAB_LIB_OBJS := $(filter-out $(B)/src/main.o,$(IPCLAB_OBJS))
 

@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "ipclab/cycle.h"
+#include "../pattern/cycle/cycle.h"
 #include "ipclab/report.h"
 
 extern const struct pat_report cycle_report;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipclab/cycle.h"
+#include "../pattern/cycle/cycle.h"
 #include "rfile.h"
 
 /* A cycle cell: status ok, a cycle_series object and a metrics.stages

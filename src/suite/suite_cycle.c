@@ -9,7 +9,7 @@
 #include "suite_int.h"
 #include "suite_why.h"
 #include "ipclab/stats.h"
-#include "ipclab/cycle.h"
+#include "../pattern/cycle/cycle.h"
 
 /* ---- seed 000, what it asked for: the JACK-like cycle ------------------------------- */
 

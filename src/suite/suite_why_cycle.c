@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "suite_why.h"
-#include "ipclab/cycle.h"
+#include "../pattern/cycle/cycle.h"
 #include "ipclab/stats.h"
 #include "ipclab/util.h"
 

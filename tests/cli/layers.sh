@@ -5,9 +5,12 @@
 # layer, never one above. Each src/ directory and include/ipclab header
 # has a layer (one without fails, so that a new one is placed). Within the
 # plugins' layer a directory uses no other plugin directory (a pattern no
-# transport, nor the reverse), and a header owned by one directory (a
-# pattern's own, as cycle.h) counts as that directory's. include/ipclab
-# headers include only include/ipclab headers. Calls are read from the
+# transport, nor the reverse), and a header owned by one directory counts
+# as that directory's. A plugin's room (src/pattern/cycle/) is of its
+# directory; a subfolder of the room named after a layer
+# (src/pattern/cycle/report/, .../suite/) is of that layer, and any other
+# subfolder fails. include/ipclab headers include only include/ipclab
+# headers. Calls are read from the
 # objects of the build beside $IPCLAB (nm: the symbols a file uses, and
 # the file of the build that defines each); without them only includes
 # are checked. An exception is listed with its reason; one no longer
@@ -57,7 +60,6 @@ hdr reference.h 2
 dir src/reference 3 the reference loops: the session runs them through reference_ops, a transport names its own
 dir src/pattern 4 plugins
 dir src/transport 4 plugins
-hdr cycle.h 4 src/pattern
 dir src/report 5 the reporters
 hdr reporter.h 5
 hdr rows.h 5
@@ -118,9 +120,18 @@ function norm(p,   n, a, i, out, k) {	# collapse "x/../" and "./"
 	return out
 }
 function dirof(p) { sub(/\/[^\/]*$/, "", p); return p }
-function owner(d,   a) {		# src/trace/bpf -> src/trace
-	if (split(d, a, "/") >= 2 && a[1] == "src") return "src/" a[2]
-	return d
+# src/trace/bpf -> src/trace; the room of a plugin and its subfolders
+# by layer: src/pattern/cycle -> src/pattern, src/pattern/cycle/report/x
+# -> src/pattern/cycle/report, of the layer of src/report
+function owner(d,   a, n, o) {
+	n = split(d, a, "/")
+	if (n < 2 || a[1] != "src") return d
+	o = "src/" a[2]
+	if (n >= 4 && (o in dl) && dl[o] == plugins && (("src/" a[4]) in dl)) {
+		o = o "/" a[3] "/" a[4]
+		dl[o] = dl["src/" a[4]]
+	}
+	return o
 }
 function up(fl, fo, tl, to) {		# does from (layer, owner) -> to run up?
 	if (tl > fl) return 1
@@ -141,7 +152,13 @@ FILENAME ~ /\/allow$/ {
 	allowed[a[1] SUBSEP a[2] SUBSEP a[3]] = 1; why[a[1] SUBSEP a[2] SUBSEP a[3]] = a[4]
 	next
 }
-FILENAME ~ /\/sources$/ { srcs[$1] = 1; next }
+FILENAME ~ /\/sources$/ {
+	srcs[$1] = 1
+	if (split(dirof($1), a, "/") >= 4 && ("src/" a[2]) in dl && dl["src/" a[2]] == plugins && !(("src/" a[4]) in dl)) {
+		printf "FAIL %s has no layer: a subfolder of a room is named after its layer (report, suite, ...)\n", $1; bad = 1
+	}
+	next
+}
 FILENAME ~ /\/dirs$/ {
 	if (!($1 in dl)) { printf "FAIL %s has no layer: place it in tests/cli/layers.sh and docs/architecture.md\n", $1; bad = 1 }
 	next

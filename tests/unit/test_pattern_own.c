@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ipclab/cycle.h"
+#include "../../src/pattern/cycle/cycle.h"
 #include "ipclab/engine.h"
 #include "ipclab/report.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "ipclab/cycle.h"
+#include "../../src/pattern/cycle/cycle.h"
 #include "ipclab/report.h"
 #include "../../src/pattern/common.h"
 

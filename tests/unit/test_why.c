@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "../../src/suite/suite_why.h"
-#include "ipclab/cycle.h"
+#include "../../src/pattern/cycle/cycle.h"
 #include "ipclab/pattern.h"
 
 static struct result *cell(const char *tp, double msgs_per_s)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* cycle: an audio server's period (ipclab/cycle.h). The driver (the server
+/* cycle: an audio server's period (cycle.h). The driver (the server
  * side) wakes on an absolute periodic timer, as an audio interrupt would,
  * and starts the graph: in a chain it passes a buffer of S bytes to
  * stage 1, which processes it (--think) and passes it to stage 2 ... the
@@ -17,7 +17,7 @@
  * The pattern owns its knobs and its results: its plan hook (here) parses
  * --period and derives the warm-up and the watchdog from it; each side
  * counts into a record of its own (struct cycle_side, side_stats.pat),
- * folded into the result by cycle_collect.c; its fields and sections of
+ * folded into the result by collect.c; its fields and sections of
  * the result record are src/report/cycle_out.c's (cycle_report, listed
  * in src/report/pat_reports.c). */
 #include <errno.h>
@@ -30,7 +30,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "cycle_int.h"
+#include "int.h"
 
 static const struct opt_desc cycle_options[] = {
 	{ .name = "shape", .type = OPT_CHOICE, .offset = offsetof(struct cycle_opts, shape),

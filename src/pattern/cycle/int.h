@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared by the cycle pattern's files: cycle.c (the driver and the
- * stages, its period at plan time), cycle_collect.c (its figures into a
+ * stages, its period at plan time), collect.c (its figures into a
  * result) and src/report/cycle_out.c (its part of the
  * result record). */
 #ifndef IPCLAB_PATTERN_CYCLE_INT_H
 #define IPCLAB_PATTERN_CYCLE_INT_H
 
-#include "ipclab/cycle.h"
+#include "cycle.h"
 #include "ipclab/report.h"
-#include "common.h"
+#include "../common.h"
 
 enum { SHAPE_CHAIN, SHAPE_FAN };
 
@@ -36,7 +36,7 @@ void cycle_collect(const struct side_stats *sides, unsigned n, struct result *re
 void cycle_collect_trace(struct result *res);
 void cycle_live(const struct side_stats *sides, unsigned n, char *buf, size_t len);
 
-/* An xrun's cause (cycle_cause.c): the parts of a cycle that ran and
+/* An xrun's cause (cause.c): the parts of a cycle that ran and
  * missed its deadline, as the driver timed them. */
 struct cycle_parts {
 	bool slept;			/* it slept to the start: start_late is the timer's lateness */

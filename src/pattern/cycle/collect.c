@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The cycle pattern's figures (ipclab/cycle.h): the completion series the
+/* The cycle pattern's figures (cycle.h): the completion series the
  * driver keeps, the sides' records folded into the result's pat_result
  * (the driver's cycles and timer, each stage's wait and busy, --trace's
  * woken-to-running per stage), and the progress line's cycles and xruns. */
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cycle_int.h"
+#include "int.h"
 
 void cycle_series_init(struct cycle_series *s)
 {

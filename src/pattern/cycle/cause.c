@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The cycle pattern's xrun causes (ipclab/cycle.h, enum cycle_xrun_cause):
+/* The cycle pattern's xrun causes (cycle.h, enum cycle_xrun_cause):
  * one cause for every xrun, counted by the driver as the graph's end comes
  * back. A cycle's time, intended start to the graph's end, is made of
  * parts the sides time themselves: its start after the intended one (the
@@ -19,7 +19,7 @@
  * Without --trace that is not known, and said so (causes_traced). */
 #include <stdatomic.h>
 
-#include "cycle_int.h"
+#include "int.h"
 
 static const char *const cause_names[XC_N] = {
 	[XC_LATE_START] = "late_start",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The cycle pattern's model (src/pattern/cycle*.c): a driver woken by an
+/* The cycle pattern's model (src/pattern/cycle/): a driver woken by an
  * absolute periodic timer passes a buffer through a graph of stages, once
  * per period, against a deadline, as an audio server does. Here: the
  * period parser, what a cell keeps, what each side records (its
@@ -53,7 +53,7 @@ void cycle_series_add(struct cycle_series *s, uint64_t completion_ns, bool xrun)
 
 #define CYCLE_MAX_STAGES 64
 
-/* Why a cycle was an xrun: one cause each (src/pattern/cycle_cause.c).
+/* Why a cycle was an xrun: one cause each (cause.c).
  * From the cycle's own clock reads: the part of its time that was the
  * largest (its start, a hop, a stage's work, the hop back); with --trace
  * also whether other tasks held the graph's CPUs longer than it overran. */
