@@ -20,6 +20,16 @@ static struct svg_axis svg_axis_of(const struct fig_axis *a)
 				  .tick_labels = a->tick_labels, .nticks = a->nticks };
 }
 
+/* A figure of places (history's runs): their texts for the values on x. */
+static const char **cats_of(const struct figure *f)
+{
+	const char **c = calloc(f->ncat + 1, sizeof(*c));
+
+	for (size_t i = 0; c && i < f->ncat; i++)
+		c[i] = f->cats[i];
+	return c;
+}
+
 /* The caption, and what was left out. */
 static const char *caption_of(const struct figure *f, char *buf, size_t len)
 {
@@ -29,14 +39,23 @@ static const char *caption_of(const struct figure *f, char *buf, size_t len)
 	return buf;
 }
 
-static int svg_lines(struct html *h, const struct figure *f)
+static int svg_lines(struct html *h, const struct figure *f, bool bare, unsigned y)
 {
 	struct svg_series *s = calloc(f->ns, sizeof(*s));
+	struct svg_rule *r = calloc(f->nrules + 1, sizeof(*r));
+	const char **cats = f->ncat ? cats_of(f) : NULL;
 	char cap[320];
 	int ret;
 
-	if (!s)
+	if (!s || !r || (f->ncat && !cats)) {
+		free(s);
+		free(r);
+		free(cats);
 		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->nrules; i++)
+		r[i] = (struct svg_rule){ .x = f->rules[i].x, .series = f->rules[i].series,
+					  .label = f->rules[i].label };
 	for (size_t i = 0; i < f->ns; i++) {
 		snprintf(s[i].label, sizeof(s[i].label), "%s", f->s[i].label);
 		s[i].x = f->s[i].x;
@@ -44,13 +63,22 @@ static int svg_lines(struct html *h, const struct figure *f)
 		s[i].n = f->s[i].n;
 		s[i].steps = f->kind == FIG_STEPS;
 		s[i].points = f->kind == FIG_POINTS;
+		s[i].marks = f->s[i].marks;
+		s[i].lo = f->s[i].lo;
+		s[i].hi = f->s[i].hi;
+		s[i].tips = (const char *const *)f->s[i].tips;
 	}
 	struct svg_xy c = { .title = f->title, .caption = caption_of(f, cap, sizeof(cap)), .s = s,
 			    .ns = f->ns, .hline = NAN, .x = svg_axis_of(&f->x),
-			    .y = svg_axis_of(&f->y) };
+			    .y = svg_axis_of(&f->y), .rules = r, .nrules = f->nrules, .bare = bare,
+			    .top = y };
 
+	c.x.cats = cats;
+	c.x.ncat = f->ncat;
 	ret = svg_xy(h, &c);
 	free(s);
+	free(r);
+	free(cats);
 	return ret;
 }
 
@@ -86,5 +114,55 @@ int fig_svg(struct html *h, const struct figure *f)
 {
 	if (!f->ns)
 		return 0;
-	return f->kind == FIG_BARS ? svg_bars_of(h, f) : svg_lines(h, f);
+	return f->kind == FIG_BARS ? svg_bars_of(h, f) : svg_lines(h, f, false, 0);
+}
+
+/* The style of a document's figures: the page's (report.css) for what they use. */
+static const char doc_style[] =
+	"<style>text{font:11px sans-serif;fill:#222}.title{font-weight:bold;font-size:13px}"
+	".tick{fill:#555}.alabel{font-size:12px}.frame{fill:none;stroke:#999}.grid{stroke:#e7e9eb}"
+	"g.s path{fill:none;stroke-width:2}g.s circle{stroke:none}"
+	".mk{stroke:#d62728;stroke-width:1.6;fill:none}.ci{stroke:#555;stroke-width:1.2;opacity:.6}"
+	".rule{stroke-dasharray:5 4;stroke-width:1.2}.rlabel{fill:#444}"
+	"g.s.k1 path{stroke-dasharray:7 3}g.s.k2 path{stroke-dasharray:2 2}"
+	".c0{stroke:#1f77b4;fill:#1f77b4}.c1{stroke:#ff7f0e;fill:#ff7f0e}"
+	".c2{stroke:#2ca02c;fill:#2ca02c}.c3{stroke:#d62728;fill:#d62728}"
+	".c4{stroke:#9467bd;fill:#9467bd}.c5{stroke:#8c564b;fill:#8c564b}"
+	".c6{stroke:#e377c2;fill:#e377c2}.c7{stroke:#7f7f7f;fill:#7f7f7f}"
+	".c8{stroke:#bcbd22;fill:#bcbd22}.c9{stroke:#17becf;fill:#17becf}</style>\n";
+
+int fig_svg_doc(FILE *out, const struct figure *figs, size_t n, bool decl)
+{
+	struct html h = { .f = out };
+	unsigned w = 0, ht = 0, y = 0;
+
+	for (size_t i = 0; i < n; i++) {	/* the document's size first */
+		struct svg_xy c = { .ns = figs[i].ns, .caption = figs[i].caption || figs[i].note[0] ? "" : NULL };
+		unsigned fw, fh;
+
+		if (!figs[i].ns || figs[i].kind == FIG_BARS)
+			continue;
+		svg_xy_size(&c, &fw, &fh);
+		w = fw > w ? fw : w;
+		ht += fh;
+	}
+	if (decl)
+		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\">\n%s<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
+		w, ht, w, ht, doc_style);
+	for (size_t i = 0; i < n; i++) {
+		struct svg_xy c = { .ns = figs[i].ns, .caption = figs[i].caption || figs[i].note[0] ? "" : NULL };
+		unsigned fw, fh;
+		int ret;
+
+		if (!figs[i].ns || figs[i].kind == FIG_BARS)
+			continue;
+		if ((ret = svg_lines(&h, &figs[i], true, y)))
+			return ret;
+		svg_xy_size(&c, &fw, &fh);
+		y += fh;
+	}
+	fputs("</svg>\n", out);
+	return ferror(out) ? -EIO : 0;
 }

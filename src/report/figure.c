@@ -25,8 +25,16 @@ void figure_free(struct figure *f)
 	for (size_t i = 0; i < f->ns; i++) {
 		free(f->s[i].x);
 		free(f->s[i].y);
+		free(f->s[i].lo);
+		free(f->s[i].hi);
+		for (size_t k = 0; f->s[i].tips && k < f->s[i].n; k++)
+			free(f->s[i].tips[k]);
+		free(f->s[i].tips);
 	}
 	free(f->cats);
+	free(f->rules);
+	free(f->tick_at);
+	free(f->tick_text);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -41,21 +49,61 @@ struct fig_series *figure_series(struct figure *f, const char *label)
 	return &f->s[f->ns++];
 }
 
+static int grow(void *pp, size_t n, size_t size)
+{
+	void **p = pp, *np = realloc(*p, n * size);
+
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	return 0;
+}
+
+/* Room for one point more in every array the series has; with more:
+ * its intervals and tips too. */
+static int room(struct fig_series *s, bool more)
+{
+	size_t cap = s->n < s->cap ? s->cap : s->cap ? 2 * s->cap : 16;
+
+	if (cap != s->cap && (grow(&s->x, cap, sizeof(double)) || grow(&s->y, cap, sizeof(double))))
+		return -ENOMEM;
+	if ((more || s->lo) && cap != s->cap) {
+		bool first = !s->lo;
+
+		if (grow(&s->lo, cap, sizeof(double)) || grow(&s->hi, cap, sizeof(double)) ||
+		    grow(&s->tips, cap, sizeof(char *)))
+			return -ENOMEM;
+		for (size_t k = first ? 0 : s->cap; k < cap; k++) {
+			s->lo[k] = s->hi[k] = NAN;
+			s->tips[k] = NULL;
+		}
+	} else if (more && !s->lo) {
+		if (!(s->lo = malloc(cap * sizeof(double))) || !(s->hi = malloc(cap * sizeof(double))) ||
+		    !(s->tips = calloc(cap, sizeof(char *))))
+			return -ENOMEM;
+		for (size_t k = 0; k < cap; k++)
+			s->lo[k] = s->hi[k] = NAN;
+	}
+	s->cap = cap;
+	return 0;
+}
+
 int figure_point(struct fig_series *s, double x, double y)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		double *nx = realloc(s->x, cap * sizeof(double)), *ny;
+	if (room(s, false))
+		return -ENOMEM;
+	s->x[s->n] = x;
+	s->y[s->n++] = y;
+	return 0;
+}
 
-		if (!nx)
-			return -ENOMEM;
-		s->x = nx;
-		ny = realloc(s->y, cap * sizeof(double));
-		if (!ny)
-			return -ENOMEM;
-		s->y = ny;
-		s->cap = cap;
-	}
+int figure_point_more(struct fig_series *s, double x, double y, double lo, double hi,
+		      const char *tip)
+{
+	if (room(s, true) || (tip && !(s->tips[s->n] = strdup(tip))))
+		return -ENOMEM;
+	s->lo[s->n] = lo;
+	s->hi[s->n] = hi;
 	s->x[s->n] = x;
 	s->y[s->n++] = y;
 	return 0;

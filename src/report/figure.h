@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ipclab/report.h"
 #include "rfile.h"
@@ -50,6 +51,18 @@ struct fig_series {
 	char label[FIG_LABEL];
 	double *x, *y;			/* NAN in y: no value there */
 	size_t n, cap;
+	/* each point's 95 % interval (NAN: none) and more text for its hover
+	 * title, or NULL: none (figure_point_more) */
+	double *lo, *hi;
+	char **tips;
+	bool marks;			/* points singled out: markers only, in the mark colour */
+};
+
+/* A vertical rule across the plot (a change point), in its series' colour. */
+struct fig_rule {
+	double x;
+	size_t series;
+	char label[FIG_NOTE];
 };
 
 struct figure {
@@ -63,6 +76,13 @@ struct figure {
 	struct fig_series s[FIG_MAX_SERIES];
 	size_t ns;
 	char note[FIG_NOTE];		/* what was left out, or "" */
+	struct fig_rule *rules;		/* vertical rules, or NULL */
+	size_t nrules;
+	/* x ticks the figure made (FIG_BARS' cats as labels): owned, x.ticks
+	 * and x.tick_labels point here; an axis text of its own */
+	double *tick_at;
+	const char **tick_text;
+	char axis_text[FIG_LABEL];
 };
 
 /* The cells a figure is made from: a file, or one section of a suite
@@ -92,10 +112,51 @@ int figure_histogram(struct figure *f, const struct fig_in *in, enum lat_kind ki
 int figure_vs_size(struct figure *f, const struct fig_in *in, const char *metric);
 int figure_cpu(struct figure *f, const struct fig_in *in);
 
+/* ipclab history's figure: a series of stored runs per cell (and
+ * machine), or per cell across machines (--by machine). A point's place on
+ * x is its key: (the --by label's value, the run's time, the run), the
+ * same for the points of one run; the machine's name with --by machine. */
+struct fig_hpoint {
+	const char *by;			/* the --by label's value or the machine, or NULL */
+	const char *at;			/* the run's created_utc */
+	long long run;
+	double value, lo, hi;		/* lo, hi: its 95 % interval, NAN: none */
+	const char *tip;		/* more for its hover title ("run 12"), or NULL */
+	const char *state;		/* why it was another state of the machine, or NULL */
+};
+
+struct cp_change;
+struct fig_hseries {
+	const char *label, *metric;	/* metric: a metrics key (field_find) */
+	const struct fig_hpoint *pts;
+	size_t n;
+	const struct cp_change *cp;	/* its change points, before pts[cp->index] */
+	size_t ncp;
+};
+
+enum fig_hx { FIG_HX_RUNS, FIG_HX_LABEL, FIG_HX_MACHINE };
+
+struct fig_hin {
+	const struct fig_hseries *s;
+	size_t n;
+	enum fig_hx x;
+	const char *by;			/* FIG_HX_LABEL: the label's name */
+};
+
+/* The series of in whose metric is metric, one figure (f zeroed first):
+ * x the run's place (time, or the label's order, or the machine), y the
+ * metric in the field table's unit, a series per cell, a rule per change
+ * point, the points of another state of the machine as marks. 0 (f->ns 0:
+ * nothing of that metric), -ENOMEM; figure_free in every case. */
+int figure_history(struct figure *f, const struct fig_hin *in, const char *metric);
+
 /* A series more (its label), or NULL when FIG_MAX_SERIES are there (the
  * note says so); a point more: 0 or -ENOMEM. */
 struct fig_series *figure_series(struct figure *f, const char *label);
 int figure_point(struct fig_series *s, double x, double y);
+/* A point with its interval (lo, hi; NAN: none) and its hover text (or NULL). */
+int figure_point_more(struct fig_series *s, double x, double y, double lo, double hi,
+		      const char *tip);
 
 /* The axis' text with its fixed unit: "latency (us)". */
 void fig_axis_title(const struct fig_axis *a, char *buf, size_t len);
@@ -106,6 +167,9 @@ void fig_axis_title(const struct fig_axis *a, char *buf, size_t len);
 struct html;
 struct plot_ctx;
 int fig_svg(struct html *h, const struct figure *f);
+/* Figures as one SVG document of their own, stacked, with its style sheet
+ * (no page around them); decl: with the XML declaration. 0 or -errno. */
+int fig_svg_doc(FILE *out, const struct figure *figs, size_t n, bool decl);
 int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f);
 
 #endif

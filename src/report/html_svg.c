@@ -60,7 +60,9 @@ void svg_value_text(const struct svg_axis *a, double v, char *buf, size_t len)
 {
 	double sc = a->scale ? a->scale : 1;
 
-	if (a->percentile && v > 1)
+	if (a->cats && v >= 0 && v == floor(v) && v < (double)a->ncat)
+		snprintf(buf, len, "%s", a->cats[(size_t)v]);
+	else if (a->percentile && v > 1)
 		snprintf(buf, len, "p%.6g", 100 * (1 - 1 / v));
 	else if (a->fd)
 		field_human_num(a->fd, v * sc, buf, len);
@@ -303,6 +305,9 @@ static void markers(struct html *h, const struct svg_xy *c, const struct svg_ser
 		}
 		svg_value_text(&c->x, s->x[k], xt, sizeof(xt));
 		svg_value_text(&c->y, s->y[k], yt, sizeof(yt));
+		if (s->lo && s->hi && usable(&c->y, s->lo[k]) && usable(&c->y, s->hi[k]))
+			fprintf(h->f, "<line class=\"ci\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>",
+				x, x, py(&c->y, s->lo[k]), py(&c->y, s->hi[k]));
 		if (s->marks)
 			fprintf(h->f, "<path class=\"mk\" d=\"M%.1f %.1fl6 6m0 -6l-6 6\">", x - 3, y - 3);
 		else
@@ -391,6 +396,69 @@ static void legend_xy(struct html *h, const char *id, const struct svg_xy *c)
 	fputs("</ul>\n", h->f);
 }
 
+/* A bare figure: a group moved down to its place in the document, a band
+ * for its title above the plot, its legend and caption below it. */
+#define BARE_TOP 24
+#define BARE_ROW 16
+
+void svg_xy_size(const struct svg_xy *c, unsigned *w, unsigned *ht)
+{
+	*w = W;
+	*ht = BARE_TOP + H + BARE_ROW * (unsigned)c->ns + (c->caption ? BARE_ROW : 0) + 8;
+}
+
+static void bare_begin(struct html *h, const struct svg_xy *c)
+{
+	fprintf(h->f, "<g class=\"figure\" transform=\"translate(0 %u)\"><title>", c->top);
+	html_esc(h->f, c->title);
+	fprintf(h->f, "</title>\n<text class=\"title\" x=\"%d\" y=\"16\">", ML);
+	html_esc(h->f, c->title);
+	fprintf(h->f, "</text>\n<g transform=\"translate(0 %d)\">\n", BARE_TOP);
+}
+
+/* The legend and the caption as text under the plot. */
+static void bare_end(struct html *h, const struct svg_xy *c)
+{
+	unsigned y = BARE_TOP + H;
+
+	fputs("</g>\n", h->f);
+	for (size_t i = 0; i < c->ns; i++, y += BARE_ROW) {
+		if (c->s[i].marks)
+			fprintf(h->f, "<path class=\"mk\" d=\"M%d %.1fl6 6m0 -6l-6 6\"/>", ML, y - 7.0);
+		else
+			fprintf(h->f, "<rect class=\"c%zu\" x=\"%d\" y=\"%u\" width=\"10\" height=\"3\"/>",
+				i % 10, ML, y - 5);
+		fprintf(h->f, "<text class=\"leg\" x=\"%d\" y=\"%u\">", ML + 16, y);
+		html_esc(h->f, c->s[i].label);
+		fputs("</text>\n", h->f);
+	}
+	if (c->caption) {
+		fprintf(h->f, "<text class=\"tick\" x=\"%d\" y=\"%u\">", ML, y);
+		html_esc(h->f, c->caption);
+		fputs("</text>\n", h->f);
+	}
+	fputs("</g>\n", h->f);
+}
+
+static void rules_of(struct html *h, const struct svg_xy *c)
+{
+	for (size_t i = 0; i < c->nrules; i++) {
+		const struct svg_rule *r = &c->rules[i];
+
+		if (!usable(&c->x, r->x) || r->x < c->x.lo || r->x > c->x.hi)
+			continue;
+		double x = px(&c->x, r->x);
+		bool left = x > (W + ML) / 2.0;	/* the label on the side with room */
+
+		fprintf(h->f, "<line class=\"rule c%zu\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
+			"<text class=\"rlabel\" x=\"%.1f\" y=\"%zu\"%s>", r->series % 10, x, x, MT,
+			H - MB, left ? x - 4 : x + 4, MT + 12 + 14 * (i % 4),
+			left ? " text-anchor=\"end\"" : "");
+		html_esc(h->f, r->label ? r->label : "");
+		fputs("</text>\n", h->f);
+	}
+}
+
 int svg_xy(struct html *h, const struct svg_xy *c0)
 {
 	struct svg_xy c = *c0;
@@ -403,7 +471,10 @@ int svg_xy(struct html *h, const struct svg_xy *c0)
 	if (c.y.lo >= c.y.hi)
 		data_range(&c.y, &c, false);
 	html_new_id(h, "fig", id, sizeof(id));
-	svg_figure_begin(h, id, c.title, W, H);
+	if (c.bare)
+		bare_begin(h, &c);
+	else
+		svg_figure_begin(h, id, c.title, W, H);
 	fprintf(h->f, "<defs><clipPath id=\"%s-clip\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
 		"</clipPath></defs>\n", id, ML, MT, W - ML - MR, H - MT - MB);
 	axes(h, &c);
@@ -415,6 +486,7 @@ int svg_xy(struct html *h, const struct svg_xy *c0)
 		html_esc(h->f, c.hline_label ? c.hline_label : "");
 		fputs("</text>\n", h->f);
 	}
+	rules_of(h, &c);
 	for (size_t i = 0; i < c.ns; i++) {
 		const struct svg_series *s = &c.s[i];
 
@@ -427,6 +499,11 @@ int svg_xy(struct html *h, const struct svg_xy *c0)
 		if (s->points || s->marks)
 			markers(h, &c, s);
 		fputs("</g>\n", h->f);
+	}
+	if (c.bare) {
+		fputs("</g>\n", h->f);
+		bare_end(h, &c);
+		return 0;
 	}
 	fputs("</g></svg>\n", h->f);
 	legend_xy(h, id, &c);

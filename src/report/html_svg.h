@@ -21,6 +21,9 @@ struct svg_axis {
 	const double *ticks;
 	const char *const *tick_labels;
 	size_t nticks;
+	/* x a place among these (a run's date, a label): value v's text is cats[v] */
+	const char *const *cats;
+	size_t ncat;
 };
 
 struct svg_series {
@@ -31,6 +34,14 @@ struct svg_series {
 	bool points;			/* markers at the points */
 	bool marks;			/* markers only (xruns), in the mark colour */
 	const char *const *tips;	/* per point, more for its <title> (an xrun's cause), or NULL */
+	const double *lo, *hi;		/* per point, its interval (NAN: none), or NULL */
+};
+
+/* A vertical rule (a change point), in its series' colour, labelled. */
+struct svg_rule {
+	double x;
+	size_t series;
+	const char *label;
 };
 
 struct svg_xy {
@@ -40,6 +51,13 @@ struct svg_xy {
 	size_t ns;
 	double hline;			/* a horizontal rule (a deadline), NAN: none */
 	const char *hline_label;
+	const struct svg_rule *rules;
+	size_t nrules;
+	/* a figure of an SVG document (fig_svg_doc), not of a page: a group
+	 * at top, its title, legend and caption drawn inside it, no data for
+	 * the page's script */
+	bool bare;
+	unsigned top;
 };
 
 struct svg_bars {
@@ -74,6 +92,8 @@ struct svg_heat {
 };
 
 int svg_xy(struct html *h, const struct svg_xy *c);
+/* The size of a bare svg_xy. */
+void svg_xy_size(const struct svg_xy *c, unsigned *w, unsigned *ht);
 int svg_bars(struct html *h, const struct svg_bars *c);
 int svg_stack(struct html *h, const struct svg_stack *c);
 int svg_heat(struct html *h, const struct svg_heat *c);

@@ -18,6 +18,8 @@
 #include <cmocka.h>
 
 #include "ipclab/util.h"
+#include "changepoint.h"
+#include "fields.h"
 #include "figure.h"
 #include "html.h"
 #include "plot.h"
@@ -313,12 +315,91 @@ static void test_hostile_label(void **state)
 		      raw, "x&#39;`touch M`&quot;\n!id", "x'`touch M`' !id");
 }
 
+/* History's figure (figure_history.c) from made-up series: a series per
+ * cell, points of one run at one place on x, ticks the runs' dates, y the
+ * field table's metric and unit, a rule at the change point, the point of
+ * another state a mark; drawn as a document, the hostile cell label
+ * escaped. */
+static void test_history(void **state)
+{
+	static const char raw[] = "pipe<b>\"'&amp;";
+	const char *at[] = { "2025-01-01T12:00:00Z", "2025-01-02T12:00:00Z", "2025-01-03T12:00:00Z",
+			     "2025-01-04T12:00:00Z" };
+	struct fig_hpoint a[4], b[2];
+	struct cp_change cp = { .index = 2, .before = 10000, .after = 20000, .ratio = 2, .p_value = 0.01 };
+	struct fig_hseries s[3] = {
+		{ .label = "pipe 64B", .metric = "lat_p50_ns", .pts = a, .n = 4, .cp = &cp, .ncp = 1 },
+		{ .label = raw, .metric = "lat_p50_ns", .pts = b, .n = 2 },
+		{ .label = "rate", .metric = "msgs_per_s", .pts = b, .n = 2 },
+	};
+	struct fig_hin in = { .s = s, .n = 3, .x = FIG_HX_RUNS };
+	struct figure *f = calloc(1, sizeof(*f));
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&doc, &len);
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(out);
+	for (int i = 0; i < 4; i++)
+		a[i] = (struct fig_hpoint){ .at = at[i], .run = i + 1, .value = i < 2 ? 10000 : 20000,
+					    .lo = NAN, .hi = NAN, .tip = "run" };
+	a[1].state = "another state (cache-line RTT 4.3x)";
+	a[0].lo = 9000;
+	a[0].hi = 11000;
+	/* the second cell measured in runs 2 and 4 only */
+	b[0] = (struct fig_hpoint){ .at = at[1], .run = 2, .value = 30000, .lo = NAN, .hi = NAN };
+	b[1] = (struct fig_hpoint){ .at = at[3], .run = 4, .value = 31000, .lo = NAN, .hi = NAN };
+
+	assert_int_equal(figure_history(f, &in, "lat_p50_ns"), 0);
+	assert_int_equal(f->ns, 3);
+	assert_string_equal(f->s[0].label, "pipe 64B");
+	assert_string_equal(f->s[1].label, raw);
+	assert_string_equal(f->s[2].label, "another state of the machine");
+	assert_true(!f->s[0].marks && !f->s[1].marks && f->s[2].marks);
+	/* y: the field table's, not a key's suffix */
+	assert_ptr_equal(f->y.fd, field_find("lat_p50_ns"));
+	assert_string_equal(f->y.label, field_find("lat_p50_ns")->doc);
+	/* x: a place per run, the second cell's points at its runs' places */
+	assert_int_equal(f->ncat, 4);
+	assert_int_equal(f->x.nticks, 4);
+	assert_string_equal(f->x.tick_labels[3], "2025-01-04");
+	assert_true(f->s[1].x[0] == 1 && f->s[1].x[1] == 3 && f->s[0].x[3] == 3);
+	assert_true(f->s[0].lo[0] == 9000 && f->s[0].hi[0] == 11000 && isnan(f->s[0].lo[1]));
+	/* the change point between the runs 2 and 3, its means in the field's unit */
+	assert_int_equal(f->nrules, 1);
+	assert_true(f->rules[0].x == 1.5 && f->rules[0].series == 0);
+	assert_non_null(strstr(f->rules[0].label, "10.0us"));
+	assert_non_null(strstr(f->rules[0].label, "x2.00"));
+	assert_true(f->s[2].n == 1 && f->s[2].x[0] == 1 && f->s[2].y[0] == 10000);
+
+	assert_int_equal(fig_svg_doc(out, f, 1, true), 0);
+	assert_int_equal(fclose(out), 0);
+	assert_non_null(strstr(doc, "pipe&lt;b&gt;&quot;&#39;&amp;amp;"));
+	assert_null(strstr(doc, "<b>"));
+	assert_non_null(strstr(doc, ">2025-01-04<"));
+	assert_non_null(strstr(doc, "class=\"rule c0\""));
+	assert_non_null(strstr(doc, "class=\"ci\""));
+	assert_non_null(strstr(doc, "<title>another state of the machine: 2025-01-02"));
+	free(doc);
+	figure_free(f);
+
+	/* the other metric: a figure of its own */
+	assert_int_equal(figure_history(f, &in, "msgs_per_s"), 0);
+	assert_int_equal(f->ns, 1);
+	assert_string_equal(f->s[0].label, "rate");
+	assert_int_equal(f->ncat, 2);
+	figure_free(f);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_backends_agree),
 		cmocka_unit_test(test_hostile_label),
+		cmocka_unit_test(test_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
