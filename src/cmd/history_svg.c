@@ -1,190 +1,104 @@
 // SPDX-License-Identifier: MIT
-/* `ipclab history`'s figure: one panel per series, each run a point with
- * its 95 % interval where it has one, the mean of each segment between
- * change points as a line, each change point a dashed rule with its ratio.
- * Plain SVG written here (no gnuplot: the figure is part of an HTML page
- * too); every text that came from the store -- labels, cells, times -- is
- * written through the report's escaper (html_esc), which keeps the SVG
- * well-formed XML whatever the store holds, and a label is cut at a
- * character, never inside one. */
+/* `ipclab history`'s figure and page. The figure is the figure model's
+ * (src/report/figure_history.c): a figure per metric, x the runs (or the
+ * --by label's order, or the machines), y the metric in the field table's
+ * unit, a series per cell, each change point a rule, the points of
+ * another state of the machine marked; fig_svg.c draws it as an SVG
+ * document, every text that came from the store through the report's
+ * escaper (html_esc), so that it stays well-formed XML whatever the store
+ * holds. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/safe_print.h"
 #include "cmd.h"
 #include "history.h"
+#include "../report/figure.h"
 #include "../report/html.h"
 
-#define W 960
-#define PANEL_H 300
-#define ML 90	/* margins: left, right, top, bottom */
-#define MR 20
-#define MT 34
-#define MB 46
+#define TIP 96
 
-struct scale {
-	double lo, hi;
-	size_t n;
-	double y0;	/* the panel's top */
+/* The model's view of the series: points, their ticks' keys and tips. */
+struct hview {
+	struct fig_hseries *s;
+	struct fig_hpoint *pts;
+	char (*tips)[TIP];
+	const char **metrics;		/* distinct, in the order of their first series */
+	size_t nm;
 };
 
-static double sx(const struct scale *sc, double i)
+static void view_free(struct hview *v)
 {
-	return ML + (sc->n > 1 ? i / (double)(sc->n - 1) : 0.5) * (W - ML - MR);
+	free(v->s);
+	free(v->pts);
+	free(v->tips);
+	free(v->metrics);
 }
 
-static double sy(const struct scale *sc, double v)
+static int view_of(const struct history *h, struct hview *v)
 {
-	double h = PANEL_H - MT - MB;
+	size_t np = 0, k = 0;
 
-	return sc->y0 + MT + h - (v - sc->lo) / (sc->hi - sc->lo) * h;
-}
+	for (size_t i = 0; i < h->n; i++)
+		np += h->s[i].n;
+	v->s = calloc(h->n + 1, sizeof(*v->s));
+	v->pts = calloc(np + 1, sizeof(*v->pts));
+	v->tips = calloc(np + 1, sizeof(*v->tips));
+	v->metrics = calloc(h->n + 1, sizeof(*v->metrics));
+	v->nm = 0;
+	if (!v->s || !v->pts || !v->tips || !v->metrics)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hseries *hs = &h->s[i];
+		size_t m = 0;
 
-static void range(const struct hseries *s, struct scale *sc)
-{
-	sc->lo = INFINITY;
-	sc->hi = -INFINITY;
-	for (size_t i = 0; i < s->n; i++) {
-		const struct hpoint *p = &s->pts[i];
+		while (m < v->nm && strcmp(v->metrics[m], hs->metric))
+			m++;
+		if (m == v->nm)
+			v->metrics[v->nm++] = hs->metric;
+		v->s[i] = (struct fig_hseries){ .label = hs->label, .metric = hs->metric,
+						.pts = &v->pts[k], .n = hs->n, .cp = hs->cp,
+						.ncp = (size_t)hs->ncp };
+		for (size_t j = 0; j < hs->n; j++, k++) {
+			const struct hpoint *p = &hs->pts[j];
 
-		sc->lo = fmin(sc->lo, isfinite(p->lo) ? fmin(p->lo, p->value) : p->value);
-		sc->hi = fmax(sc->hi, isfinite(p->hi) ? fmax(p->hi, p->value) : p->value);
-	}
-	if (!(sc->hi > sc->lo)) {
-		sc->lo -= fabs(sc->lo) * 0.1 + 1;
-		sc->hi += fabs(sc->hi) * 0.1 + 1;
-	}
-	double pad = (sc->hi - sc->lo) * 0.08;
-
-	sc->lo = sc->lo - pad < 0 && sc->lo >= 0 ? 0 : sc->lo - pad;
-	sc->hi += pad;
-	sc->n = s->n;
-}
-
-/* At most max bytes of s into buf, cut at a character: a tick's label. */
-static void cut(char *buf, size_t len, const char *s, size_t max)
-{
-	snprintf(buf, len, "%.*s", (int)utf8_cut(s, max), s);
-}
-
-static void axes(FILE *f, const struct hseries *s, const struct scale *sc, const char *by)
-{
-	bool one_day = s->n && !strncmp(s->pts[0].at, s->pts[s->n - 1].at, 10);
-	char buf[32];
-
-	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"title\">", ML, sc->y0 + 20);
-	html_esc(f, s->label);
-	fputs(" \xe2\x80\x94 ", f);
-	html_esc(f, s->metric);
-	fputs("</text>\n", f);
-	for (int t = 0; t <= 4; t++) {
-		double v = sc->lo + (sc->hi - sc->lo) * t / 4;
-
-		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", ML,
-			W - MR, sy(sc, v), sy(sc, v));
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">", ML - 6,
-			sy(sc, v) + 4);
-		html_esc(f, history_fmt(buf, sizeof(buf), s->metric, v));
-		fputs("</text>\n", f);
-	}
-	for (size_t i = 0; i < s->n; i += s->n > 8 ? (s->n + 7) / 8 : 1) {
-		fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">", sx(sc, (double)i),
-			sc->y0 + PANEL_H - MB + 16);
-		/* the date; the time of day when every run is of one day */
-		cut(buf, sizeof(buf), s->pts[i].at, 10);
-		if (one_day && strlen(s->pts[i].at) >= 19)
-			cut(buf, sizeof(buf), s->pts[i].at + 11, 8);
-		if (by && rec_label(s->pts[i].labels, by))
-			cut(buf, sizeof(buf), rec_label(s->pts[i].labels, by), 24);
-		html_esc(f, buf);
-		fputs("</text>\n", f);
-	}
-	fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"tick\">", ML, sc->y0 + PANEL_H - MB + 34);
-	if (by && !strcmp(by, "machine")) {
-		fputs("machines by name: the median of each one's runs", f);
-	} else if (by) {
-		fputs("runs in the order of their label ", f);
-		html_esc(f, by);
-	} else {
-		fputs("runs, oldest first", f);
-	}
-	fputs("</text>\n", f);
-}
-
-static void segments(FILE *f, const struct hseries *s, const struct scale *sc)
-{
-	size_t a = 0;
-
-	for (int k = 0; k <= s->ncp; k++) {
-		size_t b = k < s->ncp ? s->cp[k].index : s->n;
-		double m = 0;
-
-		for (size_t i = a; i < b; i++)
-			m += s->pts[i].value;
-		m /= (double)(b - a);
-		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"mean\"/>\n",
-			sx(sc, (double)a), sx(sc, (double)(b - 1)), sy(sc, m), sy(sc, m));
-		if (k < s->ncp) {
-			double x = sx(sc, (double)b - 0.5);
-
-			fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" class=\"cp\"/>", x, x,
-				sc->y0 + MT, sc->y0 + PANEL_H - MB);
-			fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" class=\"cpt\">x%.2f p=%.3f</text>\n", x + 4,
-				sc->y0 + MT + 12, s->cp[k].ratio, s->cp[k].p_value);
+			if (h->hosts)
+				snprintf(v->tips[k], TIP, "%u run%s, the last %lld at %s", p->runs,
+					 p->runs == 1 ? "" : "s", (long long)p->run, p->at);
+			else
+				snprintf(v->tips[k], TIP, "run %lld at %s", (long long)p->run, p->at);
+			v->pts[k] = (struct fig_hpoint){ .by = h->by ? rec_label(p->labels, h->by) : NULL,
+							 .at = p->at, .run = p->run, .value = p->value,
+							 .lo = p->lo, .hi = p->hi, .tip = v->tips[k],
+							 .state = p->state_why };
 		}
-		a = b;
 	}
-}
-
-static void points(FILE *f, const struct hseries *s, const struct scale *sc)
-{
-	char buf[32];
-
-	for (size_t i = 0; i < s->n; i++) {
-		const struct hpoint *p = &s->pts[i];
-		double x = sx(sc, (double)i);
-
-		if (isfinite(p->lo))
-			fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"ci\"/>", x, x,
-				sy(sc, p->lo), sy(sc, p->hi));
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" class=\"pt\"><title>run %lld ", x,
-			sy(sc, p->value), (long long)p->run);
-		html_esc(f, p->at);
-		fputc(' ', f);
-		html_esc(f, history_fmt(buf, sizeof(buf), s->metric, p->value));
-		fputs("</title></circle>\n", f);
-	}
+	return 0;
 }
 
 int history_svg(FILE *f, const struct history *h, bool in_html)
 {
-	size_t n = 0;
+	struct hview v = { 0 };
+	struct figure *figs = NULL;
+	int ret = view_of(h, &v);
+	struct fig_hin in = { .s = v.s, .n = h->n, .by = h->by,
+			      .x = h->hosts ? FIG_HX_MACHINE : h->by ? FIG_HX_LABEL : FIG_HX_RUNS };
 
-	for (size_t i = 0; i < h->n; i++)
-		n += h->s[i].n > 0;
-	if (!in_html)
-		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\">\n",
-		W, n * PANEL_H, W, n * PANEL_H);
-	fputs("<style>text{font:12px sans-serif;fill:#222}.title{font-weight:bold}.tick{fill:#555}"
-	      ".grid{stroke:#ddd}.pt{fill:#1f77b4}.ci{stroke:#1f77b4;stroke-width:1.5;opacity:.5}"
-	      ".mean{stroke:#d62728;stroke-width:2}.cp{stroke:#d62728;stroke-dasharray:5,4}"
-	      ".cpt{fill:#d62728}</style>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n", f);
-	n = 0;
-	for (size_t i = 0; i < h->n; i++) {
-		struct scale sc = { .y0 = (double)n * PANEL_H };
-
-		if (!h->s[i].n)
-			continue;
-		range(&h->s[i], &sc);
-		axes(f, &h->s[i], &sc, h->by);
-		segments(f, &h->s[i], &sc);
-		points(f, &h->s[i], &sc);
-		n++;
-	}
-	fputs("</svg>\n", f);
-	return ferror(f) ? -1 : 0;
+	if (!ret && !(figs = calloc(v.nm + 1, sizeof(*figs))))
+		ret = -ENOMEM;
+	for (size_t m = 0; !ret && m < v.nm; m++)
+		ret = figure_history(&figs[m], &in, v.metrics[m]);
+	if (!ret)
+		ret = fig_svg_doc(f, figs, v.nm, !in_html);
+	for (size_t m = 0; figs && m < v.nm; m++)
+		figure_free(&figs[m]);
+	free(figs);
+	view_free(&v);
+	if (ret)
+		errno = -ret;
+	return ret || ferror(f) ? -1 : 0;
 }
 
 static void html_changes(FILE *f, const struct hseries *s)
