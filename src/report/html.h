@@ -2,7 +2,7 @@
 /* ipclab report: one self-contained HTML page from result files (html.c),
  * its escaping (html_esc.c), its SVG charts (html_svg.c), figures
  * (html_fig.c), tables (html_table.c), traces and profiles (html_trace.c,
- * html_flame.c), matrices (html_cycle.c), and each pattern's own section
+ * html_flame.c), matrices (html_matrix.c), and each pattern's own section
  * (its struct pat_report's html hook). Everything a result
  * file holds is hostile input: every string is written through html_esc,
  * the data block through html_json_script. */

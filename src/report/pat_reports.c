@@ -5,7 +5,7 @@
  * reach it through pat_report_of. The report layer names the pattern,
  * never the reverse (tests/cli/layers.sh). */
 #include "ipclab/report.h"
-#include "cycle_out.h"
+#include "../pattern/cycle/report/out.h"
 
 extern const struct pattern pat_cycle;
 

@@ -4,7 +4,8 @@
  * repetitions' intervals, status), the file around it (when, which
  * machine, the command line, a suite's sections) and a stored run's labels.
  * The key names live here and in rfile.c only (a trace's and a profile's
- * in rec_trace.c, the machine's in rec_env.c, -p cycle's in rec_cycle.c). Files and stores are
+ * in rec_trace.c, the machine's in rec_env.c, a pattern's own in its
+ * room, src/pattern/NAME/report/rec.c). Files and stores are
  * anyone's: a number read is finite or absent, a name a string of at most
  * REC_STR_MAX bytes or absent. rfile.h's rcell_* read a cell through
  * these; a stored run's result (ipclab history, compare --db), a bare

@@ -6,7 +6,7 @@
  * points are each cell's bytes_per_s, the percentile curve at p50 its
  * lat_p50_ns within the histogram's bound; hostile strings of a result
  * file land in the page as text; a cycle cell's and a matrix's parts of
- * the record read back checked (rec_cycle.h, rec_matrix.h). */
+ * the record read back checked (src/pattern/cycle/report/rec.h, rec_matrix.h). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +19,7 @@
 
 #include "ipclab/util.h"
 #include "html.h"
-#include "rec_cycle.h"
+#include "../../src/pattern/cycle/report/rec.h"
 #include "rec_matrix.h"
 
 #ifndef SRCDIR

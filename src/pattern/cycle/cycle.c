@@ -18,7 +18,7 @@
  * --period and derives the warm-up and the watchdog from it; each side
  * counts into a record of its own (struct cycle_side, side_stats.pat),
  * folded into the result by collect.c; its fields and sections of
- * the result record are src/report/cycle_out.c's (cycle_report, listed
+ * the result record are report/out.c's (cycle_report, listed
  * in src/report/pat_reports.c). */
 #include <errno.h>
 #include <stdatomic.h>

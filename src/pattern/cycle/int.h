@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared by the cycle pattern's files: cycle.c (the driver and the
  * stages, its period at plan time), collect.c (its figures into a
- * result) and src/report/cycle_out.c (its part of the
+ * result) and report/out.c (its part of the
  * result record). */
 #ifndef IPCLAB_PATTERN_CYCLE_INT_H
 #define IPCLAB_PATTERN_CYCLE_INT_H

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* -p cycle in the reports (cycle_out.h, docs/output.md): its fields of the
+/* -p cycle in the reports (out.h, docs/output.md): its fields of the
  * one field table, its JSON sections and its lines under a table row, which
  * the reporters reach as cycle_report (struct pat_report, pat_reports.c). */
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ipclab/util.h"
-#include "cycle_out.h"
+#include "out.h"
 
 static json_t *traced_ns(bool traced, uint64_t v)
 {

@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* -p cycle in the reports (src/report/cycle_out.c): the stages[] of a
+/* -p cycle in the reports (out.c): the stages[] of a
  * result's metrics, its completion-time series, and the line the text
  * table prints under a cycle row; the reporters reach them through
- * cycle_report (ipclab/report.h: struct pat_report; pat_reports.c). A
- * result file's are read back through rec_cycle.h. */
-#ifndef IPCLAB_REPORT_CYCLE_OUT_H
-#define IPCLAB_REPORT_CYCLE_OUT_H
+ * cycle_report (ipclab/report.h: struct pat_report; src/report/pat_reports.c).
+ * A result file's are read back through rec.h. */
+#ifndef IPCLAB_PATTERN_CYCLE_REPORT_OUT_H
+#define IPCLAB_PATTERN_CYCLE_REPORT_OUT_H
 
 #include <jansson.h>
 #include <stdio.h>
 
-#include "../pattern/cycle/cycle.h"
+#include "../cycle.h"
 #include "ipclab/report.h"
 
 extern const struct pat_report cycle_report;
 
-/* From a result file: ipclab report's cycle section (html_cycle.c) and
+/* From a result file: ipclab report's cycle section (html.c) and
  * ipclab plot's figures, completion over the run and the stages' wait and
- * busy (plot_cycle.c; 0 when the file has no cycle result). */
+ * busy (plot.c; 0 when the file has no cycle result). */
 struct html;
 struct html_view;
 struct plot_ctx;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* -p cycle's record read back (rec_cycle.h): each accessor reads its keys
+/* -p cycle's record read back (rec.h): each accessor reads its keys
  * of a result and checks them, so that the report's and plot's figures
  * never meet a string where a number belongs, an endless array or a NaN. */
 #include <math.h>
 #include <string.h>
 
-#include "rec_cycle.h"
+#include "rec.h"
 
 /* A finite number, else dflt (absent, null, a string, ...). */
 static double num_or(const json_t *v, double dflt)

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "ipclab/util.h"
-#include "plot.h"
-#include "cycle_out.h"
-#include "rec_cycle.h"
+#include "../../../report/plot.h"
+#include "out.h"
+#include "rec.h"
 
 #define CYC_MAX_CELLS 32
 

@@ -2,18 +2,18 @@
 /* -p cycle's part of a result file read back (docs/output.md: cycle_series,
  * period_ns, metrics.deadline_ns, metrics.xruns, metrics.stages,
  * metrics.xrun_causes) into plain structs, for ipclab report and plot.
- * cycle_out.c writes these keys; this is the one place that reads them.
+ * out.c writes these keys; this is the one place that reads them.
  * A file is anyone's: numbers are taken only when finite, arrays only up
  * to a bound, strings only as strings. */
-#ifndef IPCLAB_REPORT_REC_CYCLE_H
-#define IPCLAB_REPORT_REC_CYCLE_H
+#ifndef IPCLAB_PATTERN_CYCLE_REPORT_REC_H
+#define IPCLAB_PATTERN_CYCLE_REPORT_REC_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../pattern/cycle/cycle.h"
-#include "rfile.h"
+#include "../cycle.h"
+#include "../../../report/rfile.h"
 
 /* A cycle cell: status ok, a cycle_series object and a metrics.stages
  * array (ipclab writes both for every -p cycle cell that ran). */
