@@ -218,6 +218,7 @@ struct report_why {
  * start and its own canary at its start and end. */
 struct run_mark {
 	time_t started;			/* wall clock, UTC */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC at its start */
 	uint64_t elapsed_ns;		/* from its start canary to its end canary */
 	struct canary canary[2];	/* start, end (on: measured) */
 	double canary_change;		/* end against start (canary_ratio), 0 without both */

@@ -44,6 +44,7 @@ static void mark_of(const struct report *one, time_t started, uint64_t t0, struc
 	const char *what;
 
 	m->started = started;
+	m->start_ns = t0;
 	m->elapsed_ns = now_ns() - t0;
 	m->canary[0] = c[0];
 	m->canary[1] = c[1];

@@ -265,8 +265,8 @@ static void summary_line(FILE *f, const struct cmp_result *r, const struct cmp_o
 			     r->rows[i].v[m].verdict != CV_OTHER_STATE;
 		tested += t;
 	}
-	fprintf(f, "\n%zu cells compared (%zu tested over their repetitions)", r->nrows - failed,
-		tested);
+	fprintf(f, "\n%zu cells compared (%zu tested over their %s)", r->nrows - failed, tested,
+		o->nruns[0] > 1 || o->nruns[1] > 1 ? "runs" : "repetitions");
 	if (failed)
 		fprintf(f, ", %zu not (skipped or failed in one file)", failed);
 	if (!isnan(o->fail_above_pct))

@@ -233,7 +233,7 @@ void html_tables(struct html *h, const struct html_view *v)
 	}
 	fputs("<p class=\"legend-text\">lat: RTT = round trip, 1-way = send to receive, cycle = a "
 	      "period's completion; &plusmn; = 95 % interval of the median (--repeat, 6 rounds or "
-	      "more), &#8596; = spread over the repetitions; vs best = times worse than the group's "
+	      "more; or the runs of run --runs), &#8596; = spread over the repetitions (or runs); vs best = times worse than the group's "
 	      "best. Click a column to sort.</p>\n", h->f);
 	for (size_t i = 0; i < v->n && i < MAX_ROWS; i++) {
 		size_t n = 0;

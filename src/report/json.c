@@ -382,7 +382,8 @@ static json_t *cell_run_json(const struct result *r, unsigned j)
 	return o;
 }
 
-/* run --runs: the runs ({"run", "started_utc", "elapsed_ns", "canary",
+/* run --runs: the runs ({"run", "started_utc", "start_offset_ns" (from
+ * run 1's start), "elapsed_ns", "canary",
  * "canary_change"}) at the top, each cell's figures in each beside its
  * fold ("runs": [...] in every result). */
 static int runs_json_put(json_t *root, json_t *results, const struct report *rep)
@@ -397,8 +398,9 @@ static int runs_json_put(json_t *root, json_t *results, const struct report *rep
 
 		if (gmtime_r(&m->started, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		rc |= json_array_append_new(arr, json_pack("{s:i, s:s, s:I, s:o, s:o}", "run", (int)j + 1,
+		rc |= json_array_append_new(arr, json_pack("{s:i, s:s, s:I, s:I, s:o, s:o}", "run", (int)j + 1,
 							   "started_utc", when,
+							   "start_offset_ns", (json_int_t)(m->start_ns - rep->runs[0].start_ns),
 							   "elapsed_ns", (json_int_t)m->elapsed_ns,
 							   "canary", canary_json(m->canary),
 							   "canary_change", m->canary_change > 0 ?

@@ -65,10 +65,16 @@ ok_if "run --runs 3: 3 runs recorded, each with its start and its canary at star
 python3 - "$work/a.json" <<'PY' || fail "run --runs 3: runs not separate"
 import json, sys
 d = json.load(open(sys.argv[1]))
-starts = [r["started_utc"] for r in d["runs"]]
-if starts != sorted(starts):
-    print("  starts out of order: %r" % starts); sys.exit(1)
+r = d["runs"]
+off = [x["start_offset_ns"] for x in r]
+if off[0] != 0:
+    print("  run 1 starts at %r" % off[0]); sys.exit(1)
+for a, b in zip(r, r[1:]):   # each starts after the one before has ended
+    if not b["start_offset_ns"] >= a["start_offset_ns"] + a["elapsed_ns"] > a["start_offset_ns"]:
+        print("  run %d (start %d) overlaps run %d (start %d, %d ns)" % (b["run"], b["start_offset_ns"],
+              a["run"], a["start_offset_ns"], a["elapsed_ns"])); sys.exit(1)
 PY
+ok_if "run --runs 3: distinct starts, each run after the one before ended"
 "$IPCLAB" run -t null,pipe -p pingpong -s 64 -n "$n" --runs 2 -f json -o "$work/p.json" 2>"$work/prog" ||
 	fail "run --runs 2: exit $?"
 grep -c '^ipclab: run [12] of 2$' "$work/prog" | grep -qx 2 || fail "run --runs 2: no 'run K of 2' lines: $(head -5 "$work/prog")"
