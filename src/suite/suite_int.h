@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by the seed sections (suite_seeds.c, suite_cycle.c): building
+/* Shared by the seed sections (suite_seeds.c, suite_seed003.c and a
+ * pattern's own, src/pattern/NAME/suite/): building
  * their specs and finding their results again (suite_common.c). */
 #ifndef IPCLAB_CMD_SUITE_INT_H
 #define IPCLAB_CMD_SUITE_INT_H
@@ -57,7 +58,6 @@ uint64_t seed_prof_groups(const struct result *r, bool server, double pct[PG_N])
 /* --explain (suite_explain.c): each seed's cell that its reading explains
  * (traced, or NULL); seed_explain in suite.h. */
 const struct result *pick_000(const struct suite_opts *o, const struct seed_cells *c);
-const struct result *pick_000_cycle(const struct suite_opts *o, const struct seed_cells *c);	/* suite_cycle.c */
 const struct result *pick_001(const struct suite_opts *o, const struct seed_cells *c);
 const struct result *pick_002(const struct suite_opts *o, const struct seed_cells *c);
 const struct result *pick_003(const struct suite_opts *o, const struct seed_cells *c);
@@ -65,7 +65,7 @@ const struct result *pick_004(const struct suite_opts *o, const struct seed_cell
 
 /* The lists' order, as each seed's plan built them (suite_seeds.c): the
  * indices its printer and its pick find their cells by. */
-enum { S_OTHER, S_FIFO };			/* seeds 000, 000-cycle, 002: sched */
+enum { S_OTHER, S_FIFO };			/* seeds 000 (both sections), 002: sched */
 enum { P002_SAME, P002_SPLIT, P002_NONE };	/* seed 002: pin (none when traced) */
 enum { SPEC003_PACED, SPEC003_FLOOD };		/* seed 003: its two specs */
 enum { C003_ONE, C003_FOUR };			/* seed 003: clients 1 and 4 */
@@ -75,9 +75,5 @@ enum { EP_PROCESS, EP_THREAD };			/* seed 004: endpoints */
 /* seed 003 (suite_seed003.c) */
 unsigned plan_003(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen);
 void print_003(const struct suite_opts *o, const struct seed_cells *c);
-
-/* seed-000-cycle (suite_cycle.c) */
-unsigned plan_000_cycle(const struct suite_opts *o, struct plan_spec *s, char *err, size_t errlen);
-void print_000_cycle(const struct suite_opts *o, const struct seed_cells *c);
 
 #endif

@@ -11,6 +11,7 @@
 #include "suite_int.h"
 #include "suite_question.h"
 #include "suite_why.h"
+#include "../pattern/cycle/suite/suite.h"
 #include "ipclab/placement.h"
 #include "ipclab/runner.h"
 

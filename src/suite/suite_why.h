@@ -32,7 +32,7 @@ size_t why_pair(char *buf, size_t len, const struct why_pair *p);
 
 /* buf (n of it) on a line of stdout, when n > 0. */
 void why_print(size_t n, const char *buf);
-#define WHY_LEN 2048	/* a traced cycle: its causes, a stage, the split, who, --explain */
+#define WHY_LEN 2048	/* the longest reading: causes, a stage, the split, who, --explain */
 
 /* Each seed's comparison (the cells its reading compares) into buf: "" when
  * a cell is missing, did not run or has no cause split. */
@@ -41,14 +41,6 @@ size_t why_001(char *buf, size_t len, const struct result *low, const struct res
 size_t why_002(char *buf, size_t len, const struct result *same, const struct result *split);
 size_t why_003(char *buf, size_t len, const struct result *flood, const struct result *paced);
 size_t why_004(char *buf, size_t len, const struct result *procs, const struct result *threads);
-/* Seed 000's cycle section (suite_why_cycle.c): why the worst cycle cell
- * missed more deadlines, or had the longer p99 completion, than the best,
- * from the cycle's own figures ("Why: ...", with --trace "Why (trace):
- * ..."); "" when a cell is missing, did not run, or best is worst. */
-size_t why_000_cycle(char *buf, size_t len, const struct result *best, const struct result *worst);
-/* The exact test's p-value that cycle cells a and b missed deadlines at the
- * same rate (their xruns over their cycles; stats_rate_test). */
-double why_xruns_p(const struct result *a, const struct result *b);
 
 /* Its parts, each appended at buf[*n] (bounded, always terminated; *n grows):
  * text; */

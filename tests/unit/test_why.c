@@ -17,6 +17,7 @@
 
 #include "../../src/suite/suite_why.h"
 #include "../../src/pattern/cycle/cycle.h"
+#include "../../src/pattern/cycle/suite/suite.h"
 #include "ipclab/pattern.h"
 
 static struct result *cell(const char *tp, double msgs_per_s)

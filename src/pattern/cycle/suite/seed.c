@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* The seed-000-cycle section of `ipclab suite seeds`: what seed 000 asked
  * for instead of 4 KiB floods, a JACK-like graph of wakeups against a
- * deadline (the cycle pattern, docs/patterns.md). */
+ * deadline (the cycle pattern, docs/patterns.md); listed in
+ * src/suite/suite_seeds.c's seeds[] (suite.h). */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "suite_int.h"
-#include "suite_why.h"
+#include "../../../suite/suite_int.h"
+#include "../../../suite/suite_why.h"
 #include "ipclab/stats.h"
-#include "../pattern/cycle/cycle.h"
+#include "../cycle.h"
+#include "suite.h"
 
 /* ---- seed 000, what it asked for: the JACK-like cycle ------------------------------- */
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Seed 000's cycle section's Why line (suite_why.h): why the worst cycle
+/* Seed 000's cycle section's Why line (suite.h): why the worst cycle
  * cell missed more deadlines, or had the longer p99 completion, than the
  * best. From the result records alone: the causes of its xruns (they add
  * up to its xruns) and the stage that made most of them, by its wait or
@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "suite_why.h"
-#include "../pattern/cycle/cycle.h"
+#include "../../../suite/suite_why.h"
+#include "../cycle.h"
+#include "suite.h"
 #include "ipclab/stats.h"
 #include "ipclab/util.h"
 
