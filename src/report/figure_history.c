@@ -111,12 +111,13 @@ static int places(struct figure *f, const struct fig_hin *in, const char *metric
 	return 0;
 }
 
+/* A point's place: the points are in key order, one key one place. */
 static size_t place_of(const struct place *pl, size_t n, const struct fig_hpoint *p)
 {
-	for (size_t i = 0; i < n; i++)
-		if (pl[i].p == p)
-			return pl[i].pos;
-	return 0;
+	struct place key = { .p = p };
+	const struct place *at = bsearch(&key, pl, n, sizeof(*pl), cmp_place);
+
+	return at ? at->pos : 0;
 }
 
 /* y: the points and their intervals, 8 % of the range beside them; from 0
