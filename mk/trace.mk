@@ -69,3 +69,10 @@ $(B)/tests/test_cause_labels: $(B)/tests/unit/test_cause_labels.o $(IPCLAB_LIB)
 
 TEST_PROGS += $(B)/tests/test_cause_labels
 DEPS_FILES += $(B)/tests/unit/test_cause_labels.d
+
+$(B)/tests/test_cause_ci: $(B)/tests/unit/test_cause_ci.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_cause_ci
+DEPS_FILES += $(B)/tests/unit/test_cause_ci.d

@@ -89,6 +89,12 @@ struct trace_side {
 	struct trace_taker takers[TRACE_TOP_TAKERS];
 };
 
+#define TRACE_CP_BINS 256
+/* A round trip's parts on its critical path (struct trace_cpath's bins). */
+enum trace_cp_part { TCP_CLIENT_USER, TCP_CLIENT_KERNEL, TCP_CLIENT_WAKEUP, TCP_SERVER_USER,
+		     TCP_SERVER_KERNEL, TCP_SERVER_WAKEUP, TCP_WAKEUP_IDLE, TCP_CPU_WAIT,
+		     TCP_PREEMPTED, TCP_ASLEEP, TCP_NPARTS };
+
 /* The ping-pong round trip, per exchange, split along its critical path.
  * Paced (--rate), the client's sleep until its timer (the pacing gap) and
  * its wait to run after the timer's expiry (the timer's lateness) are left
@@ -100,6 +106,13 @@ struct trace_cpath {
 	double wakeup_idle_ns, wakeup_cpu_wait_ns;	/* parts of the two wakeups */
 	double preempted_ns;				/* part of unattributed */
 	double pacing_gap_ns, timer_late_ns;		/* left out of total */
+	/* The same parts exchange by exchange, for the shares' intervals: bin
+	 * i holds exchange i (up to TRACE_CP_BINS exchanges), or the sum of
+	 * every TRACE_CP_BINS-th exchange from i; ns per bin, not per exchange */
+	uint64_t exchanges;		/* exchanges in the bins */
+	unsigned nbins;			/* bins holding one exchange or more */
+	uint32_t bin_n[TRACE_CP_BINS];	/* exchanges in each */
+	float bin[TRACE_CP_BINS][TCP_NPARTS];
 };
 
 /* --explain (src/trace/explain.c): the traced cell's largest cause, tested
@@ -183,6 +196,15 @@ struct trace_cause {
 	unsigned bottleneck;		/* stream: the side that sets the pace */
 	bool bottleneck_sends;		/* ... is the sender */
 	double other_wait_pct;		/* ... the other side asleep, % of its window */
+	bool ci_on;			/* the shares have intervals (ping-pong, one client:
+					 * a bootstrap over its exchanges) */
+	struct trace_share_ci {
+		double lo, hi;
+	} ci[TC_NKINDS];		/* shares[i].pct's 95 % interval, % (ci_on) */
+	uint64_t ci_exchanges;		/* ... drawn from so many exchanges */
+	bool decided;			/* the largest is the leading cause: its interval
+					 * lies above every other share's (always, without
+					 * intervals); else the sentence says none is */
 	char sentence[320];		/* the largest share, and what would change it */
 	/* fan-in: each client's round trip, from its own window per exchange */
 	unsigned nclients;
@@ -202,6 +224,19 @@ const struct trace_cause *trace_cause(const struct trace_result *tr);
 /* For the runner, after the trace is collected: r->trace.cause. */
 struct result;
 void trace_cause_fill(struct result *r);
+/* The shares' 95 % intervals: a percentile bootstrap over the round
+ * trip's exchanges (their bins, struct trace_cpath), TRACE_CI_BOOT draws
+ * from a fixed seed, each share of a draw a ratio of its sums; kinds
+ * summed by group (group[kind] in 0..ngroups-1, -1: left out), in % of the
+ * figure, into lo[] and hi[]. Fewer than TRACE_CI_MIN_EXCHANGES: 0-100.
+ * -1 where the cell has no round trip's exchanges (another pattern, or a
+ * record made without them). */
+#define TRACE_CI_BOOT 2000
+#define TRACE_CI_MIN_EXCHANGES 5
+int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigned ngroups,
+		     double *lo, double *hi);
+/* lo lies above every hi[] but hi[self]: a stable leader. */
+bool trace_ci_above(double lo, const double *hi, unsigned n, unsigned self);
 
 struct trace_result {
 	bool on;			/* the cell was traced */

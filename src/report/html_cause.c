@@ -75,7 +75,8 @@ void html_cause_split(struct html *h, const struct html_view *v)
 	free(val);
 }
 
-/* The cell's sentence and its shares in words, under its details. */
+/* The cell's sentence and its shares in words (each with its 95 %
+ * interval where it has one), under its details. */
 void html_cause_text(struct html *h, const struct rcell *c)
 {
 	struct rtrace_cause cs;
@@ -87,7 +88,11 @@ void html_cause_text(struct html *h, const struct rcell *c)
 		const char *name = cs.shares[k].name;
 
 		html_escf(h->f, "%s %s %.1f %%", k ? "," : "", name ? name : "?", cs.shares[k].pct);
+		if (isfinite(cs.shares[k].ci_lo))
+			fprintf(h->f, " (%.0f&ndash;%.0f %%)", cs.shares[k].ci_lo, cs.shares[k].ci_hi);
 	}
+	if (!cs.decided)
+		fputs(" <span class=\"badge noisy\">no single leading cause</span>", h->f);
 	if (cs.sentence) {
 		fputs(". ", h->f);
 		html_esc(h->f, cs.sentence);

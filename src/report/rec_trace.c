@@ -262,8 +262,21 @@ bool rcell_trace_cpath(const struct rcell *c, struct rtrace_cpath *out)
 	return true;
 }
 
-/* reads trace.cause: of, whose, sentence, largest, total_ns, largest_pct,
- * shares[]: name, ns, pct */
+/* [lo, hi] of two finite numbers, lo <= hi; else NAN both. */
+static void pair(const json_t *a, double *lo, double *hi)
+{
+	double l = json_number_value(json_array_get(a, 0)), h = json_number_value(json_array_get(a, 1));
+
+	*lo = *hi = NAN;
+	if (json_array_size(a) == 2 && json_is_number(json_array_get(a, 0)) &&
+	    json_is_number(json_array_get(a, 1)) && isfinite(l) && isfinite(h) && l <= h) {
+		*lo = l;
+		*hi = h;
+	}
+}
+
+/* reads trace.cause: of, whose, sentence, largest, leading, total_ns,
+ * largest_pct, ci_exchanges, shares[]: name, ns, pct, pct_ci95 */
 bool rcell_trace_cause(const struct rcell *c, struct rtrace_cause *out)
 {
 	const json_t *cs = json_object_get(trace_of(c), "cause");
@@ -275,14 +288,18 @@ bool rcell_trace_cause(const struct rcell *c, struct rtrace_cause *out)
 	out->whose = str(cs, "whose");
 	out->sentence = str(cs, "sentence");
 	out->largest = str(cs, "largest");
+	out->leading = str(cs, "leading");
+	out->decided = out->leading || !json_object_get(cs, "leading");
 	out->total_ns = num(cs, "total_ns");
 	out->largest_pct = num(cs, "largest_pct");
+	out->ci_exchanges = num(cs, "ci_exchanges");
 	out->nshares = count(sh, RTRACE_MAX_SHARES);
 	for (size_t k = 0; k < out->nshares; k++) {
 		const json_t *s = json_array_get(sh, k);
 
 		out->shares[k] = (struct rtrace_share){ .name = str(s, "name"), .ns = num(s, "ns"),
 							.pct = num(s, "pct") };
+		pair(json_object_get(s, "pct_ci95"), &out->shares[k].ci_lo, &out->shares[k].ci_hi);
 	}
 	return true;
 }

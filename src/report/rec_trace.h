@@ -111,15 +111,21 @@ struct rtrace_cpath {
 };
 bool rcell_trace_cpath(const struct rcell *c, struct rtrace_cpath *out);
 
-/* trace.cause: the headline figure's split into shares {name, ns, pct}.
- * false when it has no shares array (null: no figure to split). */
+/* trace.cause: the headline figure's split into shares {name, ns, pct,
+ * pct_ci95}, and the leading cause (NULL: none stable, or a file from
+ * before leading was written: `decided` tells them apart). false when it
+ * has no shares array (null: no figure to split). */
 struct rtrace_share {
 	const char *name;
 	double ns, pct;
+	double ci_lo, ci_hi;		/* pct's 95 % interval; NAN both: none */
 };
 struct rtrace_cause {
-	const char *of, *whose, *sentence, *largest;
+	const char *of, *whose, *sentence, *largest, *leading;
+	bool decided;			/* a leading cause is named: `leading`, or no
+					 * `leading` key at all (a file before intervals) */
 	double total_ns, largest_pct;
+	double ci_exchanges;		/* the intervals' exchanges; NAN: none */
 	size_t nshares;
 	struct rtrace_share shares[RTRACE_MAX_SHARES];
 };

@@ -103,11 +103,15 @@ static json_t *cause_json(const struct trace_cause *c)
 		return json_null();
 	}
 	for (unsigned k = 0; k < c->nshares; k++)
-		json_array_append_new(sh, json_pack("{s:s, s:f, s:f}", "name", c->shares[k].name,
-						    "ns", c->shares[k].ns, "pct", c->shares[k].pct));
-	o = json_pack("{s:s, s:f, s:s, s:o, s:s, s:f, s:f, s:f, s:s}", "of", c->of,
+		json_array_append_new(sh, json_pack("{s:s, s:f, s:f, s:o}", "name", c->shares[k].name,
+						    "ns", c->shares[k].ns, "pct", c->shares[k].pct,
+						    "pct_ci95", c->ci_on ? json_pack("[f, f]", c->ci[k].lo, c->ci[k].hi)
+									 : json_null()));
+	o = json_pack("{s:s, s:f, s:s, s:o, s:s, s:f, s:o, s:o, s:f, s:f, s:s}", "of", c->of,
 		      "total_ns", c->total_ns, "whose", c->whose, "shares", sh,
 		      "largest", trace_cause_name(c->largest), "largest_pct", c->largest_pct,
+		      "leading", c->decided ? json_string(trace_cause_name(c->largest)) : json_null(),
+		      "ci_exchanges", c->ci_on ? json_integer((json_int_t)c->ci_exchanges) : json_null(),
 		      "scale", c->scale, "cross_cpu_frac", c->cross_cpu_frac,
 		      "sentence", c->sentence);
 	if (o && c->nclients) {	/* fan-in */
@@ -342,14 +346,18 @@ static void explain_line(FILE *f, const struct trace_result *tr)
 	explain_tries(f, e);
 }
 
-/* "    cause: wakeup latency 41%, kernel work 30%, ...: <sentence>" */
+/* "    cause: wakeup latency 41% (35-47%), kernel work 30% (24-36%), ...:
+ * <sentence>" (the shares' 95 % intervals where they have them) */
 static void cause_line(FILE *f, const struct trace_cause *c)
 {
 	if (!c)
 		return;
 	fprintf(f, "    cause (%s):", c->whose);
-	for (unsigned k = 0; k < c->nshares && k < 4; k++)
+	for (unsigned k = 0; k < c->nshares && k < 4; k++) {
 		fprintf(f, "%s %s %.0f%%", k ? "," : "", c->shares[k].name, c->shares[k].pct);
+		if (c->ci_on)
+			fprintf(f, " (%.0f-%.0f%%)", c->ci[k].lo, c->ci[k].hi);
+	}
 	if (c->nshares > 4)
 		fprintf(f, ", %u more", c->nshares - 4);
 	fprintf(f, ". %c%s\n", c->sentence[0] >= 'a' && c->sentence[0] <= 'z' ? c->sentence[0] - 32 : c->sentence[0],

@@ -122,8 +122,9 @@ static int cmp_share(const void *a, const void *b)
 }
 
 /* The parts onto the figure: what they leave of it is unattributed, what
- * they exceed it by (parts that ran at once) scales them down to it. */
-static void fold(struct trace_cause *c, struct parts *p, double figure)
+ * they exceed it by (parts that ran at once) scales them down to it; the
+ * parts in ns after, the scale into *scale. */
+static void fold_parts(struct parts *p, double figure, double *scale)
 {
 	double sum = 0;
 
@@ -133,11 +134,18 @@ static void fold(struct trace_cause *c, struct parts *p, double figure)
 		p->ns[TC_UNATTRIBUTED] += figure - sum;
 		sum = figure;
 	}
-	c->scale = sum > 0 ? figure / sum : 1;
+	*scale = sum > 0 ? figure / sum : 1;
+	for (unsigned k = 0; k < TC_NKINDS; k++)
+		p->ns[k] *= *scale;
+}
+
+static void fold(struct trace_cause *c, struct parts *p, double figure)
+{
+	fold_parts(p, figure, &c->scale);
 	c->total_ns = figure;
 	c->nshares = 0;
 	for (unsigned k = 0; k < TC_NKINDS; k++) {
-		double ns = p->ns[k] * c->scale;
+		double ns = p->ns[k];
 
 		if (ns <= 0 || figure <= 0 || 100.0 * ns / figure < 0.05)
 			continue;
@@ -163,28 +171,168 @@ static void cross_cpu(struct trace_cause *c, const struct trace_result *tr)
 	c->cross_cpu_frac = w ? 1.0 - (double)(same < w ? same : w) / (double)w : 0;
 }
 
+/* A round trip's parts (enum trace_cp_part, summed over n exchanges) as
+ * the cause's kinds, per exchange. */
+static void pp_parts(const struct result *r, const double *v, double n, struct parts *q)
+{
+	double wk = (v[TCP_CLIENT_WAKEUP] + v[TCP_SERVER_WAKEUP]) / n;
+
+	memset(q, 0, sizeof(*q));
+	if (r->trace.nsides >= 2) {
+		running(r, &r->trace.sides[0], v[TCP_SERVER_USER] / n, v[TCP_SERVER_KERNEL] / n, q);
+		running(r, &r->trace.sides[1], v[TCP_CLIENT_USER] / n, v[TCP_CLIENT_KERNEL] / n, q);
+	} else {
+		q->ns[TC_USER] = (v[TCP_CLIENT_USER] + v[TCP_SERVER_USER]) / n;
+		q->ns[TC_KERNEL] = (v[TCP_CLIENT_KERNEL] + v[TCP_SERVER_KERNEL]) / n;
+	}
+	q->ns[TC_WAKEUP_IDLE] = v[TCP_WAKEUP_IDLE] / n;
+	q->ns[TC_CPU_WAIT] = v[TCP_CPU_WAIT] / n;
+	q->ns[TC_WAKEUP] = wk - (v[TCP_WAKEUP_IDLE] + v[TCP_CPU_WAIT]) / n;
+	q->ns[TC_PREEMPTED] = v[TCP_PREEMPTED] / n;
+	q->ns[TC_UNATTRIBUTED] = v[TCP_ASLEEP] / n;
+}
+
+/* The parts' time on the path (the wakeups' parts are in their wakeups). */
+static double pp_path(const double *v)
+{
+	return v[TCP_CLIENT_USER] + v[TCP_CLIENT_KERNEL] + v[TCP_CLIENT_WAKEUP] + v[TCP_SERVER_USER] +
+	       v[TCP_SERVER_KERNEL] + v[TCP_SERVER_WAKEUP] + v[TCP_PREEMPTED] + v[TCP_ASLEEP];
+}
+
 /* One-client ping-pong: the round trip's critical path. */
 static void cause_pingpong(const struct result *r, struct trace_cause *c)
 {
 	const struct trace_cpath *p = &r->trace.cpath;
-	double wk = p->client_wakeup_ns + p->server_wakeup_ns;
-	struct parts q = { { 0 } };
+	double v[TCP_NPARTS] = {
+		[TCP_CLIENT_USER] = p->client_user_ns, [TCP_CLIENT_KERNEL] = p->client_kernel_ns,
+		[TCP_CLIENT_WAKEUP] = p->client_wakeup_ns, [TCP_SERVER_USER] = p->server_user_ns,
+		[TCP_SERVER_KERNEL] = p->server_kernel_ns, [TCP_SERVER_WAKEUP] = p->server_wakeup_ns,
+		[TCP_WAKEUP_IDLE] = p->wakeup_idle_ns, [TCP_CPU_WAIT] = p->wakeup_cpu_wait_ns,
+		[TCP_PREEMPTED] = p->preempted_ns, [TCP_ASLEEP] = p->unattributed_ns - p->preempted_ns,
+	};
+	struct parts q;
 
-	if (r->trace.nsides >= 2) {
-		running(r, &r->trace.sides[0], p->server_user_ns, p->server_kernel_ns, &q);
-		running(r, &r->trace.sides[1], p->client_user_ns, p->client_kernel_ns, &q);
-	} else {
-		q.ns[TC_USER] = p->client_user_ns + p->server_user_ns;
-		q.ns[TC_KERNEL] = p->client_kernel_ns + p->server_kernel_ns;
-	}
-	q.ns[TC_WAKEUP_IDLE] = p->wakeup_idle_ns;
-	q.ns[TC_CPU_WAIT] = p->wakeup_cpu_wait_ns;
-	q.ns[TC_WAKEUP] = wk - p->wakeup_idle_ns - p->wakeup_cpu_wait_ns;
-	q.ns[TC_PREEMPTED] = p->preempted_ns;
-	q.ns[TC_UNATTRIBUTED] = p->unattributed_ns - p->preempted_ns;
+	pp_parts(r, v, 1, &q);
 	c->of = "rtt_mean_ns";
 	snprintf(c->whose, sizeof(c->whose), "round trip");
 	fold(c, &q, p->measured_ns);
+}
+
+/* A small generator of its own with a fixed seed: the same exchanges give
+ * the same intervals, run after run (splitmix64). */
+static uint64_t boot_next(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigned ngroups,
+		     double *lo, double *hi)
+{
+	const struct trace_cpath *p = &r->trace.cpath;
+	double *pct, whole[TCP_NPARTS] = { 0 }, path, nall = 0;
+	unsigned idx[TRACE_CP_BINS], nb = 0;
+	uint64_t x = 0x1b9ca5e5d1ce0461ull;
+
+	if (!r->trace.has_cpath || !ngroups || ngroups > TC_NKINDS || !(p->measured_ns > 0))
+		return -1;
+	for (unsigned b = 0; b < TRACE_CP_BINS; b++)
+		if (p->bin_n[b]) {
+			idx[nb++] = b;
+			nall += p->bin_n[b];
+			for (unsigned k = 0; k < TCP_NPARTS; k++)
+				whole[k] += p->bin[b][k];
+		}
+	if (!nb)	/* no exchanges kept (a record made without them) */
+		return -1;
+	path = pp_path(whole) / nall;
+	if (nb < TRACE_CI_MIN_EXCHANGES || !(path > 0)) {	/* too few to tell: anything */
+		for (unsigned g = 0; g < ngroups; g++) {
+			lo[g] = 0;
+			hi[g] = 100;
+		}
+		return 0;
+	}
+	if (!(pct = malloc(sizeof(*pct) * TRACE_CI_BOOT * ngroups)))
+		return -1;
+	for (unsigned i = 0; i < TRACE_CI_BOOT; i++) {
+		double v[TCP_NPARTS] = { 0 }, n = 0, scale;
+		struct parts q;
+
+		for (unsigned j = 0; j < nb; j++) {
+			unsigned b = idx[boot_next(&x) % nb];
+
+			n += p->bin_n[b];
+			for (unsigned k = 0; k < TCP_NPARTS; k++)
+				v[k] += p->bin[b][k];
+		}
+		pp_parts(r, v, n, &q);
+		/* the figure moves with the path's own time: what the path left
+		 * of it (or exceeded it by) stays in proportion (the client's
+		 * own timing of each exchange is not kept by exchange) */
+		double fig = p->measured_ns * (pp_path(v) / n) / path;
+
+		fold_parts(&q, fig, &scale);
+		for (unsigned g = 0; g < ngroups; g++)
+			pct[g * TRACE_CI_BOOT + i] = 0;
+		for (unsigned k = 0; k < TC_NKINDS; k++)
+			if (group[k] >= 0 && (unsigned)group[k] < ngroups && fig > 0)
+				pct[(unsigned)group[k] * TRACE_CI_BOOT + i] += 100.0 * q.ns[k] / fig;
+	}
+	for (unsigned g = 0; g < ngroups; g++) {
+		double *a = pct + g * TRACE_CI_BOOT;
+
+		qsort(a, TRACE_CI_BOOT, sizeof(*a), cmp_dbl);
+		lo[g] = a[(unsigned)(0.025 * TRACE_CI_BOOT)];
+		hi[g] = a[(unsigned)(0.975 * TRACE_CI_BOOT) - 1];
+	}
+	free(pct);
+	return 0;
+}
+
+bool trace_ci_above(double lo, const double *hi, unsigned n, unsigned self)
+{
+	for (unsigned g = 0; g < n; g++)
+		if (g != self && !(lo > hi[g]))
+			return false;
+	return true;
+}
+
+/* Each share's 95 % interval, and whether the largest is stable: its
+ * interval above every other share's. A cause split without exchanges to
+ * draw from (a stream, a cycle, fan-in) has none, and names its largest. */
+static void cause_ci(const struct result *r, struct trace_cause *c)
+{
+	int group[TC_NKINDS];
+	double lo[TC_NKINDS], hi[TC_NKINDS];
+
+	c->decided = true;
+	for (unsigned k = 0; k < TC_NKINDS; k++)
+		group[k] = -1;
+	for (unsigned i = 0; i < c->nshares; i++)
+		group[c->shares[i].kind] = (int)i;
+	if (trace_cause_boot(r, group, c->nshares, lo, hi))
+		return;
+	c->ci_on = true;
+	c->ci_exchanges = r->trace.cpath.exchanges;
+	for (unsigned i = 0; i < c->nshares; i++) {
+		/* a percentile interval of a skewed share can miss its point by
+		 * a hair: widened to hold it */
+		c->ci[i].lo = lo[i] < c->shares[i].pct ? lo[i] : c->shares[i].pct;
+		c->ci[i].hi = hi[i] > c->shares[i].pct ? hi[i] : c->shares[i].pct;
+		hi[i] = c->ci[i].hi;
+	}
+	c->decided = trace_ci_above(c->ci[0].lo, hi, c->nshares, 0);
 }
 
 /* Fan-in: each client's window per exchange (asleep: waiting for the
@@ -328,10 +476,42 @@ static const char *knob(const struct trace_cause *c, const struct result *r, cha
 	return buf;
 }
 
+/* "no single leading cause: X 48 % (35-60) and Y 40 % (28-52) overlap
+ * over N exchanges; ...": the largest and every share whose interval
+ * reaches its own. */
+static int undecided(struct trace_cause *c)
+{
+	size_t len = sizeof(c->sentence);
+	int n = snprintf(c->sentence, len, "no single leading cause:");
+	unsigned pick[3], np = 0;
+
+	for (unsigned i = 0; i < c->nshares && np < 3; i++)
+		if (!i || c->ci[i].hi >= c->ci[0].lo)
+			pick[np++] = i;
+	for (unsigned j = 0; j < np && n > 0 && (size_t)n < len; j++) {
+		const struct trace_share *s = &c->shares[pick[j]];
+
+		n += snprintf(c->sentence + n, len - (size_t)n, "%s %s %.0f %% (%.0f-%.0f)",
+			      !j ? "" : j + 1 < np ? "," : " and", s->name, s->pct, c->ci[pick[j]].lo,
+			      c->ci[pick[j]].hi);
+	}
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(c->sentence + n, len - (size_t)n,
+			      " overlap over %llu exchanges; run longer (-d) for a decision",
+			      (unsigned long long)c->ci_exchanges);
+	return n;
+}
+
 static void sentence(struct trace_cause *c, const struct result *r)
 {
 	char kb[200];
-	int n = snprintf(c->sentence, sizeof(c->sentence), "%s is %.0f %% of the %s (%.3g of %.3g us)",
+	int n;
+
+	if (!c->decided) {
+		n = undecided(c);
+		goto paced;
+	}
+	n = snprintf(c->sentence, sizeof(c->sentence), "%s is %.0f %% of the %s (%.3g of %.3g us)",
 			 cause_names[c->largest], c->largest_pct, c->whose, c->shares[0].ns / 1e3,
 			 c->total_ns / 1e3);
 
@@ -343,7 +523,7 @@ static void sentence(struct trace_cause *c, const struct result *r)
 	if (n > 0 && (size_t)n < sizeof(c->sentence))
 		n += snprintf(c->sentence + n, sizeof(c->sentence) - (size_t)n, ": %s change it most",
 			      knob(c, r, kb, sizeof(kb)));
-	/* paced: the timer's lateness is no part of the round trip, but said */
+paced:	/* paced: the timer's lateness is no part of the round trip, but said */
 	if (r->trace.has_cpath && r->trace.cpath.timer_late_ns > 0 && n > 0 &&
 	    (size_t)n < sizeof(c->sentence))
 		snprintf(c->sentence + n, sizeof(c->sentence) - (size_t)n,
@@ -371,5 +551,6 @@ void trace_cause_fill(struct result *r)
 	if (!c->on)
 		return;
 	cross_cpu(c, &r->trace);
+	cause_ci(r, c);
 	sentence(c, r);
 }

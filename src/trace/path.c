@@ -2,6 +2,8 @@
 /* --trace: the one-client round trip's critical path, and each side's
  * wakeup latency by how it ended, from the in-kernel sums
  * (src/trace/bpf/sched.bpf.c). */
+#include <string.h>
+
 #include "path_int.h"
 
 void trace_split_run(uint64_t run, const struct trace_rusage *ru, uint64_t *user, uint64_t *sys)
@@ -33,16 +35,16 @@ void trace_side_wakeups(const struct tr_side *s, struct trace_side *ts)
 	ts->timer_wakeups = s->timer_wakeups;
 }
 
-void trace_path_collect(const struct tr_globals *g, bool syscalls, uint64_t n, double measured,
-			const struct trace_rusage *ru, struct trace_result *r)
+/* One set of path slots, [0] server, [1] client, as the parts of
+ * enum trace_cp_part (running split as getrusage split it, without the
+ * syscall probes; the wakeups' parts each bound by the woken time). */
+static void path_parts(const uint64_t acc[2][TR_CP_SLOTS], bool syscalls,
+		       const struct trace_rusage *ru, double v[TCP_NPARTS])
 {
-	uint64_t a[2][TR_CP_SLOTS];	/* [0] server, [1] client */
-	struct trace_cpath *c = &r->cpath;
-	double dn = (double)n, idle = 0, other = 0;
+	uint64_t a[2][TR_CP_SLOTS];
+	double idle = 0, other = 0;
 
-	for (unsigned k = 0; k < 2; k++)
-		for (unsigned s = 0; s < TR_CP_SLOTS; s++)
-			a[k][s] = g->cp_acc[k][s];
+	memcpy(a, acc, sizeof(a));
 	for (unsigned k = 0; k < 2 && !syscalls; k++)
 		trace_split_run(a[k][TR_USER] + a[k][TR_SYS], ru ? &ru[k] : NULL, &a[k][TR_USER],
 				&a[k][TR_SYS]);
@@ -52,22 +54,78 @@ void trace_path_collect(const struct tr_globals *g, bool syscalls, uint64_t n, d
 		idle += (double)i;
 		other += (double)min_u64(a[k][TR_NSLOTS + TR_WK_OTHER], a[k][TR_WOKEN] - i);
 	}
-	c->client_user_ns = (double)a[1][TR_USER] / dn;
-	c->client_kernel_ns = (double)a[1][TR_SYS] / dn;
-	c->client_wakeup_ns = (double)a[1][TR_WOKEN] / dn;
-	c->server_user_ns = (double)a[0][TR_USER] / dn;
-	c->server_kernel_ns = (double)a[0][TR_SYS] / dn;
-	c->server_wakeup_ns = (double)a[0][TR_WOKEN] / dn;
-	c->wakeup_idle_ns = idle / dn;
-	c->wakeup_cpu_wait_ns = other / dn;
-	c->preempted_ns = (double)(a[0][TR_PREEMPTED] + a[1][TR_PREEMPTED]) / dn;
+	v[TCP_CLIENT_USER] = (double)a[1][TR_USER];
+	v[TCP_CLIENT_KERNEL] = (double)a[1][TR_SYS];
+	v[TCP_CLIENT_WAKEUP] = (double)a[1][TR_WOKEN];
+	v[TCP_SERVER_USER] = (double)a[0][TR_USER];
+	v[TCP_SERVER_KERNEL] = (double)a[0][TR_SYS];
+	v[TCP_SERVER_WAKEUP] = (double)a[0][TR_WOKEN];
+	v[TCP_WAKEUP_IDLE] = idle;
+	v[TCP_CPU_WAIT] = other;
+	v[TCP_PREEMPTED] = (double)(a[0][TR_PREEMPTED] + a[1][TR_PREEMPTED]);
+	v[TCP_ASLEEP] = (double)(a[0][TR_SLEEP] + a[1][TR_SLEEP]);
+}
+
+/* The exchanges' bins: the in-kernel ones, and the last exchange (from the
+ * client's last send to the window's end) in the next. */
+static void path_bins(const struct tr_globals *g, bool syscalls, const struct trace_rusage *ru,
+		      struct trace_cpath *c)
+{
+	uint64_t a[2][TR_CP_SLOTS], last = 0;
+	double v[TCP_NPARTS];
+
+	c->exchanges = 0;
+	c->nbins = 0;
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned s = 0; s < TR_CP_SLOTS; s++) {
+			a[k][s] = g->cp_acc[k][s] - g->cp_snap[k][s];
+			last |= a[k][s];
+		}
+	for (unsigned b = 0; b < TR_CP_BINS && b < TRACE_CP_BINS; b++) {
+		uint64_t n = g->cp_bin_n[b];
+
+		for (unsigned k = 0; k < 2; k++)
+			for (unsigned s = 0; s < TR_CP_SLOTS; s++)
+				a[k][s] = g->cp_bin[b][k][s] +
+					  (last && b == (g->cp_nx & (TR_CP_BINS - 1)) ?
+						   g->cp_acc[k][s] - g->cp_snap[k][s] : 0);
+		if (last && b == (g->cp_nx & (TR_CP_BINS - 1)))
+			n++;
+		c->bin_n[b] = (uint32_t)n;
+		if (!n)
+			continue;
+		path_parts((const uint64_t(*)[TR_CP_SLOTS])a, syscalls, ru, v);
+		for (unsigned p = 0; p < TCP_NPARTS; p++)
+			c->bin[b][p] = (float)v[p];
+		c->exchanges += n;
+		c->nbins++;
+	}
+}
+
+void trace_path_collect(const struct tr_globals *g, bool syscalls, uint64_t n, double measured,
+			const struct trace_rusage *ru, struct trace_result *r)
+{
+	struct trace_cpath *c = &r->cpath;
+	double dn = (double)n, v[TCP_NPARTS];
+
+	path_parts((const uint64_t(*)[TR_CP_SLOTS])g->cp_acc, syscalls, ru, v);
+	c->client_user_ns = v[TCP_CLIENT_USER] / dn;
+	c->client_kernel_ns = v[TCP_CLIENT_KERNEL] / dn;
+	c->client_wakeup_ns = v[TCP_CLIENT_WAKEUP] / dn;
+	c->server_user_ns = v[TCP_SERVER_USER] / dn;
+	c->server_kernel_ns = v[TCP_SERVER_KERNEL] / dn;
+	c->server_wakeup_ns = v[TCP_SERVER_WAKEUP] / dn;
+	c->wakeup_idle_ns = v[TCP_WAKEUP_IDLE] / dn;
+	c->wakeup_cpu_wait_ns = v[TCP_CPU_WAIT] / dn;
+	c->preempted_ns = v[TCP_PREEMPTED] / dn;
 	/* on the path but neither running nor woken: preempted, or asleep */
-	c->unattributed_ns = c->preempted_ns + (double)(a[0][TR_SLEEP] + a[1][TR_SLEEP]) / dn;
+	c->unattributed_ns = c->preempted_ns + v[TCP_ASLEEP] / dn;
 	c->total_ns = c->client_user_ns + c->client_kernel_ns + c->client_wakeup_ns +
 		      c->server_user_ns + c->server_kernel_ns + c->server_wakeup_ns +
 		      c->unattributed_ns;
 	c->pacing_gap_ns = (double)g->cp_gap / dn;
 	c->timer_late_ns = (double)g->cp_late / dn;
 	c->measured_ns = measured;
+	path_bins(g, syscalls, ru, c);
 	r->has_cpath = true;
 }

@@ -40,6 +40,11 @@ static inline __u32 tr_wk_kind(int prev_pid, int prev_side, __u64 wake_cpu_busy)
  * timer instead (the pacing gap, with its run after the timer up to the
  * send) and the time woken by the timer before it ran (its lateness). */
 enum tr_cp_mode { TR_CP_IN, TR_CP_TENT, TR_CP_TIMER, TR_CP_GAP };
+/* The path's time exchange by exchange, for the shares' intervals: each
+ * exchange's slots (what cp_acc gained since the last send) go into bin
+ * (exchange number mod TR_CP_BINS): one exchange a bin up to TR_CP_BINS
+ * exchanges, then every TR_CP_BINS-th exchange summed in each. */
+#define TR_CP_BINS 256		/* a power of two: the index is masked */
 
 /* What a side is doing now (TR_PH_RUN splits into user and sys by in_sys). */
 enum tr_phase { TR_PH_UNKNOWN, TR_PH_RUN, TR_PH_WOKEN, TR_PH_PREEMPTED, TR_PH_SLEEP };
@@ -120,6 +125,10 @@ struct tr_globals {
 	__u64 unseen_t0[TR_MAX_CPUS], unseen_t1[TR_MAX_CPUS];	/* its last unseen span */
 	__u64 unseen_spans;		/* unseen spans that ended in the server's window */
 	__u64 hide_tid;			/* tests: drop every event in this task's context */
+	__u64 cp_nx;			/* exchanges closed into cp_bin (a send each) */
+	__u64 cp_snap[2][TR_CP_SLOTS];	/* cp_acc at the last send */
+	__u64 cp_bin[TR_CP_BINS][2][TR_CP_SLOTS];	/* the exchanges' slots, by exchange mod TR_CP_BINS */
+	__u64 cp_bin_n[TR_CP_BINS];	/* exchanges in each bin */
 };
 
 /* Per (side << 32 | tid) of another task: the time it ran on the CPU the
