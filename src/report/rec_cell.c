@@ -145,12 +145,14 @@ json_t *rec_metrics_part(const json_t *result)
 json_t *rec_config_copy(const json_t *result)
 {
 	static const char *const drop[] = { "metrics", "sides", "histogram", "repeat", "trace",
-					    "profile", "profile_run", "cycle_series", "reference",
+					    "profile", "profile_run", "reference",
 					    "remote", "settings", "interference", NULL };
 	json_t *cfg = json_deep_copy(result);
 
 	for (const char *const *k = drop; cfg && *k; k++)
 		json_object_del(cfg, *k);
+	if (cfg)
+		rec_pat_keys_del(cfg);
 	return cfg;
 }
 

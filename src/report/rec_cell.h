@@ -63,6 +63,9 @@ json_t *rec_metrics_part(const json_t *result);
 /* A new copy of result's configuration: without its metrics, sides,
  * histogram, repetitions and the pattern's and tools' sections. */
 json_t *rec_config_copy(const json_t *result);
+/* Take out of result the keys that the patterns' own parts of the record
+ * add beside its configuration (pat_reports.c: each pattern's list). */
+void rec_pat_keys_del(json_t *result);
 
 /* A stored env --calibrate run's drift of one reference cell
  * (calibration.cells[]): the ratio of two runs' medians lay in [lo, hi]. */

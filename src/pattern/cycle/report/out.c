@@ -174,6 +174,9 @@ static int json_metrics(json_t *metrics, const struct result *r)
 	return json_object_set_new(metrics, "stages", cycle_stages_json(cr));
 }
 
+/* The key json_result adds beside the configuration (pat_reports.c). */
+const char *const cycle_result_keys[] = { "cycle_series", NULL };
+
 static int json_result(json_t *res, const struct result *r)
 {
 	const struct cycle_result *cr = cycle_result_of(r);

@@ -14,6 +14,8 @@
 #include "ipclab/report.h"
 
 extern const struct pat_report cycle_report;
+/* The keys its json_result adds to a result beside the configuration. */
+extern const char *const cycle_result_keys[];
 
 /* From a result file: ipclab report's cycle section (html.c) and
  * ipclab plot's figures, completion over the run and the stages' wait and
