@@ -215,8 +215,9 @@ int figure_history(struct figure *f, const struct fig_hin *in, const char *metri
 		"each point a run, with its 95 % interval where it has one; a dashed rule: a change point, the means before and after it";
 	f->x = (struct fig_axis){ .key = "place" };
 	f->x.label = x_label(in, f->axis_text, sizeof(f->axis_text));
-	f->y = (struct fig_axis){ .label = fd && fd->doc ? fd->doc : metric, .key = metric, .fd = fd };
-	snprintf(f->title, sizeof(f->title), "%s (%s)%s", f->y.label, metric,
+	/* the axis: the table's short header ("p50", "msgs/s"); the title: what it is */
+	f->y = (struct fig_axis){ .label = fd ? fd->label : metric, .key = metric, .fd = fd };
+	snprintf(f->title, sizeof(f->title), "%s (%s)%s", fd && fd->doc ? fd->doc : metric, metric,
 		 in->x == FIG_HX_MACHINE ? " across machines" : " across stored runs");
 	ret = places(f, in, metric, &pl, &np);
 	if (!ret)

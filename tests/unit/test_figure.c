@@ -359,7 +359,8 @@ static void test_history(void **state)
 	assert_true(!f->s[0].marks && !f->s[1].marks && f->s[2].marks);
 	/* y: the field table's, not a key's suffix */
 	assert_ptr_equal(f->y.fd, field_find("lat_p50_ns"));
-	assert_string_equal(f->y.label, field_find("lat_p50_ns")->doc);
+	assert_string_equal(f->y.label, field_find("lat_p50_ns")->label);
+	assert_non_null(strstr(f->title, field_find("lat_p50_ns")->doc));
 	/* x: a place per run, the second cell's points at its runs' places */
 	assert_int_equal(f->ncat, 4);
 	assert_int_equal(f->x.nticks, 4);
