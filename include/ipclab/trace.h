@@ -318,6 +318,12 @@ struct trace_pick {
 	enum explain_cause cause;
 	double ns;			/* its time over the sides' windows */
 	double pct;			/* of their sum */
+	/* from a cause split with intervals: the share picked, and a share of
+	 * another cause a knob acts on whose interval reaches the pick's (the
+	 * pick is then not stable: cause EX_NONE) */
+	const struct trace_share *share, *rival;
+	const struct trace_share_ci *ci, *rival_ci;	/* their intervals */
+	uint64_t exchanges;
 };
 struct trace_pick explain_pick(const struct trace_result *tr);
 /* ... for endpoints that each have a CPU of their own (@own_cpus: --pin

@@ -52,12 +52,29 @@ static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p,
 
 	if (!c)
 		return false;
-	*p = (struct trace_pick){ EX_NONE, 0, 0 };
+	*p = (struct trace_pick){ .cause = EX_NONE };
 	for (unsigned k = 0; k < c->nshares && k < TC_NKINDS; k++) {
 		enum explain_cause e = trace_share_cause(&c->shares[k], c, tr, own_cpus);
 
 		if (e != EX_NONE && c->shares[k].pct >= EXPLAIN_MIN_PCT) {
-			*p = (struct trace_pick){ e, c->shares[k].ns, c->shares[k].pct };
+			*p = (struct trace_pick){ .cause = e, .ns = c->shares[k].ns,
+						  .pct = c->shares[k].pct, .share = &c->shares[k],
+						  .ci = &c->ci[k] };
+			break;
+		}
+	}
+	/* stable, as the leading cause is: its interval above that of every
+	 * share of another cause a knob acts on */
+	for (unsigned k = 0; p->share && c->ci_on && k < c->nshares && k < TC_NKINDS; k++) {
+		const struct trace_share *o = &c->shares[k];
+		enum explain_cause e = trace_share_cause(o, c, tr, own_cpus);
+
+		if (o != p->share && e != EX_NONE && e != p->cause &&
+		    !(p->ci->lo > c->ci[k].hi)) {
+			p->rival = o;
+			p->rival_ci = &c->ci[k];
+			p->exchanges = c->ci_exchanges;
+			p->cause = EX_NONE;
 			break;
 		}
 	}
@@ -76,7 +93,7 @@ struct trace_pick explain_pick(const struct trace_result *tr)
 struct trace_pick explain_pick_placed(const struct trace_result *tr, bool own_cpus)
 {
 	double ns[EX_PEER_CPU + 1] = { 0 }, wall = 0, wk = 0, same = 0, cross, idle;
-	struct trace_pick p = { EX_NONE, 0, 0 };
+	struct trace_pick p = { .cause = EX_NONE };
 
 	if (pick_from_cause(tr, &p, own_cpus))
 		return p;
@@ -107,7 +124,7 @@ struct trace_pick explain_pick_placed(const struct trace_result *tr, bool own_cp
 	}
 	for (int c = EX_OTHERS; c <= EX_PEER_CPU; c++)
 		if (ns[c] > p.ns)
-			p = (struct trace_pick){ (enum explain_cause)c, ns[c], 0 };
+			p = (struct trace_pick){ .cause = (enum explain_cause)c, .ns = ns[c] };
 	p.pct = wall > 0 ? 100 * p.ns / wall : 0;
 	if (p.pct < EXPLAIN_MIN_PCT)
 		p.cause = EX_NONE;
@@ -293,7 +310,7 @@ static void timer_late(const struct cell *c, const struct result *res, struct tr
 	}
 	late = late < sleep ? late : sleep;
 	if (late > p->ns && wall > 0 && 100 * late / wall >= EXPLAIN_MIN_PCT)
-		*p = (struct trace_pick){ EX_TIMER_LATE, late, 100 * late / wall };
+		*p = (struct trace_pick){ .cause = EX_TIMER_LATE, .ns = late, .pct = 100 * late / wall };
 }
 
 /* The knobs to try, at most two: the caller's first (c->explain_first,
@@ -357,6 +374,7 @@ int trace_explain(const struct cell *c, struct result *res,
 	struct trace_explain *e = &res->trace.explain;
 	struct trace_pick p;
 	struct cell before = *c;
+	int ret;
 
 	memset(e, 0, sizeof(*e));
 	e->on = true;
@@ -377,5 +395,13 @@ int trace_explain(const struct cell *c, struct result *res,
 	before.trace = before.trace_syscalls = before.profile = before.explain = false;
 	before.trace_events = NULL;
 	before.profile_dir = NULL;
-	return try_knobs(c, &before, res, p.cause, run_once, e);
+	ret = try_knobs(c, &before, res, p.cause, run_once, e);
+	/* no cause stood out from the others a knob acts on: none is tested
+	 * as if it were the cause (a knob the caller named still runs) */
+	if (p.rival && !e->applied)
+		snprintf(e->note, sizeof(e->note),
+			 "no single cause a knob acts on: %s %.0f %% (%.0f-%.0f) and %s %.0f %% (%.0f-%.0f) overlap over %llu exchanges; run longer (-d) for a decision",
+			 p.share->name, p.share->pct, p.ci->lo, p.ci->hi, p.rival->name, p.rival->pct,
+			 p.rival_ci->lo, p.rival_ci->hi, (unsigned long long)p.exchanges);
+	return ret;
 }

@@ -28,6 +28,14 @@ static const char *const group_knob[G_N] = {
 	"a trace with --trace=syscalls places more of it",
 };
 
+/* The group of each share's kind, as cold_groups sums them. */
+static int group_of(enum trace_cause_kind k)
+{
+	return k == TC_WAKEUP || k == TC_WAKEUP_IDLE || k == TC_CPU_WAIT ? G_WAKE :
+	       k == TC_POLLING ? G_POLL : k == TC_USER || k == TC_KERNEL ? G_WORK :
+	       k == TC_STEAL ? G_HOST : k == TC_PREEMPTED ? G_PREEMPT : G_OTHER;
+}
+
 static bool cold_groups(const struct result *r, double g[G_N], double *total)
 {
 	const struct trace_cause *c = sq_ran(r) ? trace_cause(&r->trace) : NULL;
@@ -37,14 +45,44 @@ static bool cold_groups(const struct result *r, double g[G_N], double *total)
 		return false;
 	for (unsigned i = 0; i < c->nshares && i < TC_NKINDS; i++) {
 		const struct trace_share *sh = &c->shares[i];
-		int k = sh->kind == TC_WAKEUP || sh->kind == TC_WAKEUP_IDLE || sh->kind == TC_CPU_WAIT ? G_WAKE :
-			sh->kind == TC_POLLING ? G_POLL : sh->kind == TC_USER || sh->kind == TC_KERNEL ? G_WORK :
-			sh->kind == TC_STEAL ? G_HOST : sh->kind == TC_PREEMPTED ? G_PREEMPT : G_OTHER;
 
-		g[k] += sh->ns;
+		g[group_of(sh->kind)] += sh->ns;
 	}
 	*total = c->total_ns;
 	return true;
+}
+
+/* The groups' 95 % intervals (% of the figure) over the paced cell's
+ * exchanges; false where it has none. */
+static bool group_ci(const struct result *r, double lo[G_N], double hi[G_N])
+{
+	int map[TC_NKINDS];
+
+	for (unsigned k = 0; k < TC_NKINDS; k++)
+		map[k] = group_of((enum trace_cause_kind)k);
+	return !trace_cause_boot(r, map, G_N, lo, hi);
+}
+
+/* "no single leading cause: work 48 % (35-60) and the wake path 40 %
+ * (28-52) overlap over N exchanges; ...": big and the groups whose
+ * intervals reach its own. */
+static void no_leader(char *buf, size_t len, const double g[G_N], double total, unsigned big,
+		      const double lo[G_N], const double hi[G_N], uint64_t n)
+{
+	unsigned pick[3] = { big }, np = 1;
+	int w = snprintf(buf, len, " No single leading cause:");
+
+	for (unsigned k = 0; k < G_N && np < 3; k++)
+		if (k != big && g[k] > 0 && hi[k] >= lo[big])
+			pick[np++] = k;
+	for (unsigned j = 0; j < np && w >= 0 && (size_t)w < len; j++)
+		w += snprintf(buf + w, len - (size_t)w, "%s %s %.0f %% (%.0f-%.0f)",
+			      !j ? "" : j + 1 < np ? "," : " and", group_name[pick[j]],
+			      100 * g[pick[j]] / total, lo[pick[j]], hi[pick[j]]);
+	if (w >= 0 && (size_t)w < len)
+		snprintf(buf + w, len - (size_t)w,
+			 " of the paced round trip overlap over %llu exchanges; run longer (-d) for a decision.",
+			 (unsigned long long)n);
 }
 
 static unsigned largest_group(const double g[G_N])
@@ -88,10 +126,14 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 	if (split && w->nhyp < WHY_MAX_HYP) {
 		struct why_hyp *h = &w->hyp[w->nhyp++];
 		unsigned big = largest_group(g);
+		double lo[G_N], hi[G_N];
+		/* the largest is the leading cause only where its interval lies
+		 * above every other group's */
+		bool ci = group_ci(p1, lo, hi), stable = !ci || trace_ci_above(lo[big], hi, G_N, big);
 
 		snprintf(h->claim, sizeof(h->claim), "the paced round trip's extra time is the wake path, not work");
 		snprintf(h->conditions, sizeof(h->conditions), "%s, 64 B, 1 client, %g msg/s, traced", tp, rate);
-		h->reproduced = big == G_WAKE;
+		h->reproduced = big == G_WAKE && stable;
 		snprintf(h->evidence, sizeof(h->evidence),
 			 "of %.3g us a round trip: the wake path %.0f %%, polling %.0f %%, work %.0f %%, the hypervisor %.0f %%, preemption %.0f %%, the rest %.0f %%; the sender's timer woke %.3g us late at the median, outside the round trip",
 			 total / 1e3, 100 * g[G_WAKE] / total, 100 * g[G_POLL] / total, 100 * g[G_WORK] / total,
@@ -101,8 +143,10 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 
 		/* running 10x or more what a flood exchange runs is not the
 		 * message's own work: the advice for work would be wrong */
-		if (big == G_WORK && cold_groups(f1, gf, &ftotal) && gf[G_WORK] > 0 &&
-		    g[G_WORK] >= 10 * gf[G_WORK])
+		if (!stable)
+			no_leader(why, sizeof(why), g, total, big, lo, hi, p1->trace.cpath.exchanges);
+		else if (big == G_WORK && cold_groups(f1, gf, &ftotal) && gf[G_WORK] > 0 &&
+			 g[G_WORK] >= 10 * gf[G_WORK])
 			snprintf(why, sizeof(why),
 				 " Its time went most to running (%.0f %%, %.3g us), but a flood exchange ran %.3g us: not the message's own work, but running slowed after a sleep (cold caches and TLB) or time the guest did not see taken; --profile would say where.",
 				 100 * g[big] / total, g[big] / 1e3, gf[G_WORK] / 1e3);

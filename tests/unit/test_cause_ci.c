@@ -3,7 +3,8 @@
  * share's 95 % interval holds its point share and narrows with more
  * exchanges; a clear leader is named with its knob, two shares whose
  * intervals overlap are not (the sentence says so, and gives no knob);
- * the same exchanges give the same intervals. */
+ * the same exchanges give the same intervals; --explain's pick follows
+ * the same rule. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,6 +202,63 @@ static void test_too_few(void **state)
 	free(r);
 }
 
+/* --explain: the largest share a knob acts on is tested only where its
+ * interval lies above that of every other such share. Wakeups from idle
+ * against waiting for a CPU, close and noisy: no pick; far apart: picked. */
+static struct result *two_waits(unsigned n, double idle, double didle, double cpu, double dcpu)
+{
+	struct result *r = calloc(1, sizeof(*r));
+	struct trace_cpath *p;
+	double si = 0, sc = 0;
+
+	assert_non_null(r);
+	strcpy(r->pattern, "pingpong");
+	r->cell.tp = &pipe_tp;
+	r->cell.pm_qos_us = -1;
+	r->lat_kind = LAT_RTT;
+	r->trace.on = r->trace.has_cpath = true;
+	r->trace.nsides = r->nsides = 2;
+	p = &r->trace.cpath;
+	rnd_x = 7;
+	for (unsigned i = 0; i < n; i++) {
+		double a = idle + didle * (2 * rnd() - 1), b = cpu + dcpu * (2 * rnd() - 1);
+		float *bin = p->bin[i % TRACE_CP_BINS];
+
+		bin[TCP_CLIENT_WAKEUP] += (float)(a + b);
+		bin[TCP_WAKEUP_IDLE] += (float)a;
+		bin[TCP_CPU_WAIT] += (float)b;
+		bin[TCP_SERVER_USER] += 2000;
+		p->bin_n[i % TRACE_CP_BINS]++;
+		si += a;
+		sc += b;
+	}
+	p->exchanges = n;
+	p->client_wakeup_ns = (si + sc) / n;
+	p->wakeup_idle_ns = si / n;
+	p->wakeup_cpu_wait_ns = sc / n;
+	p->server_user_ns = 2000;
+	p->total_ns = p->measured_ns = p->client_wakeup_ns + 2000;
+	trace_cause_fill(r);
+	return r;
+}
+
+static void test_explain_pick(void **state)
+{
+	struct result *r = two_waits(40, 30000, 28000, 27000, 25000);
+	struct trace_pick p = explain_pick(&r->trace);
+
+	(void)state;
+	assert_int_equal(p.cause, EX_NONE);
+	assert_non_null(p.rival);
+	assert_int_equal(p.exchanges, 40);
+	free(r);
+	r = two_waits(40, 40000, 2000, 10000, 2000);
+	p = explain_pick(&r->trace);
+	assert_int_equal(p.cause, EX_IDLE_EXIT);
+	assert_null(p.rival);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_reproducible),
 		cmocka_unit_test(test_too_few),
+		cmocka_unit_test(test_explain_pick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

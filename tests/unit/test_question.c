@@ -276,6 +276,34 @@ static void test_003(void **state)
 	assert_false(w->hyp[2].reproduced);
 	assert_non_null(strstr(w->answer, "but a flood exchange ran 0.46 us: not the message's own work"));
 	assert_null(strstr(w->answer, "a cheaper transport"));
+	/* the paced cell's 60 exchanges: work and the wake path about even
+	 * and each exchange far from the mean: their intervals overlap, no
+	 * leading cause is named and no advice given */
+	memset(w, 0, sizeof(*w));
+	p1->lat_kind = LAT_RTT;
+	p1->trace.has_cpath = true;
+	p1->trace.nsides = 2;
+	memset(&p1->trace.cpath, 0, sizeof(p1->trace.cpath));
+	for (unsigned i = 0; i < 60; i++) {
+		float *b = p1->trace.cpath.bin[i];
+
+		b[TCP_SERVER_USER] = i % 2 ? 6000 : 56000;
+		b[TCP_CLIENT_WAKEUP] = b[TCP_WAKEUP_IDLE] = i % 2 ? 54000 : 4000;
+		p1->trace.cpath.bin_n[i] = 1;
+	}
+	p1->trace.cpath.exchanges = 60;
+	p1->trace.cpath.server_user_ns = 31000;
+	p1->trace.cpath.client_wakeup_ns = p1->trace.cpath.wakeup_idle_ns = 29000;
+	p1->trace.cpath.total_ns = p1->trace.cpath.measured_ns = 60000;
+	trace_cause_fill(p1);
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_false(w->hyp[2].reproduced);
+	assert_non_null(strstr(w->answer, "No single leading cause: work 52 % ("));
+	assert_non_null(strstr(w->answer, "and the wake path 48 % ("));
+	assert_non_null(strstr(w->answer, "overlap over 60 exchanges; run longer (-d)"));
+	assert_null(strstr(w->answer, "most to"));
+	assert_null(strstr(w->answer, "not the message's own work"));
+	p1->trace.has_cpath = false;
 	f1->trace.on = false;
 	p1->trace.on = false;
 	/* one run each: a factor of 3 is told apart, 0.9x is not */
