@@ -380,6 +380,21 @@ static int cmp_separator(int argc, char **argv)
 	return 0;
 }
 
+/* compare [options] A1 A2 -- B1 B2: the options are those before "--". */
+static int cmp_separated(struct cmp_args *a, int argc, char **argv, int sep)
+{
+	int ret = cli_defaults(compare_options, a) ? 2 :
+		  cli_parse(compare_options, sep, argv, a, "compare", true);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (a->baseline || a->by)
+		return cmd_usage_error("compare", "--baseline and --by take a side from the store; with '--' both sides are files");
+	if (optind >= sep || sep + 1 >= argc)
+		return cmd_usage_error("compare", "'--' goes between two sides of result files: ipclab compare A1.json A2.json -- B1.json B2.json");
+	return cmp_sides(a, argv + optind, (size_t)(sep - optind), (size_t)(argc - sep - 1));
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct cmp_args a = { .o = { .fail_above_pct = NAN, .metric_mask = (1u << CMP_NMETRICS) - 1 } };
@@ -390,17 +405,8 @@ int cmd_compare(int argc, char **argv)
 	int sep = cmp_separator(argc, argv);
 	int ret;
 
-	if (sep) {	/* the options are those before it */
-		ret = cli_defaults(compare_options, &a) ? 2 :
-		      cli_parse(compare_options, sep, argv, &a, "compare", true);
-		if (ret)
-			return ret < 0 ? 0 : ret;
-		if (a.baseline || a.by)
-			return cmd_usage_error("compare", "--baseline and --by take a side from the store; with '--' both sides are files");
-		if (optind >= sep || sep + 1 >= argc)
-			return cmd_usage_error("compare", "'--' goes between two sides of result files: ipclab compare A1.json A2.json -- B1.json B2.json");
-		return cmp_sides(&a, argv + optind, (size_t)(sep - optind), (size_t)(argc - sep - 1));
-	}
+	if (sep)
+		return cmp_separated(&a, argc, argv, sep);
 	ret = cli_defaults(compare_options, &a) ? 2 : cmp_args_parse(argc, argv, &a);
 	if (ret)
 		return ret < 0 ? 0 : ret;
