@@ -90,10 +90,17 @@ struct trace_side {
 };
 
 #define TRACE_CP_BINS 256
-/* A round trip's parts on its critical path (struct trace_cpath's bins). */
+/* A round trip's parts on its critical path (struct trace_cpath's bins):
+ * each side's running and woken time, and its woken time by how the
+ * wakeups ended (from idle, waiting for a CPU) as measured wakeup by
+ * wakeup: a wakeup's part can fall in the next exchange, so they are
+ * bound by the woken time only when summed (trace_cp_bound). */
 enum trace_cp_part { TCP_CLIENT_USER, TCP_CLIENT_KERNEL, TCP_CLIENT_WAKEUP, TCP_SERVER_USER,
-		     TCP_SERVER_KERNEL, TCP_SERVER_WAKEUP, TCP_WAKEUP_IDLE, TCP_CPU_WAIT,
-		     TCP_PREEMPTED, TCP_ASLEEP, TCP_NPARTS };
+		     TCP_SERVER_KERNEL, TCP_SERVER_WAKEUP, TCP_CLIENT_IDLE, TCP_CLIENT_CPU_WAIT,
+		     TCP_SERVER_IDLE, TCP_SERVER_CPU_WAIT, TCP_PREEMPTED, TCP_ASLEEP, TCP_NPARTS };
+/* The wakeups' parts of summed parts v, each side's bound by its woken
+ * time: from idle into *idle, waiting for a CPU into *cpu_wait. */
+void trace_cp_bound(const double *v, double *idle, double *cpu_wait);
 
 /* The ping-pong round trip, per exchange, split along its critical path.
  * Paced (--rate), the client's sleep until its timer (the pacing gap) and
@@ -113,6 +120,8 @@ struct trace_cpath {
 	unsigned nbins;			/* bins holding one exchange or more */
 	uint32_t bin_n[TRACE_CP_BINS];	/* exchanges in each */
 	float bin[TRACE_CP_BINS][TCP_NPARTS];
+	uint32_t bin_nmeas[TRACE_CP_BINS];	/* the client's own timings in each */
+	float bin_meas[TRACE_CP_BINS];	/* ... their sum, ns */
 };
 
 /* --explain (src/trace/explain.c): the traced cell's largest cause, tested

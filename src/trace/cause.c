@@ -171,9 +171,28 @@ static void cross_cpu(struct trace_cause *c, const struct trace_result *tr)
 	c->cross_cpu_frac = w ? 1.0 - (double)(same < w ? same : w) / (double)w : 0;
 }
 
-/* A round trip's parts (enum trace_cp_part, summed over n exchanges) as
- * the cause's kinds, per exchange. */
-static void pp_parts(const struct result *r, const double *v, double n, struct parts *q)
+void trace_cp_bound(const double *v, double *idle, double *cpu_wait)
+{
+	static const unsigned part[2][3] = {
+		{ TCP_SERVER_WAKEUP, TCP_SERVER_IDLE, TCP_SERVER_CPU_WAIT },
+		{ TCP_CLIENT_WAKEUP, TCP_CLIENT_IDLE, TCP_CLIENT_CPU_WAIT },
+	};
+
+	*idle = *cpu_wait = 0;
+	for (unsigned k = 0; k < 2; k++) {
+		double w = v[part[k][0]] > 0 ? v[part[k][0]] : 0;
+		double i = v[part[k][1]] < w ? v[part[k][1]] : w, o = v[part[k][2]];
+
+		*idle += i;
+		*cpu_wait += o < w - i ? o : w - i;
+	}
+}
+
+/* A round trip's parts (enum trace_cp_part, summed over n exchanges; the
+ * wakeups' parts bound: idle, cpu_wait) as the cause's kinds, per
+ * exchange. */
+static void pp_parts(const struct result *r, const double *v, double idle, double cpu_wait,
+		     double n, struct parts *q)
 {
 	double wk = (v[TCP_CLIENT_WAKEUP] + v[TCP_SERVER_WAKEUP]) / n;
 
@@ -185,9 +204,9 @@ static void pp_parts(const struct result *r, const double *v, double n, struct p
 		q->ns[TC_USER] = (v[TCP_CLIENT_USER] + v[TCP_SERVER_USER]) / n;
 		q->ns[TC_KERNEL] = (v[TCP_CLIENT_KERNEL] + v[TCP_SERVER_KERNEL]) / n;
 	}
-	q->ns[TC_WAKEUP_IDLE] = v[TCP_WAKEUP_IDLE] / n;
-	q->ns[TC_CPU_WAIT] = v[TCP_CPU_WAIT] / n;
-	q->ns[TC_WAKEUP] = wk - (v[TCP_WAKEUP_IDLE] + v[TCP_CPU_WAIT]) / n;
+	q->ns[TC_WAKEUP_IDLE] = idle / n;
+	q->ns[TC_CPU_WAIT] = cpu_wait / n;
+	q->ns[TC_WAKEUP] = wk - (idle + cpu_wait) / n;
 	q->ns[TC_PREEMPTED] = v[TCP_PREEMPTED] / n;
 	q->ns[TC_UNATTRIBUTED] = v[TCP_ASLEEP] / n;
 }
@@ -207,12 +226,11 @@ static void cause_pingpong(const struct result *r, struct trace_cause *c)
 		[TCP_CLIENT_USER] = p->client_user_ns, [TCP_CLIENT_KERNEL] = p->client_kernel_ns,
 		[TCP_CLIENT_WAKEUP] = p->client_wakeup_ns, [TCP_SERVER_USER] = p->server_user_ns,
 		[TCP_SERVER_KERNEL] = p->server_kernel_ns, [TCP_SERVER_WAKEUP] = p->server_wakeup_ns,
-		[TCP_WAKEUP_IDLE] = p->wakeup_idle_ns, [TCP_CPU_WAIT] = p->wakeup_cpu_wait_ns,
 		[TCP_PREEMPTED] = p->preempted_ns, [TCP_ASLEEP] = p->unattributed_ns - p->preempted_ns,
 	};
 	struct parts q;
 
-	pp_parts(r, v, 1, &q);
+	pp_parts(r, v, p->wakeup_idle_ns, p->wakeup_cpu_wait_ns, 1, &q);
 	c->of = "rtt_mean_ns";
 	snprintf(c->whose, sizeof(c->whose), "round trip");
 	fold(c, &q, p->measured_ns);
@@ -240,7 +258,8 @@ int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigne
 		     double *lo, double *hi)
 {
 	const struct trace_cpath *p = &r->trace.cpath;
-	double *pct, whole[TCP_NPARTS] = { 0 }, path, nall = 0;
+	double *pct, whole[TCP_NPARTS] = { 0 }, path, nall = 0, meas = 0, nmeas = 0, unit;
+	bool marks = true;
 	unsigned idx[TRACE_CP_BINS], nb = 0;
 	uint64_t x = 0x1b9ca5e5d1ce0461ull;
 
@@ -250,13 +269,20 @@ int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigne
 		if (p->bin_n[b]) {
 			idx[nb++] = b;
 			nall += p->bin_n[b];
+			meas += p->bin_meas[b];
+			nmeas += p->bin_nmeas[b];
+			marks = marks && p->bin_nmeas[b];
 			for (unsigned k = 0; k < TCP_NPARTS; k++)
 				whole[k] += p->bin[b][k];
 		}
 	if (!nb)	/* no exchanges kept (a record made without them) */
 		return -1;
+	/* A draw's parts and figure are scaled so that all the bins together
+	 * give the point (per message the client counted: a send that woke
+	 * nobody closed no bin, so the bins may count fewer exchanges). */
 	path = pp_path(whole) / nall;
-	if (nb < TRACE_CI_MIN_EXCHANGES || !(path > 0)) {	/* too few to tell: anything */
+	unit = path > 0 ? p->total_ns / path : 0;
+	if (nb < TRACE_CI_MIN_EXCHANGES || !(unit > 0) || (marks && !(meas > 0))) {	/* too few */
 		for (unsigned g = 0; g < ngroups; g++) {
 			lo[g] = 0;
 			hi[g] = 100;
@@ -266,21 +292,25 @@ int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigne
 	if (!(pct = malloc(sizeof(*pct) * TRACE_CI_BOOT * ngroups)))
 		return -1;
 	for (unsigned i = 0; i < TRACE_CI_BOOT; i++) {
-		double v[TCP_NPARTS] = { 0 }, n = 0, scale;
+		double v[TCP_NPARTS] = { 0 }, n = 0, m = 0, nm = 0, scale, idle, cpu_wait, fig;
 		struct parts q;
 
 		for (unsigned j = 0; j < nb; j++) {
 			unsigned b = idx[boot_next(&x) % nb];
 
 			n += p->bin_n[b];
+			m += p->bin_meas[b];
+			nm += p->bin_nmeas[b];
 			for (unsigned k = 0; k < TCP_NPARTS; k++)
 				v[k] += p->bin[b][k];
 		}
-		pp_parts(r, v, n, &q);
-		/* the figure moves with the path's own time: what the path left
-		 * of it (or exceeded it by) stays in proportion (the client's
-		 * own timing of each exchange is not kept by exchange) */
-		double fig = p->measured_ns * (pp_path(v) / n) / path;
+		trace_cp_bound(v, &idle, &cpu_wait);
+		pp_parts(r, v, idle, cpu_wait, n / unit, &q);
+		/* the figure: the client's own timing of the same exchanges (its
+		 * marks), or without them the path's own time, what the path
+		 * left of the figure (or exceeded it by) kept in proportion */
+		fig = marks ? p->measured_ns * (m / nm) / (meas / nmeas)
+			    : p->measured_ns * (pp_path(v) / n) / path;
 
 		fold_parts(&q, fig, &scale);
 		for (unsigned g = 0; g < ngroups; g++)

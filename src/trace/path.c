@@ -37,31 +37,26 @@ void trace_side_wakeups(const struct tr_side *s, struct trace_side *ts)
 
 /* One set of path slots, [0] server, [1] client, as the parts of
  * enum trace_cp_part (running split as getrusage split it, without the
- * syscall probes; the wakeups' parts each bound by the woken time). */
+ * syscall probes). */
 static void path_parts(const uint64_t acc[2][TR_CP_SLOTS], bool syscalls,
 		       const struct trace_rusage *ru, double v[TCP_NPARTS])
 {
 	uint64_t a[2][TR_CP_SLOTS];
-	double idle = 0, other = 0;
 
 	memcpy(a, acc, sizeof(a));
 	for (unsigned k = 0; k < 2 && !syscalls; k++)
 		trace_split_run(a[k][TR_USER] + a[k][TR_SYS], ru ? &ru[k] : NULL, &a[k][TR_USER],
 				&a[k][TR_SYS]);
-	for (unsigned k = 0; k < 2; k++) {
-		uint64_t i = min_u64(a[k][TR_NSLOTS + TR_WK_IDLE], a[k][TR_WOKEN]);
-
-		idle += (double)i;
-		other += (double)min_u64(a[k][TR_NSLOTS + TR_WK_OTHER], a[k][TR_WOKEN] - i);
-	}
 	v[TCP_CLIENT_USER] = (double)a[1][TR_USER];
 	v[TCP_CLIENT_KERNEL] = (double)a[1][TR_SYS];
 	v[TCP_CLIENT_WAKEUP] = (double)a[1][TR_WOKEN];
 	v[TCP_SERVER_USER] = (double)a[0][TR_USER];
 	v[TCP_SERVER_KERNEL] = (double)a[0][TR_SYS];
 	v[TCP_SERVER_WAKEUP] = (double)a[0][TR_WOKEN];
-	v[TCP_WAKEUP_IDLE] = idle;
-	v[TCP_CPU_WAIT] = other;
+	v[TCP_CLIENT_IDLE] = (double)a[1][TR_NSLOTS + TR_WK_IDLE];
+	v[TCP_CLIENT_CPU_WAIT] = (double)a[1][TR_NSLOTS + TR_WK_OTHER];
+	v[TCP_SERVER_IDLE] = (double)a[0][TR_NSLOTS + TR_WK_IDLE];
+	v[TCP_SERVER_CPU_WAIT] = (double)a[0][TR_NSLOTS + TR_WK_OTHER];
 	v[TCP_PREEMPTED] = (double)(a[0][TR_PREEMPTED] + a[1][TR_PREEMPTED]);
 	v[TCP_ASLEEP] = (double)(a[0][TR_SLEEP] + a[1][TR_SLEEP]);
 }
@@ -92,6 +87,8 @@ static void path_bins(const struct tr_globals *g, bool syscalls, const struct tr
 		if (last && b == (g->cp_nx & (TR_CP_BINS - 1)))
 			n++;
 		c->bin_n[b] = (uint32_t)n;
+		c->bin_nmeas[b] = (uint32_t)g->cp_bin_nmeas[b];
+		c->bin_meas[b] = (float)g->cp_bin_meas[b];
 		if (!n)
 			continue;
 		path_parts((const uint64_t(*)[TR_CP_SLOTS])a, syscalls, ru, v);
@@ -106,17 +103,18 @@ void trace_path_collect(const struct tr_globals *g, bool syscalls, uint64_t n, d
 			const struct trace_rusage *ru, struct trace_result *r)
 {
 	struct trace_cpath *c = &r->cpath;
-	double dn = (double)n, v[TCP_NPARTS];
+	double dn = (double)n, v[TCP_NPARTS], idle, other;
 
 	path_parts((const uint64_t(*)[TR_CP_SLOTS])g->cp_acc, syscalls, ru, v);
+	trace_cp_bound(v, &idle, &other);
 	c->client_user_ns = v[TCP_CLIENT_USER] / dn;
 	c->client_kernel_ns = v[TCP_CLIENT_KERNEL] / dn;
 	c->client_wakeup_ns = v[TCP_CLIENT_WAKEUP] / dn;
 	c->server_user_ns = v[TCP_SERVER_USER] / dn;
 	c->server_kernel_ns = v[TCP_SERVER_KERNEL] / dn;
 	c->server_wakeup_ns = v[TCP_SERVER_WAKEUP] / dn;
-	c->wakeup_idle_ns = v[TCP_WAKEUP_IDLE] / dn;
-	c->wakeup_cpu_wait_ns = v[TCP_CPU_WAIT] / dn;
+	c->wakeup_idle_ns = idle / dn;
+	c->wakeup_cpu_wait_ns = other / dn;
 	c->preempted_ns = v[TCP_PREEMPTED] / dn;
 	/* on the path but neither running nor woken: preempted, or asleep */
 	c->unattributed_ns = c->preempted_ns + v[TCP_ASLEEP] / dn;

@@ -129,6 +129,9 @@ struct tr_globals {
 	__u64 cp_snap[2][TR_CP_SLOTS];	/* cp_acc at the last send */
 	__u64 cp_bin[TR_CP_BINS][2][TR_CP_SLOTS];	/* the exchanges' slots, by exchange mod TR_CP_BINS */
 	__u64 cp_bin_n[TR_CP_BINS];	/* exchanges in each bin */
+	__u64 cp_bin_meas[TR_CP_BINS];	/* the client's own timing of them (its marks) */
+	__u64 cp_bin_nmeas[TR_CP_BINS];	/* ... how many marks */
+	__u64 cp_mk_seen;		/* mk_seq at the last bin closed */
 };
 
 /* Per (side << 32 | tid) of another task: the time it ran on the CPU the

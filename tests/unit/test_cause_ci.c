@@ -191,6 +191,37 @@ static void test_reproducible(void **state)
 	free(b);
 }
 
+/* What the path left of the figure (unattributed) moves with the
+ * client's own timing of each exchange (its marks): each round trip 50 us
+ * of user work, timed 60 or 140 us by the client: the unattributed half
+ * has an interval of its own; without the marks it would have none. */
+static void test_marks(void **state)
+{
+	struct result *r = exchanges(60, 50000, 0, 0, 0);
+	struct trace_cpath *p = &r->trace.cpath;
+	const struct trace_share_ci *ci = NULL;
+	const struct trace_share *u;
+
+	(void)state;
+	u = share(&r->trace.cause, TC_USER, &ci);
+	assert_true(ci->hi - ci->lo < 1);	/* no marks: the gap in proportion */
+	for (unsigned i = 0; i < 60; i++) {
+		p->bin[i][TCP_SERVER_KERNEL] = 0;
+		p->bin[i][TCP_CLIENT_WAKEUP] = 0;
+		p->bin_meas[i] = i % 2 ? 60000 : 140000;
+		p->bin_nmeas[i] = 1;
+	}
+	p->server_kernel_ns = p->client_wakeup_ns = 0;
+	p->server_user_ns = p->total_ns = 50000;
+	p->measured_ns = 100000;
+	trace_cause_fill(r);
+	u = share(&r->trace.cause, TC_USER, &ci);
+	assert_non_null(u);
+	assert_true(u->pct > 49 && u->pct < 51);
+	assert_true(ci->lo < 47 && ci->hi > 53 && ci->lo <= u->pct && u->pct <= ci->hi);
+	free(r);
+}
+
 /* Fewer than TRACE_CI_MIN_EXCHANGES exchanges: nothing is decided. */
 static void test_too_few(void **state)
 {
@@ -225,8 +256,8 @@ static struct result *two_waits(unsigned n, double idle, double didle, double cp
 		float *bin = p->bin[i % TRACE_CP_BINS];
 
 		bin[TCP_CLIENT_WAKEUP] += (float)(a + b);
-		bin[TCP_WAKEUP_IDLE] += (float)a;
-		bin[TCP_CPU_WAIT] += (float)b;
+		bin[TCP_CLIENT_IDLE] += (float)a;
+		bin[TCP_CLIENT_CPU_WAIT] += (float)b;
 		bin[TCP_SERVER_USER] += 2000;
 		p->bin_n[i % TRACE_CP_BINS]++;
 		si += a;
@@ -267,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_clear_leader),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_reproducible),
+		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_too_few),
 		cmocka_unit_test(test_explain_pick),
 	};

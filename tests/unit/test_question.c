@@ -288,7 +288,7 @@ static void test_003(void **state)
 		float *b = p1->trace.cpath.bin[i];
 
 		b[TCP_SERVER_USER] = i % 2 ? 6000 : 56000;
-		b[TCP_CLIENT_WAKEUP] = b[TCP_WAKEUP_IDLE] = i % 2 ? 54000 : 4000;
+		b[TCP_CLIENT_WAKEUP] = b[TCP_CLIENT_IDLE] = i % 2 ? 54000 : 4000;
 		p1->trace.cpath.bin_n[i] = 1;
 	}
 	p1->trace.cpath.exchanges = 60;

@@ -84,10 +84,12 @@ static __always_inline void cp_client_woken(__u64 now, int timer)
 
 /* The exchange before this send is over (its round trip, the client's
  * work held after it, the mark's fix): what cp_acc gained since the last
- * send goes into its bin. A function of its own (verified once). */
+ * send goes into its bin, with the client's own timing of it (its mark,
+ * made before this send). A function of its own (verified once). */
 __noinline int cp_close_exchange(void)
 {
 	__u64 b = G.cp_nx & (TR_CP_BINS - 1), any = 0;
+	__u64 seq = *(volatile __u64 *)&G.mk_seq, t0 = G.mk_t0, t1 = G.mk_t1;
 
 	for (int k = 0; k < 2; k++)
 		for (int s = 0; s < TR_CP_SLOTS; s++)
@@ -101,6 +103,11 @@ __noinline int cp_close_exchange(void)
 		}
 	G.cp_bin_n[b]++;
 	G.cp_nx++;
+	if (seq != G.cp_mk_seen && t1 > t0) {
+		G.cp_bin_meas[b] += t1 - t0;
+		G.cp_bin_nmeas[b]++;
+	}
+	G.cp_mk_seen = seq;
 	return 0;
 }
 
