@@ -361,13 +361,15 @@ out:
 
 /* Messages each way for one size: 8 MiB of them, 32 to 10000; a
  * transport's own maximum past 1 MiB (dbus's 4 MiB, through its daemon)
- * 8 of them: still more than its buffers hold, a quarter of the bytes. */
+ * 8 of them: still more than its buffers hold, a quarter of the bytes.
+ * div (-q, IPCLAB_TEST_SCALE) divides the count, never below that floor. */
 static unsigned count_for(size_t size, unsigned div)
 {
 	size_t c = size <= 64 ? 10000 : (8u << 20) / size, least = size > (1u << 20) ? 8 : 32;
 
-	c = c < least ? least : c > 10000 ? 10000 : c;
-	return (unsigned)(c / div ? c / div : 1);
+	c = c > 10000 ? 10000 : c;
+	c /= div;
+	return (unsigned)(c < least ? least : c);
 }
 
 /* 16 B .. 1 MiB clamped to max_msg, and max_msg itself when finite. */
@@ -533,7 +535,10 @@ static void run_named(const struct transport *tp, unsigned div, int argc, char *
 }
 
 /* tp_direct [-q] [transport...]: -q runs a tenth of the messages;
- * ENDPOINTS=thread or process runs that mode only (TSan: threads). */
+ * IPCLAB_TEST_SCALE=P (a percentage, as the shell tests take it; the
+ * sanitizer builds' make check sets 25) runs P % of them, each size still
+ * at least the count that fills its transport's buffers (count_for's
+ * floor); ENDPOINTS=thread or process runs that mode only (TSan: threads). */
 int main(int argc, char **argv)
 {
 	unsigned div = 1, named = 0;
@@ -543,6 +548,10 @@ int main(int argc, char **argv)
 		printf("FAIL: private directory: %s\n", strerror(errno));
 		return 1;
 	}
+	const char *scale = getenv("IPCLAB_TEST_SCALE");
+
+	if (scale && atoi(scale) >= 1 && atoi(scale) < 100)
+		div = 100u / (unsigned)atoi(scale);
 	for (int a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "-q") == 0) {
 			div = 10;
