@@ -9,6 +9,10 @@
 # that timed out is not run again, and a bad TEST_RETRY is one line, exit 2.
 . "$(dirname "$0")/../lib/common.sh"
 runner=$(cd "$(dirname "$0")/.." && pwd)/run-tests.sh
+# this test runs under the runner it tests: what the outer one was given
+# (CI's TEST_RETRY=1, make check's TEST_TIMES, whose file the inner one
+# would start anew) must not reach the inner runs
+unset TEST_RETRY TEST_TIMES TEST_SKIP TEST_JOBS TEST_TIMEOUT
 T=$TMPDIR/fake
 mkdir -p "$T"
 
@@ -60,7 +64,7 @@ TEST_RETRY=1 "$runner" "$T/ok.sh" "$T/once.sh" >"$T/out2" 2>&1 ||
 
 # ---- without TEST_RETRY: a failure is a failure, run once ---------------------
 reset
-"$runner" "$T/ok.sh" "$T/once.sh" >"$T/out3" 2>&1 && fail "no retry: a failing test passed the run"
+TEST_RETRY=0 "$runner" "$T/ok.sh" "$T/once.sh" >"$T/out3" 2>&1 && fail "no retry: a failing test passed the run"
 [ "$(cat "$T/once.sh.n")" = 1 ] || fail "no retry: once.sh ran $(cat "$T/once.sh.n") times"
 [ "$(tail -n 1 "$T/out3")" = "1 passed, 1 failed, 0 flaky, 0 skipped" ] || fail "no retry: '$(tail -n 1 "$T/out3")'"
 
