@@ -33,11 +33,11 @@ static double rnd(void)
  * them (exchange i into bin i mod TRACE_CP_BINS): per exchange, the
  * server's user time uniform in [u - du, u + du], its kernel time in
  * [k - dk, k + dk], and 4 us of wakeup latency; the whole is their mean. */
-static struct result *exchanges(unsigned n, double u, double du, double k, double dk)
+/* A traced one-client pipe ping-pong with no exchanges yet, the draws
+ * started at seed. */
+static struct result *traced_pingpong(uint64_t seed)
 {
 	struct result *r = calloc(1, sizeof(*r));
-	struct trace_cpath *p;
-	double su = 0, sk = 0;
 
 	assert_non_null(r);
 	strcpy(r->pattern, "pingpong");
@@ -46,8 +46,16 @@ static struct result *exchanges(unsigned n, double u, double du, double k, doubl
 	r->lat_kind = LAT_RTT;
 	r->trace.on = r->trace.has_cpath = true;
 	r->trace.nsides = r->nsides = 2;
-	p = &r->trace.cpath;
-	rnd_x = 42;
+	rnd_x = seed;
+	return r;
+}
+
+static struct result *exchanges(unsigned n, double u, double du, double k, double dk)
+{
+	struct result *r = traced_pingpong(42);
+	struct trace_cpath *p = &r->trace.cpath;
+	double su = 0, sk = 0;
+
 	for (unsigned i = 0; i < n; i++) {
 		double a = u + du * (2 * rnd() - 1), b = k + dk * (2 * rnd() - 1);
 		float *bin = p->bin[i % TRACE_CP_BINS];
@@ -238,19 +246,10 @@ static void test_too_few(void **state)
  * against waiting for a CPU, close and noisy: no pick; far apart: picked. */
 static struct result *two_waits(unsigned n, double idle, double didle, double cpu, double dcpu)
 {
-	struct result *r = calloc(1, sizeof(*r));
-	struct trace_cpath *p;
+	struct result *r = traced_pingpong(7);
+	struct trace_cpath *p = &r->trace.cpath;
 	double si = 0, sc = 0;
 
-	assert_non_null(r);
-	strcpy(r->pattern, "pingpong");
-	r->cell.tp = &pipe_tp;
-	r->cell.pm_qos_us = -1;
-	r->lat_kind = LAT_RTT;
-	r->trace.on = r->trace.has_cpath = true;
-	r->trace.nsides = r->nsides = 2;
-	p = &r->trace.cpath;
-	rnd_x = 7;
 	for (unsigned i = 0; i < n; i++) {
 		double a = idle + didle * (2 * rnd() - 1), b = cpu + dcpu * (2 * rnd() - 1);
 		float *bin = p->bin[i % TRACE_CP_BINS];
