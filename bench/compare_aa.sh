@@ -53,7 +53,7 @@ pairs() {
 		grep -Eq '^  p50 .*(another state|changed state)' "$work/cmp.txt" && other=$((other + 1))
 		ratios+=" $(awk '/^  p50 / { print $4; exit }' "$work/cmp.txt")"
 		[ -n "${KEEP:-}" ] && cp "$work/cmp.txt" "$KEEP/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)-$i.txt"
-		basis=$(sed -n 's/^basis: \([^;(]*\).*/\1/p' "$work/cmp.txt" | head -1)
+		basis=$(sed -n 's/^basis: \([^;(]*\).*/\1/p' "$work/cmp.txt" | head -1 | sed 's/ *$//')
 	done
 	printf '%-40s %2d of %d said better or worse, %d not comparable (canary) (basis: %s)\n' "$name" "$changed" \
 		"$PAIRS" "$other" "$basis"
