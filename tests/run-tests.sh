@@ -27,6 +27,11 @@
 # TEST_SKIP=FILE names tests not to run, one a line: the test's path as
 # given, a tab, and the reason (`#` starts a comment). Each is reported as
 # SKIP with that reason. The sanitizer builds use tests/sanitizer-skip.
+#
+# TEST_WAITING="PATH ..." names tests that mostly wait (on ssh, daemons,
+# timeouts) rather than compute: each runs beside the TEST_JOBS others
+# instead of holding one of their places, so the CPUs stay busy while it
+# waits. It still starts where it stands in the list (put it first).
 set -u
 timeout_s=${TEST_TIMEOUT:-600}
 jobs_max=${TEST_JOBS:-1}
@@ -43,6 +48,10 @@ if [ -n "$times_file" ]; then
 		printf 'test\tresult\twall_s\tcpu_s\n' 2>/dev/null >"$times_file" ||
 		{ echo "TEST_TIMES: cannot write '$times_file'; name a writable file" >&2; exit 2; }
 fi
+
+declare -A waiting=() job_waits=()
+for w in ${TEST_WAITING:-}; do waiting[$w]=1; done
+waiting_now=0
 
 declare -A skip_why=()
 if [ -n "${TEST_SKIP:-}" ]; then
@@ -106,7 +115,8 @@ reap() {
 	[ -n "${pid:-}" ] || return 0
 	local name=${job_name[$pid]} path=${job_path[$pid]} log=${job_log[$pid]} \
 		start_us=${job_start[$pid]} attempt=${job_attempt[$pid]}
-	unset "job_name[$pid]" "job_path[$pid]" "job_log[$pid]" "job_start[$pid]" "job_attempt[$pid]"
+	[ -z "${job_waits[$pid]:-}" ] || waiting_now=$((waiting_now - 1))
+	unset "job_name[$pid]" "job_path[$pid]" "job_log[$pid]" "job_start[$pid]" "job_attempt[$pid]" "job_waits[$pid]"
 	report "$name" "$rc" $(( $(now_us) - start_us )) "$log" "$path" "$attempt"
 }
 
@@ -127,6 +137,7 @@ start() {
 	job_log[$!]=$log
 	job_start[$!]=$(now_us)
 	job_attempt[$!]=$2
+	if [ -n "${waiting[$t]:-}" ]; then job_waits[$!]=1; waiting_now=$((waiting_now + 1)); fi
 }
 
 cleanup() {
@@ -155,7 +166,9 @@ for t in "$@"; do
 		[ -z "$times_file" ] || printf '%s\tskip\t0.0\t0.0\n' "$t" >>"$times_file"
 		continue
 	fi
-	while [ ${#job_name[@]} -ge "$jobs_max" ]; do reap; done
+	# a test that mostly waits takes no place of the TEST_JOBS
+	[ -n "${waiting[$t]:-}" ] ||
+		while [ $(( ${#job_name[@]} - waiting_now )) -ge "$jobs_max" ]; do reap; done
 	start "$t" 1
 done
 while [ ${#job_name[@]} -gt 0 ]; do reap; done

@@ -7,12 +7,13 @@
 # the run passes; a test that fails twice fails the run; TEST_TIMES has a
 # line for each attempt. Without TEST_RETRY nothing is run again, a test
 # that timed out is not run again, and a bad TEST_RETRY is one line, exit 2.
+# A test named in TEST_WAITING runs beside the TEST_JOBS others.
 . "$(dirname "$0")/../lib/common.sh"
 runner=$(cd "$(dirname "$0")/.." && pwd)/run-tests.sh
 # this test runs under the runner it tests: what the outer one was given
 # (CI's TEST_RETRY=1, make check's TEST_TIMES, whose file the inner one
 # would start anew) must not reach the inner runs
-unset TEST_RETRY TEST_TIMES TEST_SKIP TEST_JOBS TEST_TIMEOUT
+unset TEST_RETRY TEST_TIMES TEST_SKIP TEST_JOBS TEST_TIMEOUT TEST_WAITING
 T=$TMPDIR/fake
 mkdir -p "$T"
 
@@ -73,6 +74,18 @@ reset
 TEST_RETRY=1 TEST_TIMEOUT=1 "$runner" "$T/slow.sh" >"$T/out4" 2>&1 && fail "timeout: passed"
 [ "$(cat "$T/slow.sh.n")" = 1 ] || fail "timeout: slow.sh ran $(cat "$T/slow.sh.n") times"
 grep -q 'timed out' "$T/out4" || fail "timeout: not said: $(cat "$T/out4")"
+
+# ---- TEST_WAITING: a test that mostly waits takes no place of TEST_JOBS ------
+# waits.sh waits for a file that only other.sh makes; with one place they
+# would run one after the other and waits.sh would give up after 10 s
+fake waits.sh ': >"$0.started"; for i in $(seq 100); do [ -e "$0.other" ] && exit 0; sleep 0.1; done
+echo "FAIL: other.sh did not run beside me"; exit 1'
+fake other.sh 'for i in $(seq 100); do [ -e "${0%/*}/waits.sh.started" ] && break; sleep 0.1; done
+: >"${0%/*}/waits.sh.other"'
+rm -f "$T"/waits.sh.*
+TEST_JOBS=1 TEST_WAITING="$T/waits.sh" "$runner" "$T/waits.sh" "$T/other.sh" "$T/ok.sh" >"$T/out6" 2>&1 ||
+	fail "TEST_WAITING: waits.sh did not run beside the others: $(grep -A3 '^FAIL' "$T/out6")"
+[ "$(tail -n 1 "$T/out6")" = "3 passed, 0 failed, 0 flaky, 0 skipped" ] || fail "TEST_WAITING: '$(tail -n 1 "$T/out6")'"
 
 # ---- bad input ---------------------------------------------------------------
 TEST_RETRY=yes "$runner" "$T/ok.sh" >"$T/out5" 2>&1
