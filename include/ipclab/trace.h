@@ -124,6 +124,24 @@ struct trace_cpath {
 	float bin_meas[TRACE_CP_BINS];	/* ... their sum, ns */
 };
 
+/* The sides' time slice by slice of their window, for the intervals of the
+ * splits without exchanges (stream, fan-in, cycle): the window cut into
+ * `slices` slices of slice_ns in order (up to 4.3 s; a longer window's
+ * slices each hold every 4.3 s-th part of it from theirs), each
+ * interval's time in the slice it ends in. Row i is side i (below
+ * TRACE_SL_SIDES), row TRACE_SL_SIDES the clients (sides 1..) summed. ns
+ * per slice, running time split into user and kernel as the side's whole
+ * window was (getrusage's, without syscall probes). */
+#define TRACE_SL_BINS 64
+#define TRACE_SL_SIDES 4
+enum trace_sl_part { TSL_USER, TSL_KERNEL, TSL_WOKEN, TSL_PREEMPTED, TSL_SLEEP, TSL_IDLE,
+		     TSL_CPU_WAIT, TSL_TIMER, TSL_NPARTS };
+struct trace_slices {
+	double slice_ns;
+	unsigned slices;		/* slices of the longest window, the last one partial */
+	float bin[TRACE_SL_SIDES + 1][TRACE_SL_BINS][TSL_NPARTS];
+};
+
 /* --explain (src/trace/explain.c): the traced cell's largest cause, tested
  * by running the cell again with the one knob that should remove it,
  * interleaved with the cell as it was (B A B A B A), untraced both. */
@@ -206,11 +224,13 @@ struct trace_cause {
 	bool bottleneck_sends;		/* ... is the sender */
 	double other_wait_pct;		/* ... the other side asleep, % of its window */
 	bool ci_on;			/* the shares have intervals (ping-pong, one client:
-					 * a bootstrap over its exchanges) */
+					 * a bootstrap over its exchanges; stream, fan-in,
+					 * cycle: a block bootstrap over the window's slices) */
 	struct trace_share_ci {
 		double lo, hi;
 	} ci[TC_NKINDS];		/* shares[i].pct's 95 % interval, % (ci_on) */
-	uint64_t ci_exchanges;		/* ... drawn from so many exchanges */
+	uint64_t ci_exchanges;		/* ... drawn from so many exchanges (ping-pong) */
+	uint64_t ci_slices;		/* ... or from so many slices of the window */
 	bool decided;			/* the largest is the leading cause: its interval
 					 * lies above every other share's (always, without
 					 * intervals); else the sentence says none is */
@@ -269,6 +289,8 @@ struct trace_result {
 					 * sys_ns is getrusage's share, syscalls unknown */
 	bool has_cpath;
 	struct trace_cpath cpath;
+	bool has_slices;
+	struct trace_slices slices;
 	struct trace_cause cause;	/* trace_cause() */
 	double perturbation;		/* traced / untraced headline, the median of the
 					 * pairs' ratios; 0 = not measured */
@@ -332,7 +354,8 @@ struct trace_pick {
 	 * pick is then not stable: cause EX_NONE) */
 	const struct trace_share *share, *rival;
 	const struct trace_share_ci *ci, *rival_ci;	/* their intervals */
-	uint64_t exchanges;
+	uint64_t exchanges;		/* ... over so many exchanges, or slices of the window */
+	bool slices;
 };
 struct trace_pick explain_pick(const struct trace_result *tr);
 /* ... for endpoints that each have a CPU of their own (@own_cpus: --pin

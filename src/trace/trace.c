@@ -538,6 +538,7 @@ void trace_collect(struct trace *t, uint64_t msgs, double rtt_mean_ns,
 		r->per_msg.ipis = (double)ipi / n;
 		r->per_msg.idle_exits = (double)idle / n;
 	}
+	trace_slices_collect(t->g, t->nsides, t->syscalls, r);
 	if (t->g->cp_on && msgs && rtt_mean_ns > 0)
 		trace_path_collect(t->g, t->syscalls, msgs, rtt_mean_ns, ru, r);
 	r->lost_missed_wakeups = lost;

@@ -45,6 +45,21 @@ enum tr_cp_mode { TR_CP_IN, TR_CP_TENT, TR_CP_TIMER, TR_CP_GAP };
  * (exchange number mod TR_CP_BINS): one exchange a bin up to TR_CP_BINS
  * exchanges, then every TR_CP_BINS-th exchange summed in each. */
 #define TR_CP_BINS 256		/* a power of two: the index is masked */
+/* The sides' time by slice of their window, for the intervals of the
+ * splits that have no exchanges to draw from (stream, fan-in, cycle): the
+ * window cut into slices of 2^TR_SL_SHIFT ns, an interval's time into the
+ * slice it ends in, slice j into bin (j mod TR_SL_BINS): in order up to
+ * TR_SL_BINS slices (4.3 s), user space joins neighbours into at most
+ * TRACE_SL_BINS. Row i is side i (below TR_SL_SIDES), row TR_SL_SIDES all
+ * clients (sides 1..) summed. Slots: the side's own (enum tr_slot), its
+ * woken time by how it ended (enum tr_wk), then its woken time after a
+ * timer's expiry. */
+#define TR_SL_SHIFT 22		/* 4.2 ms */
+#define TR_SL_BINS 1024		/* a power of two: the index is masked */
+#define TR_SL_SIDES 4
+#define TR_SL_ROWS (TR_SL_SIDES + 1)
+#define TR_SL_SLOTS (TR_CP_SLOTS + 1)
+#define TR_SL_TIMER TR_CP_SLOTS
 
 /* What a side is doing now (TR_PH_RUN splits into user and sys by in_sys). */
 enum tr_phase { TR_PH_UNKNOWN, TR_PH_RUN, TR_PH_WOKEN, TR_PH_PREEMPTED, TR_PH_SLEEP };
@@ -132,6 +147,7 @@ struct tr_globals {
 	__u64 cp_bin_meas[TR_CP_BINS];	/* the client's own timing of them (its marks) */
 	__u64 cp_bin_nmeas[TR_CP_BINS];	/* ... how many marks */
 	__u64 cp_mk_seen;		/* mk_seq at the last bin closed */
+	__u64 sl_bin[TR_SL_ROWS][TR_SL_BINS][TR_SL_SLOTS];	/* the sides' slots by slice */
 };
 
 /* Per (side << 32 | tid) of another task: the time it ran on the CPU the

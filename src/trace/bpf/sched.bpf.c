@@ -157,6 +157,27 @@ static __always_inline void cp_add(int k, __u64 slot, __u64 d)
 	}
 }
 
+/* Side i's d ns of slot (TR_SL_SLOTS) in the interval ending at now: into
+ * the bin of the window's slice it ends in (its own row, and the clients'
+ * sum for a client: several clients may add to it at once). */
+static __always_inline void sl_add(__u64 i, __u64 slot, __u64 now, __u64 d)
+{
+	const struct tr_win *w;
+	__u64 e, b;
+
+	if (!d || i >= TR_MAX_SIDES || slot >= TR_SL_SLOTS)
+		return;
+	w = &wins[i];
+	e = w->end && now > w->end ? w->end : now;
+	if (!w->start || e < w->start)
+		return;
+	b = ((e - w->start) >> TR_SL_SHIFT) & (TR_SL_BINS - 1);
+	if (i < TR_SL_SIDES)
+		G.sl_bin[i][b][slot] += d;
+	if (i > 0)
+		__sync_fetch_and_add(&G.sl_bin[TR_SL_SIDES][b][slot], d);
+}
+
 /* End side i's current interval at now and add it to its slot. A phase
  * not yet known is what the event that ends it implies, from the window's
  * start when this is the side's first event (a spinner marks its window
@@ -183,6 +204,7 @@ __noinline int close_iv(__u64 i, __u64 now, __u64 implied, __u64 implied_sys)
 		d = clip(s->t_last, now, &wins[i]);
 		if (slot < TR_NSLOTS) {
 			s->acc[slot] += d;
+			sl_add(i, slot, now, d);
 			if (slot == TR_SYS)
 				s->sys_cpu += d;
 			if (G.cp_on && G.cp_owner == i + 1 && i < 2)
@@ -205,10 +227,13 @@ static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_s
 	__u32 k = tr_wk_kind(prev_pid, prev_side, s->wake_cpu_busy);
 	__u64 d = clip(s->wake_t, now, &wins[j]);
 
-	if (s->timer_woken)
+	if (s->timer_woken) {
 		s->wk_timer += d;	/* its own part, not one of the three */
-	else if (k < TR_NWK)
+		sl_add((__u64)j, TR_SL_TIMER, now, d);
+	} else if (k < TR_NWK) {
 		s->wk[k] += d;
+		sl_add((__u64)j, TR_NSLOTS + k, now, d);
+	}
 	if (k < TR_NWK) {
 		if (j < 2 && G.cp_on) {
 			if (G.cp_mode == TR_CP_TENT)
