@@ -53,7 +53,7 @@ endif
 check: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests
 	@$(CHECK_ENV) TEST_JOBS=$(TEST_JOBS) TEST_TIMES=$(B)/test-times.tsv \
-		tests/run-tests.sh $(SCRIPT_TESTS) $(TEST_PROGS)
+		TEST_WAITING="$${TEST_WAITING-$(CHECK_WAITING)}" tests/run-tests.sh $(CHECK_TESTS)
 
 
 install: $(IPCLAB_BIN)
