@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/safe_print.h"
 #include "ipclab/util.h"
 #include "figure.h"
 
@@ -431,14 +432,20 @@ static bool has_metric(const struct rcell *c, const void *metric)
 	return !isnan(rcell_metric(c, metric));
 }
 
-static size_t index_of(char (*keys)[FIG_LABEL], size_t *n, const char *key)
+/* The index of KEY among the N keys seen so far, KEY added if new. KEYS
+ * holds the whole names (pointers into the cells), LABELS their printed
+ * form, cut to FIG_LABEL bytes at a character's boundary: two names that
+ * agree in their first FIG_LABEL bytes stay two groups. */
+static size_t index_of(const char **keys, char (*labels)[FIG_LABEL], size_t *n, const char *key)
 {
 	size_t i = 0;
 
 	while (i < *n && strcmp(keys[i], key))
 		i++;
-	if (i == *n)
-		snprintf(keys[(*n)++], FIG_LABEL, "%s", key);
+	if (i == *n) {
+		keys[i] = key;
+		snprintf(labels[(*n)++], FIG_LABEL, "%.*s", (int)utf8_cut(key, FIG_LABEL - 1), key);
+	}
 	return i;
 }
 
@@ -450,6 +457,7 @@ int figure_cpu(struct figure *f, const struct fig_in *in)
 	size_t n;
 	const struct rcell **cells = cells_where(in, &n, has_metric, key);
 	char (*lab)[FIG_LABEL] = calloc(n + 1, FIG_LABEL);
+	const char **keys = calloc(n + 1, sizeof(*keys));
 	struct names nm = { .n = 0 };
 	int ret = 0;
 
@@ -460,7 +468,7 @@ int figure_cpu(struct figure *f, const struct fig_in *in)
 	f->y = (struct fig_axis){ .label = "CPU time per message", .fd = field_find(key), .per = 1,
 				  .unit = "ns", .from_zero = true };
 	f->cats = calloc(n + 1, FIG_LABEL);
-	if (!cells || !lab || !f->cats) {
+	if (!cells || !lab || !keys || !f->cats) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -468,10 +476,10 @@ int figure_cpu(struct figure *f, const struct fig_in *in)
 		names_for(in, cells, n, "transport", &nm);
 	for (size_t i = 0; i < n; i++) {	/* the groups, and the series' labels */
 		label_of(&nm, cells[i], f->y.label, lab[i]);
-		index_of(f->cats, &f->ncat, cells[i]->transport);
+		index_of(keys, f->cats, &f->ncat, cells[i]->transport);
 	}
 	for (size_t i = 0; !ret && i < n; i++) {
-		size_t a = index_of(f->cats, &f->ncat, cells[i]->transport), b = 0;
+		size_t a = index_of(keys, f->cats, &f->ncat, cells[i]->transport), b = 0;
 		struct fig_series *s;
 
 		while (b < f->ns && strcmp(f->s[b].label, lab[i]))
@@ -487,6 +495,7 @@ int figure_cpu(struct figure *f, const struct fig_in *in)
 	}
 out:
 	free(cells);
+	free(keys);
 	free(lab);
 	return ret;
 }
