@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* A figure of figure.c for ipclab plot: its numbers as NAME.dat (a row per
  * x, a column per series, headed by the series' labels; NaN where a series
- * has no value) and NAME.gp, the gnuplot script that draws them. Values
+ * has no value; a heatmap's as gnuplot's matrix with row and column
+ * headers) and NAME.gp, the gnuplot script that draws them. Values
  * are in each axis' fixed unit (latency in us, throughput in MB/s). Every
  * text goes through plot_text.c: titles and axis labels as gnuplot strings
  * in single quotes (gp_quote), the series' labels as data file text that
@@ -75,6 +76,27 @@ static double y_at(const struct fig_series *s, double x)
 	return NAN;
 }
 
+/* The data file's first line: "# TITLE: A WORD B; CAPTION; NOTE". */
+static void dat_head(FILE *dat, const struct figure *f, const char *a, const char *word,
+		     const char *b)
+{
+	fputs("# ", dat);
+	dat_text(dat, f->title);
+	fputs(": ", dat);
+	dat_text(dat, a);
+	fputs(word, dat);
+	dat_text(dat, b);
+	if (f->caption) {
+		fputs("; ", dat);
+		dat_text(dat, f->caption);
+	}
+	if (f->note[0]) {
+		fputs("; ", dat);
+		dat_text(dat, f->note);
+	}
+	fputc('\n', dat);
+}
+
 static int write_dat(FILE *dat, const struct figure *f)
 {
 	char yt[160], xt[160];
@@ -85,21 +107,8 @@ static int write_dat(FILE *dat, const struct figure *f)
 		return -ENOMEM;
 	fig_axis_title(&f->y, yt, sizeof(yt));
 	fig_axis_title(&f->x, xt, sizeof(xt));
-	fputs("# ", dat);
-	dat_text(dat, f->title);
-	fputs(": ", dat);
-	dat_text(dat, yt);
-	fputs(" by ", dat);
-	dat_text(dat, xt);
-	if (f->caption) {
-		fputs("; ", dat);
-		dat_text(dat, f->caption);
-	}
-	if (f->note[0]) {
-		fputs("; ", dat);
-		dat_text(dat, f->note);
-	}
-	fprintf(dat, "\n%s%s", f->x.percentile ? "percentile\t" : "", f->x.key);
+	dat_head(dat, f, yt, " by ", xt);
+	fprintf(dat, "%s%s", f->x.percentile ? "percentile\t" : "", f->x.key);
 	for (size_t i = 0; i < f->ns; i++) {
 		fputc('\t', dat);
 		dat_text(dat, f->s[i].label);
@@ -150,6 +159,59 @@ static void axis_script(FILE *gp, char which, const struct fig_axis *a)
 	fputc('\n', gp);
 }
 
+/* A FIG_HEAT's numbers, as gnuplot reads a matrix with rowheaders and
+ * columnheaders: a row per row of squares headed by its text, a column
+ * per column, in the colour scale's fixed unit, NaN where none. */
+static void write_heat_dat(FILE *dat, const struct figure *f)
+{
+	const struct fig_grid *g = &f->grid;
+	char zt[160], rc[2 * FIG_LABEL];
+
+	fig_axis_title(&f->z, zt, sizeof(zt));
+	snprintf(rc, sizeof(rc), "rows %s, columns %s", f->y.label, f->x.label);
+	dat_head(dat, f, zt, "; ", rc);
+	fprintf(dat, "%s\\%s", f->y.key, f->x.key);
+	for (size_t k = 0; k < g->nc; k++) {
+		fputc('\t', dat);
+		dat_text(dat, g->cols[k]);
+	}
+	fputc('\n', dat);
+	for (size_t r = 0; r < g->nr; r++) {
+		dat_text(dat, g->rows[r]);
+		for (size_t k = 0; k < g->nc; k++) {
+			fputc('\t', dat);
+			value_out(dat, &f->z, g->v[r * g->nc + k]);
+		}
+		fputc('\n', dat);
+	}
+}
+
+/* A FIG_HEAT's script: the squares as an image coloured by the figure's
+ * stops, each square's text (cls, row by row) boxed over it. */
+static void heat_script(FILE *gp, const struct figure *f)
+{
+	const struct fig_grid *g = &f->grid;
+	char zt[160];
+
+	axis_script(gp, 'x', &f->x);
+	axis_script(gp, 'y', &f->y);
+	fputs("unset grid\nset key off\nset yrange [] reverse\nset palette defined (", gp);
+	for (size_t i = 0; i < FIG_STOPS; i++)
+		fprintf(gp, "%s%g '#%02x%02x%02x'", i ? ", " : "", (double)i / (FIG_STOPS - 1),
+			fig_stops[i][0], fig_stops[i][1], fig_stops[i][2]);
+	fig_axis_title(&f->z, zt, sizeof(zt));
+	fputs(")\nset cblabel ", gp);
+	gp_quote(gp, zt);
+	fputs("\nset style textbox opaque noborder\n# each square's text, row by row: ", gp);
+	gp_comment(gp, f->caption ? f->caption : "");
+	fprintf(gp, "\narray cls[%zu]\n", g->nr * g->nc);
+	for (size_t i = 0; i < g->nr * g->nc; i++) {
+		fprintf(gp, "cls[%zu] = ", i + 1);
+		gp_quote(gp, g->text[i]);
+		fputc('\n', gp);
+	}
+}
+
 int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f)
 {
 	static const char *const with[] = { [FIG_LINES] = "with lines lw 2",
@@ -159,11 +221,13 @@ int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f)
 	char title[sizeof(f->title) + FIG_NOTE + 4], what[sizeof(f->title)] = "";
 	FILE *dat, *gp;
 
-	if (!f->ns)
+	if (f->kind == FIG_HEAT ? !f->grid.nr || !f->grid.nc : !f->ns)
 		return 0;
 	if (fig_open(ctx, f->name, &dat, &gp))
 		return -EIO;
-	if (write_dat(dat, f)) {
+	if (f->kind == FIG_HEAT) {
+		write_heat_dat(dat, f);
+	} else if (write_dat(dat, f)) {
 		fclose(dat);
 		fclose(gp);
 		free(ctx->datbuf);
@@ -182,15 +246,23 @@ int fig_gnuplot(struct plot_ctx *ctx, const struct figure *f)
 	fputs("set title ", gp);
 	gp_quote(gp, title);
 	fputc('\n', gp);
-	if (f->kind == FIG_BARS)
+	if (f->kind == FIG_HEAT)
+		heat_script(gp, f);
+	else if (f->kind == FIG_BARS)
 		fputs("set style data histogram\nset style histogram clustered gap 1\n"
 		      "set style fill solid 0.8 border -1\nset xtics rotate by -30 noenhanced\n", gp);
 	else
 		axis_script(gp, 'x', &f->x);
-	axis_script(gp, 'y', &f->y);
-	key_place(gp, f->ns);
+	if (f->kind != FIG_HEAT) {
+		axis_script(gp, 'y', &f->y);
+		key_place(gp, f->ns);
+	}
 	fig_script_begin_output(gp, f->name);
-	if (f->kind == FIG_BARS)
+	if (f->kind == FIG_HEAT)
+		fprintf(gp, "\tplot \"%s.dat\" matrix rowheaders columnheaders using 1:2:3 with image, \\\n"
+			"\t     \"\" matrix rowheaders columnheaders using 1:2:(cls[int($2) * %zu + int($1) + 1]) with labels boxed\n",
+			f->name, f->grid.nc);
+	else if (f->kind == FIG_BARS)
 		fprintf(gp, "\tplot for [i=2:%zu] \"%s.dat\" using i:xtic(1) title columnheader(i)\n",
 			f->ns + 1, f->name);
 	else

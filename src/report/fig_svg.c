@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* A figure of figure.c as inline SVG in the HTML page, drawn by html_svg.c
- * (lines, steps, markers) and html_svg_more.c (clustered bars): the
- * figure's axes become the chart's, its series the chart's, its text goes
- * through html_esc there. Ticks and values are in the field table's units,
- * scaled per value (ns, us, ms): the page has no need of one fixed unit. */
+ * (lines, steps, markers) and html_svg_more.c (clustered bars), a heatmap
+ * here: the figure's axes become the chart's, its series the chart's, its
+ * text goes through html_esc. Ticks and values are in the field table's
+ * units, scaled per value (ns, us, ms): the page has no need of one fixed
+ * unit. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -110,8 +111,73 @@ static int svg_bars_of(struct html *h, const struct figure *f)
 	return ret;
 }
 
+/* A heatmap's square r, k at x, y, side cw: its colour, its hover text,
+ * and its text where there is room for it. */
+static void heat_square(struct html *h, const struct figure *f, size_t r, size_t k, double x,
+			double y, double cw)
+{
+	const struct fig_grid *g = &f->grid;
+	size_t i = r * g->nc + k;
+	double v = g->v[i];
+	char col[16];
+
+	fig_colour(f, v, col, sizeof(col));
+	fprintf(h->f, "<g class=\"hc\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+		"fill=\"%s\"/><title>", x, y, cw, cw, col);
+	html_escf(h->f, "%s %s, %s %s: %s", f->y.label, g->rows[r], f->x.label, g->cols[k], g->tip[i]);
+	fputs("</title>", h->f);
+	if (cw >= 30) {
+		bool dark = !isfinite(v) || v - f->z.lo > (f->z.hi - f->z.lo) * 0.6;
+
+		fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"%s\">",
+			x + cw / 2, y + cw / 2 + 4, dark ? "hd" : "hl");
+		html_esc(h->f, g->text[i]);
+		fputs("</text>", h->f);
+	}
+	fputs("</g>", h->f);
+}
+
+/* A FIG_HEAT: squares of at most 60 px in a 600 px square, the rows'
+ * ticks on the left, the columns' on top. */
+static int svg_heat_of(struct html *h, const struct figure *f)
+{
+	const struct fig_grid *g = &f->grid;
+	double cw = fmin(60, 600.0 / (double)(g->nr > g->nc ? g->nr : g->nc));
+	unsigned side = (unsigned)(cw * (double)g->nc);
+	char id[32], cap[320];
+
+	html_new_id(h, "heat", id, sizeof(id));
+	svg_figure_begin(h, id, f->title, side + 120, (unsigned)(cw * (double)g->nr) + 70);
+	for (size_t r = 0; r < g->nr; r++) {
+		fprintf(h->f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", 74,
+			30 + cw * ((double)r + 0.5) + 4);
+		html_escn(h->f, g->rows[r], 12);
+		fputs("</text>", h->f);
+		for (size_t k = 0; k < g->nc; k++)
+			heat_square(h, f, r, k, 80 + cw * (double)k, 30 + cw * (double)r, cw);
+		fputc('\n', h->f);
+	}
+	for (size_t k = 0; k < g->nc; k++) {
+		fprintf(h->f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
+			80 + cw * ((double)k + 0.5), 24);
+		html_escn(h->f, g->cols[k], 12);
+		fputs("</text>", h->f);
+	}
+	fprintf(h->f, "<text class=\"alabel\" x=\"%.1f\" y=\"10\" text-anchor=\"middle\">",
+		80 + side / 2.0);
+	html_esc(h->f, f->x.label);
+	fprintf(h->f, "</text><text class=\"alabel\" transform=\"translate(14 %.1f) rotate(-90)\" "
+		"text-anchor=\"middle\">", 30 + cw * (double)g->nr / 2);
+	html_esc(h->f, f->y.label);
+	fputs("</text></svg>\n", h->f);
+	svg_figure_end(h, caption_of(f, cap, sizeof(cap)));
+	return ferror(h->f) ? -EIO : 0;
+}
+
 int fig_svg(struct html *h, const struct figure *f)
 {
+	if (f->kind == FIG_HEAT)
+		return f->grid.nr && f->grid.nc ? svg_heat_of(h, f) : 0;
 	if (!f->ns)
 		return 0;
 	return f->kind == FIG_BARS ? svg_bars_of(h, f) : svg_lines(h, f, false, 0);

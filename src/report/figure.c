@@ -36,6 +36,11 @@ void figure_free(struct figure *f)
 	free(f->rules);
 	free(f->tick_at);
 	free(f->tick_text);
+	free(f->grid.rows);
+	free(f->grid.cols);
+	free(f->grid.v);
+	free(f->grid.text);
+	free(f->grid.tip);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -27,6 +27,7 @@ enum fig_kind {
 	FIG_STEPS,	/* a histogram's steps: y holds from x to the next x */
 	FIG_POINTS,	/* lines with a marker at each point */
 	FIG_BARS,	/* clustered bars: x is a category's index (figure.cats) */
+	FIG_HEAT,	/* a grid of squares coloured by value (figure.grid, figure.z) */
 };
 
 struct fig_axis {
@@ -58,6 +59,25 @@ struct fig_series {
 	bool marks;			/* points singled out: markers only, in the mark colour */
 };
 
+/* FIG_HEAT's squares: nr rows along y (top first), nc columns along x,
+ * the rows' and columns' texts their ticks; square [r * nc + c] has a
+ * value (NAN: none), the text it shows (its value in the field's unit
+ * and its mark, or "-" for none) and its hover text. */
+#define FIG_CELL 48
+struct fig_grid {
+	size_t nr, nc;
+	char (*rows)[24], (*cols)[24];
+	double *v;
+	char (*text)[FIG_CELL];
+	char (*tip)[FIG_CELL + 32];
+};
+
+/* The colour scale of a FIG_HEAT: its stops from low to high (viridis),
+ * interpolated; a square without a value is FIG_NO_COLOUR. */
+#define FIG_STOPS 5
+extern const unsigned char fig_stops[FIG_STOPS][3];
+#define FIG_NO_COLOUR "#eeeeee"
+
 /* A vertical rule across the plot (a change point), in its series' colour. */
 struct fig_rule {
 	double x;
@@ -67,7 +87,7 @@ struct fig_rule {
 
 struct figure {
 	char name[64];			/* a file name's stem: "latency-percentiles-rtt" */
-	char title[128];
+	char title[640];
 	const char *caption;		/* how the numbers were made, or NULL */
 	enum fig_kind kind;
 	struct fig_axis x, y;
@@ -83,6 +103,10 @@ struct figure {
 	double *tick_at;
 	const char **tick_text;
 	char axis_text[FIG_LABEL];
+	/* FIG_HEAT: the squares, and the colour scale (z: the values' axis,
+	 * lo..hi the lowest and highest value, the ends of the stops) */
+	struct fig_grid grid;
+	struct fig_axis z;
 };
 
 /* The cells a figure is made from: a file, or one section of a suite
@@ -149,6 +173,17 @@ struct fig_hin {
  * point, the points of another state of the machine as marks. 0 (f->ns 0:
  * nothing of that metric), -ENOMEM; figure_free in every case. */
 int figure_history(struct figure *f, const struct fig_hin *in, const char *metric);
+
+/* --pin matrix's CPU x CPU heatmaps of a result file (figure_matrix.c):
+ * *figs a new array of *n figures, one per group of cells that differ
+ * only in their pin, rows the server's CPU and columns the client's in
+ * the file's topology order, a square per pair with the matrix metric's
+ * value and the pair's topology mark. 0 (*n 0: no "matrix" object),
+ * -EINVAL (one without cpus or metric), -ENOMEM. figure_free_n frees. */
+int figure_matrix(const struct rfile *rf, struct figure **figs, size_t *n);
+void figure_free_n(struct figure *figs, size_t n);
+/* A value's colour on f's colour scale ("#rrggbb"); NAN: FIG_NO_COLOUR. */
+void fig_colour(const struct figure *f, double v, char *buf, size_t len);
 
 /* A series more (its label), or NULL when FIG_MAX_SERIES are there (the
  * note says so); a point more: 0 or -ENOMEM. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Inline SVG charts of the HTML report (html_svg.c, html_svg_more.c):
- * lines over two axes, clustered bars, stacked bars and a heatmap. Each
- * is an <svg> readable without script: every series, bar and square has a
+ * lines over two axes, clustered bars, stacked bars (a heatmap: fig_svg.c).
+ * Each is an <svg> readable without script: every series, bar and square has a
  * <title> with its label and value; the data block (struct html.data)
  * carries the numbers of line charts for the script's hover readout. */
 #ifndef IPCLAB_REPORT_HTML_SVG_H
@@ -82,21 +82,11 @@ struct svg_stack {
 	const char *unit_label;		/* the axis: "% of the window" */
 };
 
-struct svg_heat {
-	const char *title, *caption, *xlabel, *ylabel;
-	const char *const *rows, *const *cols;
-	size_t nr, nc;
-	const double *v;		/* [r * nc + c], NAN: none */
-	const char *const *marks;	/* [r * nc + c] a short mark, or NULL */
-	const struct field *fd;
-};
-
 int svg_xy(struct html *h, const struct svg_xy *c);
 /* The size of a bare svg_xy. */
 void svg_xy_size(const struct svg_xy *c, unsigned *w, unsigned *ht);
 int svg_bars(struct html *h, const struct svg_bars *c);
 int svg_stack(struct html *h, const struct svg_stack *c);
-int svg_heat(struct html *h, const struct svg_heat *c);
 
 /* A value's text on an axis or in a title. */
 void svg_value_text(const struct svg_axis *a, double v, char *buf, size_t len);

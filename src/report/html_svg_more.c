@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The other charts of the HTML report as inline SVG: clustered bars (CPU
  * per message), stacked horizontal bars (a side's time budget, a critical
- * path, a stage's wait and busy) and a heatmap (the CPU x CPU matrix).
- * Every bar and square carries a <title> with its label and value: the
- * browser shows it on hover, with or without script. */
+ * path, a stage's wait and busy); the heatmap is fig_svg.c's. Every bar
+ * carries a <title> with its label and value: the browser shows it on
+ * hover, with or without script. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -197,95 +197,6 @@ int svg_stack(struct html *h, const struct svg_stack *c)
 	html_esc(h->f, c->unit_label);
 	fputs("</text></svg>\n", h->f);
 	svg_legend(h, id, c->parts, c->nparts, "p");
-	svg_figure_end(h, c->caption);
-	return 0;
-}
-
-/* ---- heatmap ------------------------------------------------------------------ */
-
-/* viridis at five stops, interpolated */
-static void viridis(double t, char *buf, size_t len)
-{
-	static const int stop[5][3] = { { 0x44, 0x01, 0x54 }, { 0x3b, 0x52, 0x8b }, { 0x21, 0x91, 0x8c },
-					{ 0x5e, 0xc9, 0x62 }, { 0xfd, 0xe7, 0x25 } };
-	double x = fmin(fmax(t, 0), 1) * 4;
-	int i = x >= 4 ? 3 : (int)x, rgb[3];
-
-	for (int k = 0; k < 3; k++)
-		rgb[k] = (int)lround(stop[i][k] + (stop[i + 1][k] - stop[i][k]) * (x - i));
-	snprintf(buf, len, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-}
-
-static void heat_range(const struct svg_heat *c, double *lo, double *hi)
-{
-	*lo = INFINITY;
-	*hi = -INFINITY;
-	for (size_t i = 0; i < c->nr * c->nc; i++)
-		if (isfinite(c->v[i]))
-			*lo = fmin(*lo, c->v[i]), *hi = fmax(*hi, c->v[i]);
-}
-
-static void heat_square(struct html *h, const struct svg_heat *c, size_t r, size_t k, double x,
-			double y, double cw, double lo, double hi)
-{
-	double v = c->v[r * c->nc + k];
-	const char *mark = c->marks && c->marks[r * c->nc + k] ? c->marks[r * c->nc + k] : "";
-	char col[16], t[48];
-
-	value_text(c->fd, v, t, sizeof(t));
-	viridis(hi > lo ? (v - lo) / (hi - lo) : 0.5, col, sizeof(col));
-	fprintf(h->f, "<g class=\"hc\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-		"fill=\"%s\"/><title>", x, y, cw, cw, isfinite(v) ? col : "#eeeeee");
-	html_escf(h->f, "%s %s, %s %s: %s%s%s", c->ylabel, c->rows[r], c->xlabel, c->cols[k], t,
-		  mark[0] ? " " : "", mark);
-	fputs("</title>", h->f);
-	if (cw >= 30 && isfinite(v)) {
-		fprintf(h->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"%s\">",
-			x + cw / 2, y + cw / 2 + 4, (v - lo) > (hi - lo) * 0.6 ? "hd" : "hl");
-		html_esc(h->f, t);
-		html_esc(h->f, mark);
-		fputs("</text>", h->f);
-	}
-	fputs("</g>", h->f);
-}
-
-int svg_heat(struct html *h, const struct svg_heat *c)
-{
-	double lo, hi, cw;
-	unsigned side, w, ht;
-	char id[32];
-
-	if (!c->nr || !c->nc)
-		return 0;
-	heat_range(c, &lo, &hi);
-	cw = fmin(60, 600.0 / (double)(c->nr > c->nc ? c->nr : c->nc));
-	side = (unsigned)(cw * (double)c->nc);
-	w = side + 120;
-	ht = (unsigned)(cw * (double)c->nr) + 70;
-	html_new_id(h, "heat", id, sizeof(id));
-	svg_figure_begin(h, id, c->title, w, ht);
-	for (size_t r = 0; r < c->nr; r++) {
-		fprintf(h->f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", 74,
-			30 + cw * ((double)r + 0.5) + 4);
-		html_escn(h->f, c->rows[r], 12);
-		fputs("</text>", h->f);
-		for (size_t k = 0; k < c->nc; k++)
-			heat_square(h, c, r, k, 80 + cw * (double)k, 30 + cw * (double)r, cw, lo, hi);
-		fputc('\n', h->f);
-	}
-	for (size_t k = 0; k < c->nc; k++) {
-		fprintf(h->f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
-			80 + cw * ((double)k + 0.5), 24);
-		html_escn(h->f, c->cols[k], 12);
-		fputs("</text>", h->f);
-	}
-	fprintf(h->f, "<text class=\"alabel\" x=\"%.1f\" y=\"10\" text-anchor=\"middle\">",
-		80 + side / 2.0);
-	html_esc(h->f, c->xlabel);
-	fprintf(h->f, "</text><text class=\"alabel\" transform=\"translate(14 %.1f) rotate(-90)\" "
-		"text-anchor=\"middle\">", 30 + cw * (double)c->nr / 2);
-	html_esc(h->f, c->ylabel);
-	fputs("</text></svg>\n", h->f);
 	svg_figure_end(h, c->caption);
 	return 0;
 }

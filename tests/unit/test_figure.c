@@ -206,7 +206,7 @@ static size_t dat_labels(const char *dat, bool percentile, char (*out)[FIG_LABEL
 /* The page's figure of this title: its legend's labels (html_esc'd). */
 static size_t page_labels(const char *page, const char *title, char (*out)[FIG_LABEL], size_t max)
 {
-	char cap[256];
+	char cap[800];
 	const char *fig, *end, *p;
 	size_t n = 0;
 
@@ -394,6 +394,111 @@ static void test_history(void **state)
 	free(f);
 }
 
+/* --pin matrix's heatmap (figure_matrix.c) from a made-up matrix file:
+ * cpus in topology order (1 before 0), a figure per group of cells that
+ * differ only in their pin, each square its pair's value, text and mark,
+ * a failed pair without a value ("-"), the colour scale the values' ends;
+ * both back ends draw the model's squares, the hostile group label
+ * escaped in the page and quoted in the script. */
+static json_t *pinned(const char *t, const char *pin, int lat, bool failed)
+{
+	json_t *c = cell(t, "pingpong", 64, "rtt", lat, 1e6, 500, failed);
+
+	json_object_set_new(c, "pin", json_string(pin));
+	return c;
+}
+
+static char *matrix_text(const char *raw)
+{
+	json_t *results = json_pack("[o,o,o,o,o,o]", pinned("pipe", "0:0", 5000, false),
+				    pinned("pipe", "0:1", 6000, false), pinned("pipe", "1:0", 7000, false),
+				    pinned("pipe", "1:1", 1, true), pinned(raw, "0:0", 9000, false),
+				    pinned(raw, "1:1", 9500, false));
+	json_t *root = json_pack("{s:i, s:s, s:o, s:{s:s, s:[i,i], s:{s:s, s:s, s:s, s:s}}}",
+				 "schema_version", 1, "cmdline", "ipclab run --pin matrix",
+				 "results", results, "matrix", "metric", "lat_p50_ns", "cpus", 1, 0,
+				 "pairs", "0:0", "same_cpu", "0:1", "smt", "1:0", "smt", "1:1", "same_cpu");
+	char *text = json_dumps(root, 0);
+
+	json_decref(root);
+	return text;
+}
+
+static void test_matrix(void **state)
+{
+	static const char raw[] = "x'`touch M`\"<b>";
+	char *text = matrix_text(raw), *page = NULL, err[256];
+	struct emitted *e = calloc(1, sizeof(*e));
+	struct plot_opts o = { .width = 640, .height = 480, .emit = emit, .emit_arg = e };
+	struct html_opts ho = { .title = "t" };
+	struct figure *figs;
+	struct rfile rf;
+	size_t n, len = 0, k = 0;
+	FILE *mf = open_memstream(&page, &len);
+
+	(void)state;
+	assert_non_null(e);
+	if (rfile_load_text(&rf, "made-up.json", text, strlen(text), NULL, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(figure_matrix(&rf, &figs, &n), 0);
+	assert_int_equal(n, 2);
+	assert_true(figs[0].kind == FIG_HEAT && figs[0].ns == 0);
+	assert_string_equal(figs[0].name, "matrix-lat_p50_ns-1");
+	assert_string_equal(figs[0].title, "lat_p50_ns, server CPU x client CPU: pipe");
+	/* rows and columns in topology order: CPU 1, then CPU 0 */
+	assert_true(figs[0].grid.nr == 2 && figs[0].grid.nc == 2);
+	assert_string_equal(figs[0].grid.rows[0], "1");
+	assert_string_equal(figs[0].grid.cols[1], "0");
+	/* [server 1, client 0] is pin 1:0; [0, 0] is 0:0; 1:1 failed: no value */
+	assert_true(figs[0].grid.v[0 * 2 + 1] == 7000 && figs[0].grid.v[1 * 2 + 1] == 5000);
+	assert_true(figs[0].grid.v[1 * 2 + 0] == 6000 && isnan(figs[0].grid.v[0]));
+	assert_string_equal(figs[0].grid.text[0], "-");
+	assert_string_equal(figs[0].grid.text[1], "7.00us s");
+	assert_string_equal(figs[0].grid.text[3], "5.00us =");
+	assert_string_equal(figs[0].grid.tip[0], "no value, same CPU");
+	assert_string_equal(figs[0].grid.tip[1], "7.00us, SMT sibling");
+	/* the colour scale: the metric's field, from the lowest value to the highest */
+	assert_ptr_equal(figs[0].z.fd, field_find("lat_p50_ns"));
+	assert_true(figs[0].z.lo == 5000 && figs[0].z.hi == 7000 && figs[0].z.per == 1e3);
+	assert_non_null(strstr(figs[1].title, raw));
+	assert_true(figs[1].grid.v[0] == 9500 && isnan(figs[1].grid.v[1]));
+
+	/* the page: the model's squares, colours and texts; the label escaped */
+	{
+		const struct rfile *files[1] = { &rf };
+		char col[16], want[160];
+
+		assert_int_equal(html_report(mf, files, 1, &ho, err, sizeof(err)), 0);
+		assert_int_equal(fclose(mf), 0);
+		fig_colour(&figs[0], 7000, col, sizeof(col));
+		assert_string_equal(col, "#fde725");
+		snprintf(want, sizeof(want), "fill=\"%s\"/><title>server CPU 1, client CPU 0: 7.00us, SMT sibling</title>", col);
+		assert_non_null(strstr(page, want));
+		assert_non_null(strstr(page, "fill=\"#eeeeee\"/><title>server CPU 1, client CPU 1: no value, same CPU</title>"));
+		assert_non_null(strstr(page, ">5.00us =</text>"));
+		assert_non_null(strstr(page, "server CPU x client CPU: x&#39;`touch M`&quot;&lt;b&gt;"));
+		assert_null(strstr(page, "M`\"<b>"));
+	}
+	/* the script: the squares' texts in cls, the values in us, the label
+	 * quoted in the title and made plain text in the data file */
+	if (plot_scripts("made-up.json", text, strlen(text), &o, err, sizeof(err)))
+		fail_msg("%s", err);
+	while (k < e->n && strcmp(e->names[k], "matrix-lat_p50_ns-1"))
+		k++;
+	assert_true(k + 1 < e->n);
+	assert_string_equal(e->names[k + 1], "matrix-lat_p50_ns-2");
+	assert_non_null(strstr(e->dat[k], "\nserver\\client\t1\t0\n1\tNaN\t7\n0\t6\t5\n"));
+	assert_non_null(strstr(e->gp[k], "\ncls[1] = '-'\ncls[2] = '7.00us s'\n"));
+	assert_non_null(strstr(e->gp[k], "\nset cblabel 'p50 (us)'\n"));
+	assert_non_null(strstr(e->gp[k + 1], "\nset title 'lat_p50_ns, server CPU x client CPU: x''`touch M`\"<b>'\n"));
+	assert_non_null(strstr(e->dat[k + 1], "client CPU: x'`touch M`'<b>"));
+	figure_free_n(figs, n);
+	rfile_free(&rf);
+	free(page);
+	free(text);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_backends_agree),
 		cmocka_unit_test(test_hostile_label),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_matrix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
