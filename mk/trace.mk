@@ -76,3 +76,10 @@ $(B)/tests/test_cause_ci: $(B)/tests/unit/test_cause_ci.o $(IPCLAB_LIB)
 
 TEST_PROGS += $(B)/tests/test_cause_ci
 DEPS_FILES += $(B)/tests/unit/test_cause_ci.d
+
+$(B)/tests/test_cause_slices: $(B)/tests/unit/test_cause_slices.o $(IPCLAB_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(IPCLAB_LIBS) $(LDLIBS)
+
+TEST_PROGS += $(B)/tests/test_cause_slices
+DEPS_FILES += $(B)/tests/unit/test_cause_slices.d

@@ -73,7 +73,8 @@ static bool pick_from_cause(const struct trace_result *tr, struct trace_pick *p,
 		    !(p->ci->lo > c->ci[k].hi)) {
 			p->rival = o;
 			p->rival_ci = &c->ci[k];
-			p->exchanges = c->ci_exchanges;
+			p->exchanges = c->ci_slices ? c->ci_slices : c->ci_exchanges;
+			p->slices = c->ci_slices != 0;
 			p->cause = EX_NONE;
 			break;
 		}
@@ -400,8 +401,9 @@ int trace_explain(const struct cell *c, struct result *res,
 	 * as if it were the cause (a knob the caller named still runs) */
 	if (p.rival && !e->applied)
 		snprintf(e->note, sizeof(e->note),
-			 "no single cause a knob acts on: %s %.0f %% (%.0f-%.0f) and %s %.0f %% (%.0f-%.0f) overlap over %llu exchanges; run longer (-d) for a decision",
+			 "no single cause a knob acts on: %s %.0f %% (%.0f-%.0f) and %s %.0f %% (%.0f-%.0f) overlap over %llu %s; run longer (-d) for a decision",
 			 p.share->name, p.share->pct, p.ci->lo, p.ci->hi, p.rival->name, p.rival->pct,
-			 p.rival_ci->lo, p.rival_ci->hi, (unsigned long long)p.exchanges);
+			 p.rival_ci->lo, p.rival_ci->hi, (unsigned long long)p.exchanges,
+			 p.slices ? "slices" : "exchanges");
 	return ret;
 }

@@ -276,7 +276,7 @@ static void pair(const json_t *a, double *lo, double *hi)
 }
 
 /* reads trace.cause: of, whose, sentence, largest, leading, total_ns,
- * largest_pct, ci_exchanges, shares[]: name, ns, pct, pct_ci95 */
+ * largest_pct, ci_exchanges, ci_slices, shares[]: name, ns, pct, pct_ci95 */
 bool rcell_trace_cause(const struct rcell *c, struct rtrace_cause *out)
 {
 	const json_t *cs = json_object_get(trace_of(c), "cause");
@@ -293,6 +293,7 @@ bool rcell_trace_cause(const struct rcell *c, struct rtrace_cause *out)
 	out->total_ns = num(cs, "total_ns");
 	out->largest_pct = num(cs, "largest_pct");
 	out->ci_exchanges = num(cs, "ci_exchanges");
+	out->ci_slices = num(cs, "ci_slices");
 	out->nshares = count(sh, RTRACE_MAX_SHARES);
 	for (size_t k = 0; k < out->nshares; k++) {
 		const json_t *s = json_array_get(sh, k);

@@ -125,7 +125,9 @@ struct rtrace_cause {
 	bool decided;			/* a leading cause is named: `leading`, or no
 					 * `leading` key at all (a file before intervals) */
 	double total_ns, largest_pct;
-	double ci_exchanges;		/* the intervals' exchanges; NAN: none */
+	double ci_exchanges;		/* the intervals' exchanges (ping-pong); NAN: none */
+	double ci_slices;		/* ... or slices of the window (stream, fan-in,
+					 * cycle); NAN: none */
 	size_t nshares;
 	struct rtrace_share shares[RTRACE_MAX_SHARES];
 };

@@ -92,8 +92,8 @@ static json_t *cpath_json(const struct trace_cpath *c)
 			 "pacing_gap", c->pacing_gap_ns, "timer_late", c->timer_late_ns);
 }
 
-/* {of, total_ns, whose, shares: [{name, ns, pct}], largest, scale, ...,
- * sentence}, or null */
+/* {of, total_ns, whose, shares: [{name, ns, pct, pct_ci95}], largest,
+ * leading, ci_exchanges or ci_slices, scale, ..., sentence}, or null */
 static json_t *cause_json(const struct trace_cause *c)
 {
 	json_t *o, *sh = json_array();
@@ -111,9 +111,14 @@ static json_t *cause_json(const struct trace_cause *c)
 		      "total_ns", c->total_ns, "whose", c->whose, "shares", sh,
 		      "largest", trace_cause_name(c->largest), "largest_pct", c->largest_pct,
 		      "leading", c->decided ? json_string(trace_cause_name(c->largest)) : json_null(),
-		      "ci_exchanges", c->ci_on ? json_integer((json_int_t)c->ci_exchanges) : json_null(),
+		      "ci_exchanges", c->ci_on && !c->ci_slices ? json_integer((json_int_t)c->ci_exchanges)
+							       : json_null(),
 		      "scale", c->scale, "cross_cpu_frac", c->cross_cpu_frac,
 		      "sentence", c->sentence);
+	/* the intervals' units: the window's slices (stream, fan-in, cycle) */
+	if (o)
+		json_object_set_new(o, "ci_slices", c->ci_on && c->ci_slices
+							 ? json_integer((json_int_t)c->ci_slices) : json_null());
 	if (o && c->nclients) {	/* fan-in */
 		json_t *a = json_array();
 

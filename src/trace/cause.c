@@ -254,70 +254,35 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigned ngroups,
-		     double *lo, double *hi)
+/* The bootstrap, for every split with intervals: TRACE_CI_BOOT draws of n
+ * units with replacement, in blocks of `block` units in a row (circularly;
+ * 1: one by one), each draw's ngroups shares (%) from draw(); their 2.5th
+ * and 97.5th percentiles into lo[] and hi[]. */
+typedef void boot_draw_fn(const void *ctx, const unsigned *pick, unsigned n, double *pct);
+
+static int boot(unsigned n, unsigned block, unsigned ngroups, boot_draw_fn *draw, const void *ctx,
+		double *lo, double *hi)
 {
-	const struct trace_cpath *p = &r->trace.cpath;
-	double *pct, whole[TCP_NPARTS] = { 0 }, path, nall = 0, meas = 0, nmeas = 0, unit;
-	bool marks = true;
-	unsigned idx[TRACE_CP_BINS], nb = 0;
+	double *pct = malloc(sizeof(*pct) * TRACE_CI_BOOT * ngroups), one[TC_NKINDS];
+	unsigned *pick = malloc(sizeof(*pick) * (n ? n : 1));
 	uint64_t x = 0x1b9ca5e5d1ce0461ull;
 
-	if (!r->trace.has_cpath || !ngroups || ngroups > TC_NKINDS || !(p->measured_ns > 0))
+	if (!pct || !pick || ngroups > TC_NKINDS) {
+		free(pct);
+		free(pick);
 		return -1;
-	for (unsigned b = 0; b < TRACE_CP_BINS; b++)
-		if (p->bin_n[b]) {
-			idx[nb++] = b;
-			nall += p->bin_n[b];
-			meas += p->bin_meas[b];
-			nmeas += p->bin_nmeas[b];
-			marks = marks && p->bin_nmeas[b];
-			for (unsigned k = 0; k < TCP_NPARTS; k++)
-				whole[k] += p->bin[b][k];
-		}
-	if (!nb)	/* no exchanges kept (a record made without them) */
-		return -1;
-	/* A draw's parts and figure are scaled so that all the bins together
-	 * give the point (per message the client counted: a send that woke
-	 * nobody closed no bin, so the bins may count fewer exchanges). */
-	path = pp_path(whole) / nall;
-	unit = path > 0 ? p->total_ns / path : 0;
-	if (nb < TRACE_CI_MIN_EXCHANGES || !(unit > 0) || (marks && !(meas > 0))) {	/* too few */
-		for (unsigned g = 0; g < ngroups; g++) {
-			lo[g] = 0;
-			hi[g] = 100;
-		}
-		return 0;
 	}
-	if (!(pct = malloc(sizeof(*pct) * TRACE_CI_BOOT * ngroups)))
-		return -1;
+	block = block ? block : 1;
 	for (unsigned i = 0; i < TRACE_CI_BOOT; i++) {
-		double v[TCP_NPARTS] = { 0 }, n = 0, m = 0, nm = 0, scale, idle, cpu_wait, fig;
-		struct parts q;
+		for (unsigned j = 0; j < n;) {
+			unsigned at = (unsigned)(boot_next(&x) % n);
 
-		for (unsigned j = 0; j < nb; j++) {
-			unsigned b = idx[boot_next(&x) % nb];
-
-			n += p->bin_n[b];
-			m += p->bin_meas[b];
-			nm += p->bin_nmeas[b];
-			for (unsigned k = 0; k < TCP_NPARTS; k++)
-				v[k] += p->bin[b][k];
+			for (unsigned l = 0; l < block && j < n; l++)
+				pick[j++] = (at + l) % n;
 		}
-		trace_cp_bound(v, &idle, &cpu_wait);
-		pp_parts(r, v, idle, cpu_wait, n / unit, &q);
-		/* the figure: the client's own timing of the same exchanges (its
-		 * marks), or without them the path's own time, what the path
-		 * left of the figure (or exceeded it by) kept in proportion */
-		fig = marks ? p->measured_ns * (m / nm) / (meas / nmeas)
-			    : p->measured_ns * (pp_path(v) / n) / path;
-
-		fold_parts(&q, fig, &scale);
+		draw(ctx, pick, n, one);
 		for (unsigned g = 0; g < ngroups; g++)
-			pct[g * TRACE_CI_BOOT + i] = 0;
-		for (unsigned k = 0; k < TC_NKINDS; k++)
-			if (group[k] >= 0 && (unsigned)group[k] < ngroups && fig > 0)
-				pct[(unsigned)group[k] * TRACE_CI_BOOT + i] += 100.0 * q.ns[k] / fig;
+			pct[g * TRACE_CI_BOOT + i] = one[g];
 	}
 	for (unsigned g = 0; g < ngroups; g++) {
 		double *a = pct + g * TRACE_CI_BOOT;
@@ -326,8 +291,225 @@ int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigne
 		lo[g] = a[(unsigned)(0.025 * TRACE_CI_BOOT)];
 		hi[g] = a[(unsigned)(0.975 * TRACE_CI_BOOT) - 1];
 	}
+	free(pick);
 	free(pct);
 	return 0;
+}
+
+/* A draw's parts (per kind, folded onto fig) summed into its groups, % of fig. */
+static void group_pct(const struct parts *q, double fig, const int *group, unsigned ngroups,
+		      double *pct)
+{
+	for (unsigned g = 0; g < ngroups; g++)
+		pct[g] = 0;
+	for (unsigned k = 0; k < TC_NKINDS; k++)
+		if (group[k] >= 0 && (unsigned)group[k] < ngroups && fig > 0)
+			pct[group[k]] += 100.0 * q->ns[k] / fig;
+}
+
+/* Ping-pong: a draw of the round trip's exchanges (their bins). */
+struct pp_boot {
+	const struct result *r;
+	const struct trace_cpath *p;
+	const unsigned *idx;
+	const int *group;
+	unsigned ngroups;
+	bool marks;
+	double meas, nmeas, path, unit;
+};
+
+static void pp_draw(const void *ctx, const unsigned *pick, unsigned nb, double *pct)
+{
+	const struct pp_boot *d = ctx;
+	const struct trace_cpath *p = d->p;
+	double v[TCP_NPARTS] = { 0 }, n = 0, m = 0, nm = 0, scale, idle, cpu_wait, fig;
+	struct parts q;
+
+	for (unsigned j = 0; j < nb; j++) {
+		unsigned b = d->idx[pick[j]];
+
+		n += p->bin_n[b];
+		m += p->bin_meas[b];
+		nm += p->bin_nmeas[b];
+		for (unsigned k = 0; k < TCP_NPARTS; k++)
+			v[k] += p->bin[b][k];
+	}
+	trace_cp_bound(v, &idle, &cpu_wait);
+	pp_parts(d->r, v, idle, cpu_wait, n / d->unit, &q);
+	/* the figure: the client's own timing of the same exchanges (its
+	 * marks), or without them the path's own time, what the path left
+	 * of the figure (or exceeded it by) kept in proportion */
+	fig = d->marks ? p->measured_ns * (m / nm) / (d->meas / d->nmeas)
+		       : p->measured_ns * (pp_path(v) / n) / d->path;
+	fold_parts(&q, fig, &scale);
+	group_pct(&q, fig, d->group, d->ngroups, pct);
+}
+
+int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigned ngroups,
+		     double *lo, double *hi)
+{
+	const struct trace_cpath *p = &r->trace.cpath;
+	double whole[TCP_NPARTS] = { 0 }, nall = 0;
+	unsigned idx[TRACE_CP_BINS], nb = 0;
+	struct pp_boot d = { .r = r, .p = p, .idx = idx, .group = group, .ngroups = ngroups,
+			     .marks = true };
+
+	if (!r->trace.has_cpath || !ngroups || ngroups > TC_NKINDS || !(p->measured_ns > 0))
+		return -1;
+	for (unsigned b = 0; b < TRACE_CP_BINS; b++)
+		if (p->bin_n[b]) {
+			idx[nb++] = b;
+			nall += p->bin_n[b];
+			d.meas += p->bin_meas[b];
+			d.nmeas += p->bin_nmeas[b];
+			d.marks = d.marks && p->bin_nmeas[b];
+			for (unsigned k = 0; k < TCP_NPARTS; k++)
+				whole[k] += p->bin[b][k];
+		}
+	if (!nb)	/* no exchanges kept (a record made without them) */
+		return -1;
+	/* A draw's parts and figure are scaled so that all the bins together
+	 * give the point (per message the client counted: a send that woke
+	 * nobody closed no bin, so the bins may count fewer exchanges). */
+	d.path = pp_path(whole) / nall;
+	d.unit = d.path > 0 ? p->total_ns / d.path : 0;
+	if (nb < TRACE_CI_MIN_EXCHANGES || !(d.unit > 0) || (d.marks && !(d.meas > 0))) {	/* too few */
+		for (unsigned g = 0; g < ngroups; g++) {
+			lo[g] = 0;
+			hi[g] = 100;
+		}
+		return 0;
+	}
+	return boot(nb, 1, ngroups, pp_draw, &d, lo, hi);
+}
+
+/* Stream, fan-in, cycle: where the split's parts lie in the window's
+ * slices (struct trace_slices): up to two rows, each read as the side
+ * `like` is (its CPUs for steal, its polling in proportion to its running
+ * time), over n units (messages, exchanges, cycles) in the window. */
+struct sl_src {
+	unsigned nrows, row[2];
+	struct trace_side like[2];
+	bool sleep_is_peer, no_sleep;	/* asleep: waiting for the peer; no part (cycle) */
+	double n, figure;
+	struct parts point;		/* the point's parts, before they are folded */
+};
+
+/* A sum of bins (v, per row) as the cause's kinds over n units, into q. */
+static void sl_parts(const struct result *r, const struct sl_src *src,
+		     const double v[2][TSL_NPARTS], double n, struct parts *q)
+{
+	memset(q, 0, sizeof(*q));
+	for (unsigned k = 0; k < src->nrows; k++) {
+		const struct trace_side *l = &src->like[k];
+		const double *x = v[k];
+		struct trace_side t = *l;
+		double w = x[TSL_WOKEN], idle = x[TSL_IDLE] < w ? x[TSL_IDLE] : w,
+		       other = x[TSL_CPU_WAIT] < w - idle ? x[TSL_CPU_WAIT] : w - idle,
+		       timer = x[TSL_TIMER] < w - idle - other ? x[TSL_TIMER] : w - idle - other,
+		       run = (double)(l->user_ns + l->sys_ns);
+
+		t.user_ns = (uint64_t)x[TSL_USER];
+		t.sys_ns = (uint64_t)x[TSL_KERNEL];
+		t.runnable_ns = (uint64_t)w;
+		t.woken_idle_ns = (uint64_t)idle;
+		t.woken_other_ns = (uint64_t)other;
+		t.woken_timer_ns = (uint64_t)timer;
+		t.preempted_ns = (uint64_t)x[TSL_PREEMPTED];
+		t.sleep_ns = src->no_sleep ? 0 : (uint64_t)x[TSL_SLEEP];
+		/* polling: the side's own share of its (user, or all) running time */
+		if (r->trace.syscalls_traced)
+			t.poll_ns = l->user_ns ? (uint64_t)((double)l->poll_ns * x[TSL_USER] / (double)l->user_ns) : 0;
+		else
+			t.poll_ns = run > 0 ? (uint64_t)((double)l->poll_ns * (x[TSL_USER] + x[TSL_KERNEL]) / run) : 0;
+		side_parts(r, &t, n, q, src->sleep_is_peer);
+	}
+}
+
+/* A slice bin's length in the window: its first row's own time, asleep too. */
+static double sl_time(const float *b)
+{
+	return (double)b[TSL_USER] + b[TSL_KERNEL] + b[TSL_WOKEN] + b[TSL_PREEMPTED] + b[TSL_SLEEP];
+}
+
+struct sl_boot {
+	const struct result *r;
+	const struct sl_src *src;
+	const unsigned *idx;
+	const int *group;
+	unsigned ngroups;
+	double time;			/* all the bins' time */
+	double cal[TC_NKINDS];		/* all the bins' parts onto the point's; < 0: none */
+};
+
+/* The drawn bins' sums, per row, and their time. */
+static double sl_sum(const struct sl_boot *d, const unsigned *pick, unsigned nb,
+		     double v[2][TSL_NPARTS])
+{
+	const struct trace_slices *sl = &d->r->trace.slices;
+	double t = 0;
+
+	memset(v, 0, sizeof(double) * 2 * TSL_NPARTS);
+	for (unsigned j = 0; j < nb; j++) {
+		unsigned b = d->idx[pick ? pick[j] : j];
+
+		t += sl_time(sl->bin[d->src->row[0]][b]);
+		for (unsigned k = 0; k < d->src->nrows; k++)
+			for (unsigned p = 0; p < TSL_NPARTS; p++)
+				v[k][p] += sl->bin[d->src->row[k]][b][p];
+	}
+	return t;
+}
+
+/* A draw of the window's slices: its parts over the units in its time
+ * (the units taken to be spread evenly over the window), onto the
+ * point's parts, folded onto the figure. */
+static void sl_draw(const void *ctx, const unsigned *pick, unsigned nb, double *pct)
+{
+	const struct sl_boot *d = ctx;
+	double v[2][TSL_NPARTS], t = sl_sum(d, pick, nb, v), scale;
+	struct parts q;
+
+	sl_parts(d->r, d->src, (const double(*)[TSL_NPARTS])v, d->src->n * t / d->time, &q);
+	for (unsigned k = 0; k < TC_NKINDS; k++)
+		q.ns[k] = d->cal[k] >= 0 ? q.ns[k] * d->cal[k] : d->src->point.ns[k];
+	fold_parts(&q, d->src->figure, &scale);
+	group_pct(&q, d->src->figure, d->group, d->ngroups, pct);
+}
+
+/* The shares' intervals from the window's slices: a circular block
+ * bootstrap over the bins that hold time (blocks of about the cube root
+ * of their count: neighbouring slices are alike); as trace_cause_boot. */
+static int sl_boot(const struct result *r, const struct sl_src *src, const int group[TC_NKINDS],
+		   unsigned ngroups, double *lo, double *hi, uint64_t *nslices)
+{
+	const struct trace_slices *sl = &r->trace.slices;
+	unsigned idx[TRACE_SL_BINS], nb = 0, block = 1;
+	struct sl_boot d = { .r = r, .src = src, .idx = idx, .group = group, .ngroups = ngroups };
+	double v[2][TSL_NPARTS];
+	struct parts all;
+
+	if (!r->trace.has_slices || !src->nrows || !ngroups || ngroups > TC_NKINDS ||
+	    !(src->n > 0) || !(src->figure > 0))
+		return -1;
+	for (unsigned b = 0; b < TRACE_SL_BINS; b++)
+		if (sl_time(sl->bin[src->row[0]][b]) > 0)
+			idx[nb++] = b;
+	*nslices = nb;
+	if (nb < TRACE_CI_MIN_EXCHANGES) {	/* too few */
+		for (unsigned g = 0; g < ngroups; g++) {
+			lo[g] = 0;
+			hi[g] = 100;
+		}
+		return 0;
+	}
+	d.time = sl_sum(&d, NULL, nb, v);
+	sl_parts(r, src, (const double(*)[TSL_NPARTS])v, src->n, &all);
+	for (unsigned k = 0; k < TC_NKINDS; k++)
+		d.cal[k] = all.ns[k] > 0 ? src->point.ns[k] / all.ns[k] : -1;
+	while ((block + 1) * (block + 1) * (block + 1) <= nb)
+		block++;
+	return boot(nb, block, ngroups, sl_draw, &d, lo, hi);
 }
 
 bool trace_ci_above(double lo, const double *hi, unsigned n, unsigned self)
@@ -339,9 +521,10 @@ bool trace_ci_above(double lo, const double *hi, unsigned n, unsigned self)
 }
 
 /* Each share's 95 % interval, and whether the largest is stable: its
- * interval above every other share's. A cause split without exchanges to
- * draw from (a stream, a cycle, fan-in) has none, and names its largest. */
-static void cause_ci(const struct result *r, struct trace_cause *c)
+ * interval above every other share's. Ping-pong draws from its exchanges,
+ * the others from the window's slices (src); a split with neither (a
+ * record made without them) has none, and names its largest. */
+static void cause_ci(const struct result *r, const struct sl_src *src, struct trace_cause *c)
 {
 	int group[TC_NKINDS];
 	double lo[TC_NKINDS], hi[TC_NKINDS];
@@ -351,10 +534,11 @@ static void cause_ci(const struct result *r, struct trace_cause *c)
 		group[k] = -1;
 	for (unsigned i = 0; i < c->nshares; i++)
 		group[c->shares[i].kind] = (int)i;
-	if (trace_cause_boot(r, group, c->nshares, lo, hi))
+	if (!trace_cause_boot(r, group, c->nshares, lo, hi))
+		c->ci_exchanges = r->trace.cpath.exchanges;
+	else if (sl_boot(r, src, group, c->nshares, lo, hi, &c->ci_slices))
 		return;
 	c->ci_on = true;
-	c->ci_exchanges = r->trace.cpath.exchanges;
 	for (unsigned i = 0; i < c->nshares; i++) {
 		/* a percentile interval of a skewed share can miss its point by
 		 * a hair: widened to hold it */
@@ -365,9 +549,19 @@ static void cause_ci(const struct result *r, struct trace_cause *c)
 	c->decided = trace_ci_above(c->ci[0].lo, hi, c->nshares, 0);
 }
 
+/* Side s's sums added into *a (for a row of several sides: their CPUs,
+ * their running and polling time). */
+static void like_add(struct trace_side *a, const struct trace_side *s)
+{
+	a->cpus |= s->cpus;
+	a->user_ns += s->user_ns;
+	a->sys_ns += s->sys_ns;
+	a->poll_ns += s->poll_ns;
+}
+
 /* Fan-in: each client's window per exchange (asleep: waiting for the
  * server, that serves the others too), over all clients. */
-static void cause_fanin(const struct result *r, struct trace_cause *c)
+static void cause_fanin(const struct result *r, struct trace_cause *c, struct sl_src *src)
 {
 	struct parts q = { { 0 } };
 	uint64_t n = 0;
@@ -389,13 +583,18 @@ static void cause_fanin(const struct result *r, struct trace_cause *c)
 	}
 	c->of = "rtt_mean_ns";
 	snprintf(c->whose, sizeof(c->whose), "clients' round trip");
+	/* in the slices: the clients' row, read as one side */
+	*src = (struct sl_src){ .nrows = 1, .row = { TRACE_SL_SIDES }, .sleep_is_peer = true,
+				.n = (double)n, .figure = r->lat_mean_ns, .point = q };
+	for (unsigned i = 1; i < r->trace.nsides && i < r->nsides; i++)
+		like_add(&src->like[0], &r->trace.sides[i]);
 	fold(c, &q, r->lat_mean_ns);
 }
 
 /* Stream: the busier side sets the pace; its window per message, asleep
  * = waiting on the other (a full buffer for a sender, an empty one for a
  * receiver). */
-static void cause_stream(const struct result *r, struct trace_cause *c)
+static void cause_stream(const struct result *r, struct trace_cause *c, struct sl_src *src)
 {
 	const struct trace_result *tr = &r->trace;
 	bool s2c = strstr(r->pat_opts, "dir=s2c") != NULL;
@@ -417,6 +616,10 @@ static void cause_stream(const struct result *r, struct trace_cause *c)
 	const struct trace_side *o = &tr->sides[b == 0 ? 1 : 0];
 
 	c->other_wait_pct = o->wall_ns ? 100.0 * (double)o->sleep_ns / (double)o->wall_ns : 0;
+	if (b < TRACE_SL_SIDES)	/* in the slices: the bottleneck's own row */
+		*src = (struct sl_src){ .nrows = 1, .row = { b }, .like = { tr->sides[b] },
+					.sleep_is_peer = true, .n = (double)r->msgs,
+					.figure = (double)r->elapsed_ns / (double)r->msgs, .point = q };
 	fold(c, &q, (double)r->elapsed_ns / (double)r->msgs);
 }
 
@@ -424,10 +627,11 @@ static void cause_stream(const struct result *r, struct trace_cause *c)
  * wakeups and preemption; a chain's stages run one after another (summed),
  * a fan's at once (the busiest one). */
 static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
-			struct trace_cause *c)
+			struct trace_cause *c, struct sl_src *src)
 {
 	const struct trace_result *tr = &r->trace;
 	double n = (double)cycles, busiest = -1;
+	unsigned fan_side = 0;
 	struct parts q = { { 0 } }, fan = { { 0 } };
 
 	if (!n || !tr->nsides)
@@ -447,12 +651,23 @@ static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
 		if (i > 0 && !chain && busy > busiest) {
 			busiest = busy;
 			fan = one;
+			fan_side = i;
 		}
 	}
 	for (unsigned k = 0; k < TC_NKINDS && !chain && busiest >= 0; k++)
 		q.ns[k] += fan.ns[k];
 	c->of = "cycle_ns";
 	snprintf(c->whose, sizeof(c->whose), "cycle");
+	/* in the slices: the driver's row, and the stages' (a chain: all of
+	 * them summed; a fan: the busiest one's), asleep no part */
+	*src = (struct sl_src){ .nrows = 2, .row = { 0, chain ? TRACE_SL_SIDES : fan_side },
+				.like = { tr->sides[0] }, .no_sleep = true, .n = n,
+				.figure = r->lat_mean_ns, .point = q };
+	for (unsigned i = 1; i < tr->nsides; i++)
+		if (chain || i == fan_side)
+			like_add(&src->like[1], &tr->sides[i]);
+	if (tr->nsides < 2 || (!chain && (!fan_side || fan_side >= TRACE_SL_SIDES)))
+		src->nrows = tr->nsides < 2 ? 1 : 0;
 	fold(c, &q, r->lat_mean_ns);
 }
 
@@ -527,8 +742,9 @@ static int undecided(struct trace_cause *c)
 	}
 	if (n > 0 && (size_t)n < len)
 		n += snprintf(c->sentence + n, len - (size_t)n,
-			      " overlap over %llu exchanges; run longer (-d) for a decision",
-			      (unsigned long long)c->ci_exchanges);
+			      " overlap over %llu %s; run longer (-d) for a decision",
+			      (unsigned long long)(c->ci_slices ? c->ci_slices : c->ci_exchanges),
+			      c->ci_slices ? "slices of the window" : "exchanges");
 	return n;
 }
 
@@ -566,21 +782,22 @@ void trace_cause_fill(struct result *r)
 	const struct pattern *pat = r->cell.pat;
 	uint64_t cycles = 0;
 	bool rtt = r->lat_kind == LAT_RTT, chain = true;
+	struct sl_src src = { 0 };
 
 	memset(c, 0, sizeof(*c));
 	if (!r->trace.on)
 		return;
 	if (pat && pat->cycles_of && pat->cycles_of(r, &cycles, &chain))
-		cause_cycle(r, cycles, chain, c);
+		cause_cycle(r, cycles, chain, c, &src);
 	else if (rtt && r->trace.has_cpath)
 		cause_pingpong(r, c);
 	else if (rtt && r->trace.nsides > 2)
-		cause_fanin(r, c);
+		cause_fanin(r, c, &src);
 	else if (r->lat_kind == LAT_ONE_WAY)
-		cause_stream(r, c);
+		cause_stream(r, c, &src);
 	if (!c->on)
 		return;
 	cross_cpu(c, &r->trace);
-	cause_ci(r, c);
+	cause_ci(r, &src, c);
 	sentence(c, r);
 }

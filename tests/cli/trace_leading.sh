@@ -63,6 +63,6 @@ PY
 # the table: each share of the cause line with its interval
 "$IPCLAB" run -t ring-ipc -p pingpong --rate 50/s -d 1s --trace=events "$work/tl3.json" \
 	--trace-span 1ms >"$work/table.txt" 2>/dev/null
-grep -Eq '^    cause \(round trip\): [a-z ()]+ [0-9]+% \([0-9]+-[0-9]+%\)' "$work/table.txt" ||
+grep -Eq '^    cause \(round trip\): [A-Za-z ()]+ [0-9]+% \([0-9]+-[0-9]+%\)' "$work/table.txt" ||
 	fail "no intervals on the table's cause line: $(grep 'cause (' "$work/table.txt")"
 [ "$fails" = 0 ] && echo "ok   trace_leading" || exit 1
