@@ -92,6 +92,9 @@ static void test_as_written(void **state)
 	assert_string_equal(cs.shares[1].name, "polling");
 	assert_string_equal(cs.whose, "round trip");
 	assert_string_equal(cs.sentence, "kernel work is 60 %");
+	/* a file from before the intervals: none, and the largest leads */
+	assert_true(cs.decided && !cs.leading && isnan(cs.ci_exchanges) && isnan(cs.ci_slices));
+	assert_true(isnan(cs.shares[0].ci_lo) && isnan(cs.shares[0].ci_hi));
 	assert_true(rcell_trace_explain(&rf.cells[0], &e));
 	assert_true(e.verdict == RT_NOT_CONFIRMED && e.ratio == 0.5 && !e.note && isnan(e.before));
 	assert_string_equal(e.knob, "--keep-awake");
@@ -101,6 +104,29 @@ static void test_as_written(void **state)
 	assert_int_equal(rcell_trace_more(&rf.cells[0], x, 8), 1);
 	assert_string_equal(x[0].key, "lost_by");
 	assert_false(rcell_has_profile(&rf.cells[0]));
+	rfile_free(&rf);
+}
+
+/* A stream's split with intervals over the window's slices, and no
+ * leading cause: read as written. */
+static void test_slices(void **state)
+{
+	struct rfile rf;
+	struct rtrace_cause cs;
+
+	(void)state;
+	load(&rf,
+	     "{\"cause\": {\"of\": \"ns_per_msg\", \"total_ns\": 900, \"whose\": \"sender\","
+	     " \"shares\": [{\"name\": \"kernel work\", \"ns\": 450, \"pct\": 50, \"pct_ci95\": [41, 59]},"
+	     "  {\"name\": \"user work\", \"ns\": 360, \"pct\": 40, \"pct_ci95\": [33, 47]}],"
+	     " \"largest\": \"kernel work\", \"largest_pct\": 50, \"leading\": null,"
+	     " \"ci_exchanges\": null, \"ci_slices\": 60, \"sentence\": \"no single leading cause\"}}",
+	     "null", "null");
+	assert_true(rcell_trace_cause(&rf.cells[0], &cs));
+	assert_true(!cs.decided && !cs.leading);
+	assert_true(cs.ci_slices == 60 && isnan(cs.ci_exchanges));
+	assert_true(cs.shares[0].ci_lo == 41 && cs.shares[0].ci_hi == 59);
+	assert_true(cs.shares[1].ci_lo == 33 && cs.shares[1].ci_hi == 47);
 	rfile_free(&rf);
 }
 
@@ -205,6 +231,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_as_written),
+		cmocka_unit_test(test_slices),
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_hostile),
 	};
