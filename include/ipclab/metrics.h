@@ -65,6 +65,10 @@ uint64_t hist_bucket_width(unsigned i);
 void hist_merge(struct hist *dst, const struct hist *src);
 /* Value at quantile q in [0, 1] (nearest-rank), clamped to [min, max]. */
 uint64_t hist_quantile(const struct hist *h, double q);
+/* A distribution-free interval of the median at level 1 - alpha, from the
+ * order statistics of the values counted (stats_median_ranks), each the
+ * middle of its bucket; 0, or -EDOM with too few values. */
+int hist_median_ci(const struct hist *h, double alpha, double *lo, double *hi);
 double hist_mean(const struct hist *h);
 
 /* CPU usage and context switches of one side over its measured window. */

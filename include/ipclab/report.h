@@ -194,6 +194,7 @@ struct report_section {
 struct why_ratio {
 	char of[128];
 	double ratio, lo, hi;
+	const char *ci_basis;		/* what [lo, hi] is over (why_test) */
 };
 struct why_hyp {
 	char claim[160], conditions[96], evidence[320];
@@ -203,6 +204,10 @@ struct why_test {
 	char knob[48], of[128];
 	const char *verdict;		/* "confirmed", "refuted", "no difference", ... */
 	double ratio, lo, hi, p_value;
+	/* what [lo, hi] is over: "repetitions" (the cells' repeated runs),
+	 * "exchanges" (one run each: the medians' intervals over their
+	 * exchanges, the spread between runs not in it), NULL: none */
+	const char *ci_basis;
 };
 struct report_why {
 	char question[240], answer[768];

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define STATS_MAX_N 1024	/* values of one sample (--repeat takes up to 1000) */
 #define STATS_MAX_SAMPLE 64	/* values of each sample of a two-sample test */
@@ -37,6 +38,15 @@ double stats_median(double *v, size_t n);
  * P(j <= B < k) >= 0.95 for B ~ Binomial(n, 1/2). No assumption about the
  * distribution. 0, or -EDOM when n < STATS_CI_MIN_N (no such j exists). */
 int stats_median_ci(const double *s, size_t n, double *lo, double *hi);
+
+/* The ranks of a distribution-free interval of the median of n values
+ * at level 1 - alpha: [x(j), x(n + 1 - j)] (ranks from 1), j the largest
+ * with 2 P(B <= j - 1) <= alpha for B ~ Binomial(n, 1/2); exact up to
+ * STATS_RANKS_EXACT_N values, the normal approximation (with its
+ * continuity correction) above. 0, or -EDOM when no such j exists (too
+ * few values) or alpha is not in (0, 1). */
+#define STATS_RANKS_EXACT_N 2000
+int stats_median_ranks(uint64_t n, double alpha, uint64_t *j);
 
 /* The larger distance of [lo, hi] from med, as % of |med| (NAN if med is 0). */
 double stats_ci_pct(double med, double lo, double hi);

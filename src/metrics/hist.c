@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ipclab/metrics.h"
+#include "ipclab/stats.h"
 
 void hist_init(struct hist *h)
 {
@@ -42,20 +43,12 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->max = src->max;
 }
 
-uint64_t hist_quantile(const struct hist *h, double q)
+/* The value of rank RANK (from 1, at most count): its bucket's middle,
+ * kept inside [min, max]. */
+static uint64_t at_rank(const struct hist *h, uint64_t rank)
 {
-	uint64_t rank, seen = 0;
+	uint64_t seen = 0;
 
-	if (!h->count)
-		return 0;
-	if (q <= 0)
-		return h->min;
-	if (q >= 1)
-		return h->max;
-	/* nearest rank: the smallest value with at least q*count values <= it */
-	rank = (uint64_t)(q * (double)h->count + 0.999999999);
-	if (rank < 1)
-		rank = 1;
 	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
 		seen += h->buckets[i];
 		if (seen >= rank) {
@@ -69,6 +62,35 @@ uint64_t hist_quantile(const struct hist *h, double q)
 		}
 	}
 	return h->max;
+}
+
+uint64_t hist_quantile(const struct hist *h, double q)
+{
+	uint64_t rank;
+
+	if (!h->count)
+		return 0;
+	if (q <= 0)
+		return h->min;
+	if (q >= 1)
+		return h->max;
+	/* nearest rank: the smallest value with at least q*count values <= it */
+	rank = (uint64_t)(q * (double)h->count + 0.999999999);
+	if (rank < 1)
+		rank = 1;
+	return at_rank(h, rank);
+}
+
+int hist_median_ci(const struct hist *h, double alpha, double *lo, double *hi)
+{
+	uint64_t j;
+	int rc = stats_median_ranks(h->count, alpha, &j);
+
+	if (rc)
+		return rc;
+	*lo = (double)at_rank(h, j);
+	*hi = (double)at_rank(h, h->count + 1 - j);
+	return 0;
 }
 
 double hist_mean(const struct hist *h)

@@ -66,6 +66,46 @@ int stats_median_ci(const double *s, size_t n, double *lo, double *hi)
 	return 0;
 }
 
+/* The z with P(Z > z) = p for a standard normal Z (0 < p < 0.5): erfc is
+ * monotone, so bisection to well below a rank's worth. */
+static double normal_upper_z(double p)
+{
+	double lo = 0, hi = 40;
+
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (0.5 * erfc(mid / M_SQRT2) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+int stats_median_ranks(uint64_t n, double alpha, uint64_t *j)
+{
+	double below = 0;
+	uint64_t r = 0;
+
+	if (!(alpha > 0 && alpha < 1) || n < 2)
+		return -EDOM;
+	if (n <= STATS_RANKS_EXACT_N) {
+		while (r + 1 <= n / 2 && 2 * (below + binom_half_pmf((size_t)n, (size_t)r)) <= alpha)
+			below += binom_half_pmf((size_t)n, (size_t)r++);
+	} else {
+		/* B ~ N(n/2, n/4); the continuity correction keeps the
+		 * coverage at alpha or better */
+		double z = normal_upper_z(alpha / 2), x = (double)n / 2 - z * sqrt((double)n) / 2 - 0.5;
+
+		r = x >= 1 ? (uint64_t)floor(x) : 0;
+	}
+	if (!r)
+		return -EDOM;
+	*j = r;
+	return 0;
+}
+
 double stats_ci_pct(double med, double lo, double hi)
 {
 	double d = fmax(fabs(med - lo), fabs(hi - med));

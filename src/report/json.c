@@ -448,15 +448,16 @@ static json_t *why_json(const struct report_why *w)
 	for (unsigned i = 0; tests && i < w->ntests && i < WHY_MAX_TESTS; i++) {
 		const struct why_test *t = &w->tests[i];
 
-		json_array_append_new(tests, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "knob", jstr(t->knob),
+		json_array_append_new(tests, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "knob", jstr(t->knob),
 						       "of", jstr(t->of), "ratio", jnum(t->ratio),
-						       "ratio_ci95", jci(t->lo, t->hi), "p_value", jnum(t->p_value),
-						       "verdict", jstr(t->verdict)));
+						       "ratio_ci95", jci(t->lo, t->hi), "ci_basis", t->ci_basis ? jstr(t->ci_basis) : json_null(),
+						       "p_value", jnum(t->p_value), "verdict", jstr(t->verdict)));
 	}
-	return json_pack("{s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}, s:o}", "question", jstr(w->question),
+	return json_pack("{s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o}", "question", jstr(w->question),
 			 "hypotheses", hyp, "answer", jstr(w->answer), "verdict", jstr(w->verdict),
 			 "compared", "of", jstr(w->compared.of), "ratio", jnum(w->compared.ratio),
-			 "ratio_ci95", jci(w->compared.lo, w->compared.hi), "tests", tests);
+			 "ratio_ci95", jci(w->compared.lo, w->compared.hi), "ci_basis",
+			 w->compared.ci_basis ? jstr(w->compared.ci_basis) : json_null(), "tests", tests);
 }
 
 /* A suite's sections: [{"name", "title", "text"[, "why"]}], in the order

@@ -3,12 +3,14 @@
  * own claim as hypotheses, each a ratio of two of the section's cells with
  * its interval and verdict, an answer a reader can act on, and one verdict
  * for the section. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "suite_question.h"
+#include "ipclab/metrics.h"
 #include "ipclab/stats.h"
 #include "ipclab/util.h"
 
@@ -46,6 +48,23 @@ static enum stats_verdict range_verdict(const struct repeat_stat *sa, const stru
 	return stats_ratio_verdict(lo, hi, STATS_EQUIV_MARGIN);
 }
 
+/* One run each: the interval of b's median over a's from each run's own
+ * exchanges (its latency histogram), each median's interval at 97.5 % so
+ * that both hold together at 95 % or more; the ratio's interval their
+ * extremes. It says how well each run measured its median, not how runs
+ * differ: the text names its basis. */
+static int median_ratio_ci(const struct result *a, const struct result *b, double *lo, double *hi)
+{
+	double alo, ahi, blo, bhi;
+
+	if (hist_median_ci(&a->hist, STATS_ALPHA / 2, &alo, &ahi) ||
+	    hist_median_ci(&b->hist, STATS_ALPHA / 2, &blo, &bhi) || !(alo > 0) || !(blo > 0))
+		return -EDOM;
+	*lo = blo / ahi;
+	*hi = bhi / alo;
+	return 0;
+}
+
 const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
 		    const struct result *b, const char *key, bool more)
 {
@@ -56,6 +75,7 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 
 	snprintf(t->knob, sizeof(t->knob), "%s", knob);
 	t->ratio = t->lo = t->hi = t->p_value = NAN;
+	t->ci_basis = NULL;
 	t->verdict = SQ_NOT_HERE;
 	if (!sq_ran(a) || !sq_ran(b))
 		return t->verdict;
@@ -67,10 +87,15 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 	sa = result_repeat_stat(a, key);
 	sb = result_repeat_stat(b, key);
 	if (values(sa) >= 2 && values(sb) >= 2) {
-		if (!stats_ratio_ci(sa->values, values(sa), sb->values, values(sb), &est, &t->lo, &t->hi))
+		if (!stats_ratio_ci(sa->values, values(sa), sb->values, values(sb), &est, &t->lo, &t->hi)) {
 			v = stats_ratio_verdict(t->lo, t->hi, STATS_EQUIV_MARGIN);
+			t->ci_basis = "repetitions";
+		}
 		if (!stats_mann_whitney(sa->values, values(sa), sb->values, values(sb), &mw))
 			t->p_value = mw.p_value;
+	} else if (!strcmp(key, "lat_p50_ns") && !median_ratio_ci(a, b, &t->lo, &t->hi)) {
+		v = stats_ratio_verdict(t->lo, t->hi, STATS_EQUIV_MARGIN);
+		t->ci_basis = "exchanges";
 	}
 	if (v == SV_UNKNOWN)
 		v = range_verdict(sa, sb);
@@ -106,7 +131,10 @@ static void ratio_text(char *buf, size_t len, const struct why_test *t)
 
 	if (k < 0 || (size_t)k >= len)
 		return;
-	if (!isnan(t->lo))
+	if (!isnan(t->lo) && t->ci_basis && !strcmp(t->ci_basis, "exchanges"))
+		k += snprintf(buf + k, len - (size_t)k, " (95 %% %.3g-%.3gx over each run's exchanges, one run each",
+			      t->lo, t->hi);
+	else if (!isnan(t->lo))
 		k += snprintf(buf + k, len - (size_t)k, " (95 %% %.3g-%.3gx", t->lo, t->hi);
 	else
 		k += snprintf(buf + k, len - (size_t)k, " (no 95 %% interval: too few repetitions");
@@ -150,6 +178,7 @@ void sq_compared(struct report_why *w, const struct why_test *t)
 	w->compared.ratio = t->ratio;
 	w->compared.lo = t->lo;
 	w->compared.hi = t->hi;
+	w->compared.ci_basis = t->ci_basis;
 }
 
 void sq_print(FILE *f, const struct report_why *w)

@@ -162,8 +162,16 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 		return;
 	}
 	w->verdict = tr->verdict;
+	char ir[64] = "", ic[64] = "";
+
+	if (!isnan(tr->lo))
+		snprintf(ir, sizeof(ir), ", 95 %% %.3g-%.3gx", tr->lo, tr->hi);
+	if (!isnan(tc->lo))
+		snprintf(ic, sizeof(ic), ", 95 %% %.3g-%.3gx", tc->lo, tc->hi);
 	snprintf(w->answer, sizeof(w->answer),
-		 "At %g msg/s a %s round trip took %.3gx the flood's (%s); 4 clients against 1: %.3gx (%s).%s%s",
-		 rate, tp, tr->ratio, tr->verdict, tc->ratio, tc->verdict,
-		 isnan(tr->lo) ? " One run each: no interval." : "", why);
+		 "At %g msg/s a %s round trip took %.3gx the flood's (%s%s); 4 clients against 1: %.3gx (%s%s).%s%s",
+		 rate, tp, tr->ratio, tr->verdict, ir, tc->ratio, tc->verdict, ic,
+		 isnan(tr->lo) ? " One run each: no interval." :
+		 tr->ci_basis && !strcmp(tr->ci_basis, "exchanges") ?
+		 " One run each: the intervals are over each run's exchanges, not between runs." : "", why);
 }

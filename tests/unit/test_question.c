@@ -314,6 +314,39 @@ static void test_003(void **state)
 	assert_string_equal(w->verdict, "confirmed");
 	assert_true(isnan(w->compared.lo));
 	assert_string_equal(w->tests[1].verdict, "too noisy");
+	/* one run each with their exchanges: the medians' intervals over
+	 * each run's round trips give the ratios theirs, their basis said:
+	 * the paced 3x confirmed with an interval; 4 clients the same
+	 * distribution as 1 over 2000 exchanges: no difference; over 40
+	 * widely spread ones: too noisy */
+	hist_init(&f1->hist), hist_init(&p1->hist), hist_init(&p4->hist);
+	for (unsigned i = 0; i < 2000; i++) {
+		uint64_t jitter = (uint64_t)(i % 50) * 20;	/* 0..980 ns */
+
+		hist_add(&f1->hist, 9500 + jitter);
+		hist_add(&p1->hist, 29500 + jitter);
+		hist_add(&p4->hist, 29500 + jitter);
+	}
+	p4->lat_p50_ns = p1->lat_p50_ns = 30000;
+	memset(w, 0, sizeof(*w));
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_string_equal(w->verdict, "confirmed");
+	assert_string_equal(w->compared.ci_basis, "exchanges");
+	assert_true(w->compared.lo > 2.8 && w->compared.lo <= 3 && w->compared.hi >= 3 && w->compared.hi < 3.3);
+	assert_string_equal(w->tests[1].verdict, "no difference");
+	assert_string_equal(w->tests[1].ci_basis, "exchanges");
+	assert_true(isnan(w->tests[1].p_value));
+	assert_non_null(strstr(w->hyp[0].evidence, "over each run's exchanges, one run each"));
+	assert_non_null(strstr(w->answer, "(confirmed, 95 % "));
+	assert_non_null(strstr(w->answer, "the intervals are over each run's exchanges, not between runs"));
+	assert_null(strstr(w->answer, "no interval"));
+	hist_init(&p4->hist);
+	for (unsigned i = 0; i < 40; i++)
+		hist_add(&p4->hist, 10000 + (uint64_t)i * 1000);
+	memset(w, 0, sizeof(*w));
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_string_equal(w->tests[1].verdict, "too noisy");
+	assert_true(w->tests[1].lo < 1 && w->tests[1].hi > 1.1);
 	memset(w, 0, sizeof(*w));
 	sq_003(w, "ring-ipc", f1, NULL, p4, 1);
 	assert_string_equal(w->verdict, "not reproduced here");

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "ipclab/metrics.h"
 #include "ipclab/stats.h"
 
 #include "seeded_rng.h"
@@ -75,6 +76,82 @@ static void test_median_ci_coverage(void **state)
 			fail_msg("n=%zu: the interval held the median in %u of %u samples", sizes[k],
 				 hit, trials);
 	}
+}
+
+/* P(B <= k) for B ~ Binomial(n, 1/2), by summing in log space. */
+static double binom_half_cdf(uint64_t n, uint64_t k)
+{
+	double sum = 0;
+
+	for (uint64_t i = 0; i <= k; i++)
+		sum += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) -
+			   (double)n * M_LN2);
+	return sum;
+}
+
+/* The ranks of a median's interval: the same as stats_median_ci's where
+ * both apply; the largest j that keeps the coverage (exactly, up to
+ * STATS_RANKS_EXACT_N values); the normal approximation above that within
+ * a rank of the exact answer and never wider than the level allows. */
+static void test_median_ranks(void **state)
+{
+	double s[300], lo, hi;
+	uint64_t j;
+
+	(void)state;
+	for (size_t i = 0; i < 300; i++)
+		s[i] = (double)(i + 1);
+	assert_int_equal(stats_median_ranks(5, STATS_ALPHA, &j), -EDOM);
+	assert_int_equal(stats_median_ranks(100, 0, &j), -EDOM);
+	assert_int_equal(stats_median_ranks(100, 1, &j), -EDOM);
+	for (size_t n = 6; n <= 300; n++) {
+		assert_int_equal(stats_median_ci(s, n, &lo, &hi), 0);
+		assert_int_equal(stats_median_ranks(n, STATS_ALPHA, &j), 0);
+		assert_true((double)j == lo && (double)(n + 1 - j) == hi);
+	}
+	/* the exact rule at other levels: 2 P(B <= j-1) <= alpha < 2 P(B <= j) */
+	for (uint64_t n = 20; n <= 2000; n += 397) {
+		assert_int_equal(stats_median_ranks(n, STATS_ALPHA / 2, &j), 0);
+		assert_true(2 * binom_half_cdf(n, j - 1) <= STATS_ALPHA / 2);
+		assert_true(2 * binom_half_cdf(n, j) > STATS_ALPHA / 2);
+	}
+	/* across the switch to the approximation: no jump */
+	uint64_t a, b;
+
+	assert_int_equal(stats_median_ranks(STATS_RANKS_EXACT_N, STATS_ALPHA, &a), 0);
+	assert_int_equal(stats_median_ranks(STATS_RANKS_EXACT_N + 1, STATS_ALPHA, &b), 0);
+	assert_true(b + 1 >= a && b <= a + 1);
+	/* 10 000 values: the exact j is 4902 (2 P(B <= 4901) = 0.0488) */
+	assert_int_equal(stats_median_ranks(10000, STATS_ALPHA, &j), 0);
+	assert_true(j >= 4900 && j <= 4902);
+	assert_true(2 * binom_half_cdf(10000, j - 1) <= STATS_ALPHA);
+	/* ten million: well inside the range, well away from the middle */
+	assert_int_equal(stats_median_ranks(10000000, STATS_ALPHA, &j), 0);
+	assert_true(j > 4990000 && j < 5000000 - 3000);
+}
+
+/* The median's interval from a histogram: the values at the ranks. */
+static void test_hist_median_ci(void **state)
+{
+	struct hist h;
+	double lo, hi;
+	uint64_t j;
+
+	(void)state;
+	hist_init(&h);
+	assert_int_equal(hist_median_ci(&h, STATS_ALPHA, &lo, &hi), -EDOM);
+	for (uint64_t v = 1; v <= 201; v++)	/* below HIST_EXACT: every value its own bucket */
+		hist_add(&h, v);
+	assert_true(201 < HIST_EXACT);
+	assert_int_equal(hist_median_ci(&h, STATS_ALPHA, &lo, &hi), 0);
+	assert_int_equal(stats_median_ranks(201, STATS_ALPHA, &j), 0);
+	assert_true(lo == (double)j && hi == (double)(202 - j));
+	assert_true(lo < 101 && hi > 101);
+	/* a narrower level is wider */
+	double lo2, hi2;
+
+	assert_int_equal(hist_median_ci(&h, STATS_ALPHA / 2, &lo2, &hi2), 0);
+	assert_true(lo2 < lo && hi2 > hi);
 }
 
 /* U of x against y by definition: pairs x > y, ties half. */
@@ -339,6 +416,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_median_ci_ranks),
 		cmocka_unit_test(test_median_ci_coverage),
+		cmocka_unit_test(test_median_ranks),
+		cmocka_unit_test(test_hist_median_ci),
 		cmocka_unit_test(test_mw_exact_brute_force),
 		cmocka_unit_test(test_mw_textbook),
 		cmocka_unit_test(test_mw_false_positives),
