@@ -40,7 +40,9 @@ run: deps
 # Under a sanitizer (SAN=...) the time goes where a sanitizer finds bugs:
 # every C unit program and fuzz replay as in the plain check, the shell
 # tests at a quarter of their counts (IPCLAB_TEST_SCALE), the fault scripts
-# with fewer kills, signals and stops (the same paths), and none of the
+# with fewer kills, signals and stops (the same paths), kill_parent.sh and
+# names.sh over 12 of the transports drawn at random, exhaustion.sh's
+# descriptor limit 16 only for every transport, and none of the
 # tests in tests/sanitizer-skip (no ipclab code runs in them, or another
 # test runs it; each with its reason). A variable set in the environment
 # wins over these.
@@ -48,7 +50,8 @@ TEST_JOBS ?= 2
 ifneq ($(SAN),)
 CHECK_ENV := IPCLAB_TEST_SCALE=$${IPCLAB_TEST_SCALE:-25} FAULT_KILLS=$${FAULT_KILLS:-8} \
 	FAULT_SIGNALS=$${FAULT_SIGNALS:-8} FAULT_STOPS=$${FAULT_STOPS:-3} \
-	FAULT_PATTERNS=$${FAULT_PATTERNS:-stream} TEST_SKIP=$${TEST_SKIP-tests/sanitizer-skip}
+	FAULT_PATTERNS=$${FAULT_PATTERNS:-stream} FAULT_TRANSPORT_SAMPLE=$${FAULT_TRANSPORT_SAMPLE:-12} \
+	FAULT_NOFILE_LIMITS="$${FAULT_NOFILE_LIMITS:-16}" TEST_SKIP=$${TEST_SKIP-tests/sanitizer-skip}
 endif
 check: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory all tests

@@ -9,6 +9,8 @@
 # /dev/shm. The kernel limits are lowered only inside this test's private
 # IPC and mount namespaces (root); elsewhere those parts are skipped.
 # Thread endpoints are run out of descriptors too (FAULT_THREAD_TRANSPORTS).
+# FAULT_NOFILE_LIMITS ("6 16") are the descriptor limits every transport is
+# run at with process endpoints (the sanitizer stage: 16 only).
 # FAULT_TRANSPORTS narrows the transports; FAULT_OPTS goes with each of
 # their runs (FAULT_TRANSPORTS=dbus FAULT_OPTS="-O via=bus").
 . "$(dirname "$0")/lib.bash"
@@ -75,7 +77,7 @@ mapfile -t tps < <(process_transports)
 for tp in "${tps[@]}"; do
 	clients=4
 	"$IPCLAB" list | grep -E "^  $tp " | grep -q multi-client || clients=1
-	for n in 6 16; do
+	for n in ${FAULT_NOFILE_LIMITS:-6 16}; do
 		limit_case "ulimit -n $n: $tp --clients $clients" 1 "$nofile_re" \
 			bash -c 'ulimit -n "$1"; shift; exec "$@"' _ $n \
 			"$IPCLAB" "${run_args[@]}" -t "$tp" --clients $clients "${fault_opts[@]}"

@@ -10,7 +10,8 @@
 # every time, so that its own report is checked.
 #
 # CI size: FAULT_PARENT_KILLS (1) kills per transport x pattern;
-# FAULT_TRANSPORTS, FAULT_PATTERNS narrow the set; FAULT_SEED repeats.
+# FAULT_TRANSPORTS, FAULT_PATTERNS narrow the set; FAULT_TRANSPORT_SAMPLE=N
+# takes N transports at random (the sanitizer stage); FAULT_SEED repeats.
 . "$(dirname "$0")/lib.bash"
 
 KILLS=${FAULT_PARENT_KILLS:-1}
@@ -35,7 +36,8 @@ done
 with_live=$(strict_leftovers)
 [ -n "$(new_leftovers "$baseline" "$with_live")" ] || fail "the live runs show no objects to protect"
 
-mapfile -t tps < <(if [ -n "${FAULT_TRANSPORTS:-}" ]; then tr ' ,' '\n\n' <<<"$FAULT_TRANSPORTS"; else process_transports; fi)
+mapfile -t tps < <(if [ -n "${FAULT_TRANSPORTS:-}" ]; then tr ' ,' '\n\n' <<<"$FAULT_TRANSPORTS"; else process_transports; fi |
+	sample_transports)
 for tp in "${tps[@]}"; do
 	for pat in $PATTERNS; do
 		if ! "$IPCLAB" run -t "$tp" -p "$pat" "${fault_opts[@]}" -n 200 -q -f csv >/dev/null 2>&1; then

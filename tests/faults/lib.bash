@@ -144,6 +144,24 @@ process_transports() {
 		t && /^  [^ -]/ && $2 !~ /thread-only/ && (only == "" || $1 in keep) {print $1}'
 }
 
+# sample_transports: the transports on stdin, one a line; with
+# FAULT_TRANSPORT_SAMPLE=N (the sanitizer stage's smaller count), N of them
+# chosen at random (FAULT_SEED repeats the choice), in their order.
+sample_transports() {
+	local n=${FAULT_TRANSPORT_SAMPLE:-0}
+	if [ "$n" = 0 ]; then cat; return; fi
+	awk -v n="$n" -v seed="$FAULT_SEED" 'BEGIN { srand(seed) } { tp[NR] = $0 }
+		END { for (i = 1; i <= NR; i++) key[i] = rand()
+			for (k = 0; k < n && k < NR; k++) { b = 0
+				for (i = 1; i <= NR; i++) if (!(i in pick) && (b == 0 || key[i] < key[b])) b = i
+				pick[b] = 1 }
+			for (i = 1; i <= NR; i++) if (i in pick) print tp[i] }'
+}
+
+case ${FAULT_TRANSPORT_SAMPLE:-0} in *[!0-9]*)
+	echo "FAULT_TRANSPORT_SAMPLE must be a number of transports, not '$FAULT_TRANSPORT_SAMPLE'" >&2; exit 2 ;;
+esac
+
 # Transports whose caps include $1 (e.g. spins).
 transports_with() {
 	"$IPCLAB" list | awk -v cap="$1" '/^transports:/ {t = 1; next} /^patterns:/ {t = 0}

@@ -18,7 +18,8 @@ trap 'rm -rf "$dir"' EXIT
 inspected=0 objects=0 planted=0
 me=$(id -u)
 baseline=$(strict_leftovers)
-mapfile -t tps < <(process_transports)
+# FAULT_TRANSPORT_SAMPLE=N: N transports at random (the sanitizer stage)
+mapfile -t tps < <(process_transports | sample_transports)
 
 # check_mode WHAT PATH MODE: owner and permission bits of PATH.
 check_mode() {
