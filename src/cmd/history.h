@@ -88,7 +88,11 @@ int history_table(FILE *f, const struct history *h);
 int history_json(FILE *f, const struct history *h);
 int history_svg(FILE *f, const struct history *h, bool in_html);
 int history_html(FILE *f, const struct history *h);
-/* A metric's value as the tables show it (12.3us, 1.23M/s, ...). */
+/* A metric's value as the field table shows it, with its unit (12.3us,
+ * 1.23M/s, 250 MB/s, 45%); a key the table does not have as a number. */
 const char *history_fmt(char *buf, size_t len, const char *metric, double v);
+/* A metric as the field table names it: "median latency (lat_p50_ns)",
+ * "message bytes per second, headers included (bytes_per_s)". */
+const char *history_metric_name(char *buf, size_t len, const char *metric);
 
 #endif

@@ -135,13 +135,14 @@ int history_hosts(struct history *h)
 /* Per cell, a row per machine: its median, interval, runs and ratio. */
 int history_hosts_table(FILE *f, const struct history *h)
 {
-	char a[32], b[32], c[72], lab[320], m[64], k[64];
+	char a[32], b[32], c[72], lab[320], m[64], k[64], name[160];
 
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hseries *s = &h->s[i];
 
 		fprintf(f, "%s%s: %s on %zu machine%s\n", i ? "\n" : "",
-			db_text_safe(lab, sizeof(lab), s->label), s->metric, s->n, s->n == 1 ? "" : "s");
+			db_text_safe(lab, sizeof(lab), s->label),
+			history_metric_name(name, sizeof(name), s->metric), s->n, s->n == 1 ? "" : "s");
 		fprintf(f, "  %-20s  %-24s  %4s  %10s  %-24s  %7s\n", "machine", "kernel", "runs",
 			"median", "interval", "ratio");
 		for (size_t j = 0; j < s->n; j++) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* `ipclab history`'s output: a table per series (its points, and where it
- * changed), or JSON (series[] {cell, points[] {at, labels, value, ci95},
+ * changed; the metric named, its values scaled and in their unit, by the
+ * field table, as the figure's), or JSON (series[] {cell, points[] {at, labels, value, ci95},
  * change_points[] {at, before, after, ratio, p_value}}); with --against,
  * one row per cell. Written through the atomic writer; --figure adds the
  * SVG beside. */
@@ -12,19 +13,50 @@
 
 #include "cmd.h"
 #include "history.h"
+#include "../report/fields.h"
+
+/* The unit a value of the field table's text does not carry itself. */
+static const char *unit_after(const struct field *fd)
+{
+	switch (fd->unit) {
+	case U_PER_S:
+		return "/s";
+	case U_BYTES_PER_S:
+		return " MB/s";
+	case U_PCT:
+		return "%";
+	default:
+		return "";
+	}
+}
 
 const char *history_fmt(char *buf, size_t len, const char *metric, double v)
 {
-	size_t l = strlen(metric);
+	const struct field *fd = field_find(metric);
+	size_t l;
 
-	if (!isfinite(v))
+	if (!isfinite(v)) {
 		snprintf(buf, len, "-");
-	else if (l > 3 && !strcmp(metric + l - 3, "_ns"))
-		fmt_ns(buf, len, v);
-	else if (l > 6 && !strcmp(metric + l - 6, "_per_s"))
-		snprintf(buf + strlen(fmt_count(buf, len, v)), len - strlen(buf), "/s");
-	else
+	} else if (fd && fd->kind != F_STR) {
+		field_human_num(fd, v, buf, len);
+		l = strlen(buf);
+		snprintf(buf + l, len - l, "%s", unit_after(fd));
+	} else {
 		snprintf(buf, len, "%.4g", v);
+	}
+	return buf;
+}
+
+const char *history_metric_name(char *buf, size_t len, const char *metric)
+{
+	const struct field *fd = field_find(metric);
+	const char *paren = fd && fd->doc ? strstr(fd->doc, " (") : NULL;
+
+	/* the doc line without what it says in parentheses (the table's unit) */
+	if (fd && fd->doc)
+		snprintf(buf, len, "%.*s (%s)", paren ? (int)(paren - fd->doc) : 100, fd->doc, metric);
+	else
+		snprintf(buf, len, "%s", metric);
 	return buf;
 }
 
@@ -46,11 +78,11 @@ static void labels_text(const json_t *labels, char *buf, size_t len)
 
 static void table_series(FILE *f, const struct hseries *s)
 {
-	char a[32], b[32], c[72], lab[512], at[32];
+	char a[32], b[32], c[72], lab[512], at[32], name[160];
 	int k = 0;
 
 	fprintf(f, "%s: %s, %zu runs, %d change point%s\n", db_text_safe(lab, sizeof(lab), s->label),
-		s->metric, s->n, s->ncp, s->ncp == 1 ? "" : "s");
+		history_metric_name(name, sizeof(name), s->metric), s->n, s->ncp, s->ncp == 1 ? "" : "s");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct hpoint *p = &s->pts[i];
 

@@ -183,6 +183,6 @@ for k in 1 2; do
 	"$IPCLAB" run -t pipe -n 2000 -q --db "$d/real.db" --label build=b$k >/dev/null 2>&1 || fail "real run $k: exit $?"
 done
 "$IPCLAB" history --db "$d/real.db" -m p99 >"$d/out" || fail "history of real runs: exit $?"
-grep -q "pipe pingpong 64B process: lat_p99_ns, 2 runs" "$d/out" || fail "history of real runs: $(head -3 "$d/out")"
+grep -q "pipe pingpong 64B process: 99th percentile latency (lat_p99_ns), 2 runs" "$d/out" || fail "history of real runs: $(head -3 "$d/out")"
 [ -n "$(leftovers)" ] && fail "left behind: $(leftovers)"
 finish

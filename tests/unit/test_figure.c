@@ -23,6 +23,7 @@
 #include "figure.h"
 #include "html.h"
 #include "plot.h"
+#include "../cmd/history.h"
 
 /* A cell: transport, pattern, size, lat_kind (NULL: none), latency (ns),
  * bytes/s, CPU ns per message; status ok unless failed. */
@@ -499,6 +500,50 @@ static void test_matrix(void **state)
 	free(e);
 }
 
+/* ipclab history's table (src/cmd/history_out.c): each series' metric
+ * named by the field table, its values scaled and in its unit as the
+ * table says (bytes_per_s in MB/s, not a count per second; a share in %;
+ * a latency in us), not by the key's suffix; a key the table does not
+ * have as a number. */
+static void test_history_text(void **state)
+{
+	struct hpoint p[3] = {
+		{ .run = 1, .at = "2025-01-01T12:00:00Z", .value = 2.5e8, .lo = 2.4e8, .hi = 2.6e8 },
+		{ .run = 1, .at = "2025-01-01T12:00:00Z", .value = 45.25, .lo = NAN, .hi = NAN },
+		{ .run = 1, .at = "2025-01-01T12:00:00Z", .value = 12345, .lo = NAN, .hi = NAN },
+	};
+	struct hseries s[3] = {
+		{ .label = "pipe 64B", .metric = "bytes_per_s", .pts = &p[0], .n = 1 },
+		{ .label = "pipe 64B", .metric = "cpu_pct_total", .pts = &p[1], .n = 1 },
+		{ .label = "pipe 64B", .metric = "lat_p50_ns", .pts = &p[2], .n = 1 },
+	};
+	struct history h = { .s = s, .n = 3 };
+	char *out = NULL, buf[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	assert_non_null(f);
+	for (int i = 0; i < 3; i++)
+		p[i].labels = json_object();
+	assert_int_equal(history_table(f, &h), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(out, "pipe 64B: message bytes per second, headers included (bytes_per_s), 1 runs"));
+	assert_non_null(strstr(out, " 250 MB/s  [240 MB/s, 260 MB/s] "));
+	assert_non_null(strstr(out, "pipe 64B: user+sys time of all sides, % of one CPU (cpu_pct_total), 1 runs"));
+	assert_non_null(strstr(out, " 45%  - "));
+	assert_non_null(strstr(out, "pipe 64B: median latency (lat_p50_ns), 1 runs"));
+	assert_non_null(strstr(out, " 12.3us  - "));
+	assert_null(strstr(out, "M/s"));
+	/* a count per second; a key the table does not have: a number, its suffix no unit */
+	assert_string_equal(history_fmt(buf, sizeof(buf), "msgs_per_s", 1.5e6), "1.50M/s");
+	assert_string_equal(history_fmt(buf, sizeof(buf), "no_such_ns", 1500), "1500");
+	assert_string_equal(history_fmt(buf, sizeof(buf), "lat_p50_ns", NAN), "-");
+	for (int i = 0; i < 3; i++)
+		json_decref(p[i].labels);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_label),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_history_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
