@@ -142,7 +142,8 @@ int history_hosts_table(FILE *f, const struct history *h)
 
 		fprintf(f, "%s%s: %s on %zu machine%s\n", i ? "\n" : "",
 			db_text_safe(lab, sizeof(lab), s->label),
-			history_metric_name(name, sizeof(name), s->metric), s->n, s->n == 1 ? "" : "s");
+			history_metric_name(name, sizeof(name), s->metric), s->n,
+			s->n == 1 ? "" : "s");
 		fprintf(f, "  %-20s  %-24s  %4s  %10s  %-24s  %7s\n", "machine", "kernel", "runs",
 			"median", "interval", "ratio");
 		for (size_t j = 0; j < s->n; j++) {

@@ -82,7 +82,8 @@ static void table_series(FILE *f, const struct hseries *s)
 	int k = 0;
 
 	fprintf(f, "%s: %s, %zu runs, %d change point%s\n", db_text_safe(lab, sizeof(lab), s->label),
-		history_metric_name(name, sizeof(name), s->metric), s->n, s->ncp, s->ncp == 1 ? "" : "s");
+		history_metric_name(name, sizeof(name), s->metric), s->n, s->ncp,
+		s->ncp == 1 ? "" : "s");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct hpoint *p = &s->pts[i];
 

@@ -39,7 +39,8 @@ void fig_colour(const struct figure *f, double v, char *buf, size_t len)
 		return;
 	}
 	for (int k = 0; k < 3; k++)
-		rgb[k] = (int)lround(fig_stops[i][k] + (fig_stops[i + 1][k] - fig_stops[i][k]) * (x - i));
+		rgb[k] = (int)lround(fig_stops[i][k] +
+				     (fig_stops[i + 1][k] - fig_stops[i][k]) * (x - i));
 	snprintf(buf, len, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
@@ -111,9 +112,10 @@ static void squares_text(struct figure *f, const struct rmatrix *m)
 				else
 					snprintf(t, sizeof(t), "%.4g", g->v[k]);
 			}
-			snprintf(g->tip[k], sizeof(g->tip[k]), "%s%s%s", isfinite(g->v[k]) ? t : "no value",
-				 name[0] ? ", " : "", name);
-			snprintf(g->text[k], sizeof(g->text[k]), "%s%s%s", t, isfinite(g->v[k]) && cls ? " " : "",
+			snprintf(g->tip[k], sizeof(g->tip[k]), "%s%s%s",
+				 isfinite(g->v[k]) ? t : "no value", name[0] ? ", " : "", name);
+			snprintf(g->text[k], sizeof(g->text[k]), "%s%s%s", t,
+				 isfinite(g->v[k]) && cls ? " " : "",
 				 isfinite(g->v[k]) ? rmatrix_mark(m, i, j) : "");
 		}
 	if (!(f->z.lo <= f->z.hi))

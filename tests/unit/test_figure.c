@@ -473,9 +473,12 @@ static void test_matrix(void **state)
 		assert_int_equal(fclose(mf), 0);
 		fig_colour(&figs[0], 7000, col, sizeof(col));
 		assert_string_equal(col, "#fde725");
-		snprintf(want, sizeof(want), "fill=\"%s\"/><title>server CPU 1, client CPU 0: 7.00us, SMT sibling</title>", col);
+		snprintf(want, sizeof(want),
+			 "fill=\"%s\"/><title>server CPU 1, client CPU 0: 7.00us, SMT sibling</title>",
+			 col);
 		assert_non_null(strstr(page, want));
-		assert_non_null(strstr(page, "fill=\"#eeeeee\"/><title>server CPU 1, client CPU 1: no value, same CPU</title>"));
+		assert_non_null(strstr(page, "fill=\"#eeeeee\"/><title>server CPU 1, client CPU 1: "
+					     "no value, same CPU</title>"));
 		assert_non_null(strstr(page, ">5.00us =</text>"));
 		assert_non_null(strstr(page, "server CPU x client CPU: x&#39;`touch M`&quot;&lt;b&gt;"));
 		assert_null(strstr(page, "M`\"<b>"));
@@ -491,7 +494,8 @@ static void test_matrix(void **state)
 	assert_non_null(strstr(e->dat[k], "\nserver\\client\t1\t0\n1\tNaN\t7\n0\t6\t5\n"));
 	assert_non_null(strstr(e->gp[k], "\ncls[1] = '-'\ncls[2] = '7.00us s'\n"));
 	assert_non_null(strstr(e->gp[k], "\nset cblabel 'p50 (us)'\n"));
-	assert_non_null(strstr(e->gp[k + 1], "\nset title 'lat_p50_ns, server CPU x client CPU: x''`touch M`\"<b>'\n"));
+	assert_non_null(strstr(e->gp[k + 1], "\nset title 'lat_p50_ns, server CPU x client CPU: "
+					     "x''`touch M`\"<b>'\n"));
 	assert_non_null(strstr(e->dat[k + 1], "client CPU: x'`touch M`'<b>"));
 	figure_free_n(figs, n);
 	rfile_free(&rf);
@@ -528,9 +532,11 @@ static void test_history_text(void **state)
 		p[i].labels = json_object();
 	assert_int_equal(history_table(f, &h), 0);
 	assert_int_equal(fclose(f), 0);
-	assert_non_null(strstr(out, "pipe 64B: message bytes per second, headers included (bytes_per_s), 1 runs"));
+	assert_non_null(strstr(out, "pipe 64B: message bytes per second, headers included "
+				    "(bytes_per_s), 1 runs"));
 	assert_non_null(strstr(out, " 250 MB/s  [240 MB/s, 260 MB/s] "));
-	assert_non_null(strstr(out, "pipe 64B: user+sys time of all sides, % of one CPU (cpu_pct_total), 1 runs"));
+	assert_non_null(strstr(out, "pipe 64B: user+sys time of all sides, % of one CPU "
+				    "(cpu_pct_total), 1 runs"));
 	assert_non_null(strstr(out, " 45%  - "));
 	assert_non_null(strstr(out, "pipe 64B: median latency (lat_p50_ns), 1 runs"));
 	assert_non_null(strstr(out, " 12.3us  - "));
