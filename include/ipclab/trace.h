@@ -128,7 +128,7 @@ struct trace_cpath {
  * splits without exchanges (stream, fan-in, cycle): the window cut into
  * `slices` slices of slice_ns in order (up to 4.3 s; a longer window's
  * slices each hold every 4.3 s-th part of it from theirs), each
- * interval's time in the slice it ends in. Row i is side i (below
+ * interval's time in the slices it covers. Row i is side i (below
  * TRACE_SL_SIDES), row TRACE_SL_SIDES the clients (sides 1..) summed. ns
  * per slice, running time split into user and kernel as the side's whole
  * window was (getrusage's, without syscall probes). */

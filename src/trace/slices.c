@@ -65,10 +65,18 @@ void trace_slices_collect(const struct tr_globals *g, unsigned nsides, bool sysc
 
 	if (!row)
 		return;
+	/* each bin's parts of slices, and the whole slices of the runs that
+	 * cover it (their +1 and -1 summed from the first bin on) */
 	for (unsigned k = 0; k <= TRACE_SL_SIDES; k++)
-		for (unsigned b = 0; b < TR_SL_BINS; b++)
-			for (unsigned p = 0; p < TSL_NPARTS; p++)
-				row[k][b][p] = (double)g->sl_bin[k][b][slot[p]];
+		for (unsigned p = 0; p < TSL_NPARTS; p++) {
+			int64_t runs = 0;
+
+			for (unsigned b = 0; b < TR_SL_BINS; b++) {
+				runs += (int64_t)g->sl_full[k][b][slot[p]];
+				row[k][b][p] = (double)g->sl_bin[k][b][slot[p]] +
+					       (double)(runs > 0 ? runs : 0) * (double)(1ull << TR_SL_SHIFT);
+			}
+		}
 	for (unsigned i = 0; i < nsides && i < TR_MAX_SIDES; i++) {
 		const struct tr_win *w = &g->wins[i];
 		const struct trace_side *ts = &r->sides[i];

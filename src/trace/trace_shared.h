@@ -48,7 +48,7 @@ enum tr_cp_mode { TR_CP_IN, TR_CP_TENT, TR_CP_TIMER, TR_CP_GAP };
 /* The sides' time by slice of their window, for the intervals of the
  * splits that have no exchanges to draw from (stream, fan-in, cycle): the
  * window cut into slices of 2^TR_SL_SHIFT ns, an interval's time into the
- * slice it ends in, slice j into bin (j mod TR_SL_BINS): in order up to
+ * slices it covers, slice j into bin (j mod TR_SL_BINS): in order up to
  * TR_SL_BINS slices (4.3 s), user space joins neighbours into at most
  * TRACE_SL_BINS. Row i is side i (below TR_SL_SIDES), row TR_SL_SIDES all
  * clients (sides 1..) summed. Slots: the side's own (enum tr_slot), its
@@ -148,6 +148,9 @@ struct tr_globals {
 	__u64 cp_bin_nmeas[TR_CP_BINS];	/* ... how many marks */
 	__u64 cp_mk_seen;		/* mk_seq at the last bin closed */
 	__u64 sl_bin[TR_SL_ROWS][TR_SL_BINS][TR_SL_SLOTS];	/* the sides' slots by slice */
+	__u64 sl_full[TR_SL_ROWS][TR_SL_BINS][TR_SL_SLOTS];	/* ... whole slices, as runs:
+								 * +1 at a run's first, -1
+								 * past its last */
 };
 
 /* Per (side << 32 | tid) of another task: the time it ran on the CPU the

@@ -157,25 +157,74 @@ static __always_inline void cp_add(int k, __u64 slot, __u64 d)
 	}
 }
 
-/* Side i's d ns of slot (TR_SL_SLOTS) in the interval ending at now: into
- * the bin of the window's slice it ends in (its own row, and the clients'
- * sum for a client: several clients may add to it at once). */
-static __always_inline void sl_add(__u64 i, __u64 slot, __u64 now, __u64 d)
+/* d into cell (row, bin b, slot) of one of the slices' arrays (an index
+ * the verifier can see bounded); several clients may add to the clients'
+ * row at once. */
+#define SL_CELLS (TR_SL_ROWS * TR_SL_BINS * TR_SL_SLOTS)
+static __always_inline void sl_cell(__u64 *base, __u64 row, __u64 b, __u64 slot, __u64 d)
 {
-	const struct tr_win *w;
-	__u64 e, b;
+	__u64 off = (row * TR_SL_BINS + (b & (TR_SL_BINS - 1))) * TR_SL_SLOTS + slot;
 
-	if (!d || i >= TR_MAX_SIDES || slot >= TR_SL_SLOTS)
+	if (off >= SL_CELLS)
 		return;
-	w = &wins[i];
-	e = w->end && now > w->end ? w->end : now;
-	if (!w->start || e < w->start)
-		return;
-	b = ((e - w->start) >> TR_SL_SHIFT) & (TR_SL_BINS - 1);
+	if (row == TR_SL_SIDES)
+		__sync_fetch_and_add(&base[off], d);
+	else
+		base[off] += d;
+}
+
+/* ... into side i's own row (below TR_SL_SIDES), and a client's into the
+ * clients' row */
+static __always_inline void sl_put(__u64 *base, __u64 i, __u64 slot, __u64 b, __u64 d)
+{
 	if (i < TR_SL_SIDES)
-		G.sl_bin[i][b][slot] += d;
+		sl_cell(base, i, b, slot, d);
 	if (i > 0)
-		__sync_fetch_and_add(&G.sl_bin[TR_SL_SIDES][b][slot], d);
+		sl_cell(base, TR_SL_SIDES, b, slot, d);
+}
+
+/* Side i's time in slot (TR_SL_SLOTS) over [from, now], clipped to its
+ * window, into the slices it covers: the part of its first and last slice
+ * into their bins (sl_bin), the whole slices between as a run (sl_full: +1
+ * where it starts, -1 past its end, its bins' counts summed in user space;
+ * a run of more slices than there are bins adds to all). A function of its
+ * own, verified once. */
+__noinline int sl_add(__u64 i, __u64 slot, __u64 from, __u64 now)
+{
+	__u64 *part = &G.sl_bin[0][0][0], *full = &G.sl_full[0][0][0];
+	const struct tr_win *w;
+	__u64 a, e, ja, je, n, at;
+
+	if (i >= TR_MAX_SIDES || slot >= TR_SL_SLOTS)
+		return 0;
+	w = &wins[i];
+	a = from > w->start ? from : w->start;
+	e = w->end && now > w->end ? w->end : now;
+	if (!w->start || e <= a)
+		return 0;
+	ja = (a - w->start) >> TR_SL_SHIFT;
+	je = (e - w->start) >> TR_SL_SHIFT;
+	if (ja == je) {
+		sl_put(part, i, slot, je, e - a);
+		return 0;
+	}
+	sl_put(part, i, slot, ja, w->start + ((ja + 1) << TR_SL_SHIFT) - a);
+	sl_put(part, i, slot, je, e - (w->start + (je << TR_SL_SHIFT)));
+	n = je - ja - 1;		/* whole slices between */
+	if (n >= TR_SL_BINS)
+		sl_put(full, i, slot, 0, n / TR_SL_BINS);
+	n %= TR_SL_BINS;
+	if (!n)
+		return 0;
+	at = (ja + 1) & (TR_SL_BINS - 1);
+	sl_put(full, i, slot, at, 1);
+	if (at + n < TR_SL_BINS) {
+		sl_put(full, i, slot, at + n, (__u64)-1);
+	} else if (at + n > TR_SL_BINS) {
+		sl_put(full, i, slot, 0, 1);
+		sl_put(full, i, slot, at + n - TR_SL_BINS, (__u64)-1);
+	}
+	return 0;
 }
 
 /* End side i's current interval at now and add it to its slot. A phase
@@ -204,7 +253,7 @@ __noinline int close_iv(__u64 i, __u64 now, __u64 implied, __u64 implied_sys)
 		d = clip(s->t_last, now, &wins[i]);
 		if (slot < TR_NSLOTS) {
 			s->acc[slot] += d;
-			sl_add(i, slot, now, d);
+			sl_add(i, slot, s->t_last, now);
 			if (slot == TR_SYS)
 				s->sys_cpu += d;
 			if (G.cp_on && G.cp_owner == i + 1 && i < 2)
@@ -229,10 +278,10 @@ static __always_inline void woken_end(int j, __u64 now, int prev_pid, int prev_s
 
 	if (s->timer_woken) {
 		s->wk_timer += d;	/* its own part, not one of the three */
-		sl_add((__u64)j, TR_SL_TIMER, now, d);
+		sl_add((__u64)j, TR_SL_TIMER, s->wake_t, now);
 	} else if (k < TR_NWK) {
 		s->wk[k] += d;
-		sl_add((__u64)j, TR_NSLOTS + k, now, d);
+		sl_add((__u64)j, TR_NSLOTS + k, s->wake_t, now);
 	}
 	if (k < TR_NWK) {
 		if (j < 2 && G.cp_on) {
