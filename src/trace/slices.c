@@ -49,6 +49,36 @@ static void open_end(fine_row *row, const struct tr_globals *g, unsigned i)
 		spread(row[TRACE_SL_SIDES], w, s->t_last, miss);
 }
 
+/* The tracer's slices of the longest window (wall; in order up to
+ * TR_SL_BINS), so many neighbours joined into each of at most
+ * TRACE_SL_BINS; running time split into user and kernel in the row's own
+ * proportion (usr of run) without syscall probes. */
+static void join_slices(fine_row *row, const double *usr, const double *run, uint64_t wall,
+			bool syscalls, struct trace_slices *sl)
+{
+	uint64_t fine = (wall + (1ull << TR_SL_SHIFT) - 1) >> TR_SL_SHIFT, join;
+
+	fine = fine < TR_SL_BINS ? fine : TR_SL_BINS;
+	join = (fine + TRACE_SL_BINS - 1) / TRACE_SL_BINS;
+	memset(sl, 0, sizeof(*sl));
+	for (unsigned k = 0; k <= TRACE_SL_SIDES && join; k++)
+		for (uint64_t b = 0; b < fine; b++) {
+			double *v = row[k][b], u = run[k] > 0 ? usr[k] / run[k] : 1, rn;
+
+			/* without syscall probes, running time is split as the
+			 * side's whole window was (getrusage's proportion) */
+			if (!syscalls) {
+				rn = v[TSL_USER] + v[TSL_KERNEL];
+				v[TSL_USER] = rn * u;
+				v[TSL_KERNEL] = rn - v[TSL_USER];
+			}
+			for (unsigned p = 0; p < TSL_NPARTS; p++)
+				sl->bin[k][b / join][p] += (float)v[p];
+		}
+	sl->slice_ns = (double)(join << TR_SL_SHIFT);
+	sl->slices = join ? (unsigned)((fine + join - 1) / join) : 0;
+}
+
 void trace_slices_collect(const struct tr_globals *g, unsigned nsides, bool syscalls,
 			  struct trace_result *r)
 {
@@ -58,10 +88,9 @@ void trace_slices_collect(const struct tr_globals *g, unsigned nsides, bool sysc
 		[TSL_IDLE] = TR_NSLOTS + TR_WK_IDLE, [TSL_CPU_WAIT] = TR_NSLOTS + TR_WK_OTHER,
 		[TSL_TIMER] = TR_SL_TIMER,
 	};
-	struct trace_slices *sl = &r->slices;
 	fine_row *row = calloc(TRACE_SL_SIDES + 1, sizeof(*row));
 	double usr[TRACE_SL_SIDES + 1] = { 0 }, run[TRACE_SL_SIDES + 1] = { 0 };
-	uint64_t wall = 0, fine, join;
+	uint64_t wall = 0;
 
 	if (!row)
 		return;
@@ -91,28 +120,7 @@ void trace_slices_collect(const struct tr_globals *g, unsigned nsides, bool sysc
 				run[k] += (double)(ts->user_ns + ts->sys_ns);
 			}
 	}
-	/* the tracer's slices in the window (in order up to TR_SL_BINS), so
-	 * many joined into one */
-	fine = (wall + (1ull << TR_SL_SHIFT) - 1) >> TR_SL_SHIFT;
-	fine = fine < TR_SL_BINS ? fine : TR_SL_BINS;
-	join = (fine + TRACE_SL_BINS - 1) / TRACE_SL_BINS;
-	memset(sl, 0, sizeof(*sl));
-	for (unsigned k = 0; k <= TRACE_SL_SIDES && join; k++)
-		for (uint64_t b = 0; b < fine; b++) {
-			double *v = row[k][b], u = run[k] > 0 ? usr[k] / run[k] : 1, rn;
-
-			/* without syscall probes, running time is split as the
-			 * side's whole window was (getrusage's proportion) */
-			if (!syscalls) {
-				rn = v[TSL_USER] + v[TSL_KERNEL];
-				v[TSL_USER] = rn * u;
-				v[TSL_KERNEL] = rn - v[TSL_USER];
-			}
-			for (unsigned p = 0; p < TSL_NPARTS; p++)
-				sl->bin[k][b / join][p] += (float)v[p];
-		}
+	join_slices(row, usr, run, wall, syscalls, &r->slices);
 	free(row);
-	sl->slice_ns = (double)(join << TR_SL_SHIFT);
-	sl->slices = join ? (fine + join - 1) / join : 0;
-	r->has_slices = sl->slices > 0;
+	r->has_slices = r->slices.slices > 0;
 }
