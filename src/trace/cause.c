@@ -2,8 +2,10 @@
 /* The cause split of a traced cell (ipclab/trace.h, struct trace_cause):
  * the headline figure's time split into named shares that add up to it,
  * from the trace's critical path (one-client ping-pong) or its sides'
- * partitions (stream, fan-in, cycle), and one sentence naming the largest
- * share and what would change it. docs/trace.md says how each is read. */
+ * partitions (stream, fan-in, cycle), and one sentence naming the leading
+ * cause and what would change it, or, where the shares' intervals
+ * (cause_ci.c) say none is stable, that there is none. docs/trace.md says
+ * how each is read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
