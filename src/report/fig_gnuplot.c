@@ -200,7 +200,14 @@ static void heat_script(FILE *gp, const struct figure *f)
 		fprintf(gp, "%s%g '#%02x%02x%02x'", i ? ", " : "", (double)i / (FIG_STOPS - 1),
 			fig_stops[i][0], fig_stops[i][1], fig_stops[i][2]);
 	fig_axis_title(&f->z, zt, sizeof(zt));
-	fputs(")\nset cblabel ", gp);
+	fputs(")\n", gp);
+	/* the colours' ends where the page puts them: the lowest and the
+	 * highest value, not gnuplot's rounded ones */
+	double lo = shown(&f->z, f->z.lo), hi = shown(&f->z, f->z.hi);
+
+	if (isfinite(lo) && isfinite(hi) && lo < hi)
+		fprintf(gp, "set cbrange [%.6g:%.6g]\n", lo, hi);
+	fputs("set cblabel ", gp);
 	gp_quote(gp, zt);
 	fputs("\nset style textbox opaque noborder\n# each square's text, row by row: ", gp);
 	gp_comment(gp, f->caption ? f->caption : "");

@@ -494,6 +494,10 @@ static void test_matrix(void **state)
 	assert_non_null(strstr(e->dat[k], "\nserver\\client\t1\t0\n1\tNaN\t7\n0\t6\t5\n"));
 	assert_non_null(strstr(e->gp[k], "\ncls[1] = '-'\ncls[2] = '7.00us s'\n"));
 	assert_non_null(strstr(e->gp[k], "\nset cblabel 'p50 (us)'\n"));
+	/* the colours' ends as on the page: each figure's lowest and highest
+	 * value (in us), not gnuplot's rounded ones */
+	assert_non_null(strstr(e->gp[k], "\nset cbrange [5:7]\n"));
+	assert_non_null(strstr(e->gp[k + 1], "\nset cbrange [9:9.5]\n"));
 	assert_non_null(strstr(e->gp[k + 1], "\nset title 'lat_p50_ns, server CPU x client CPU: "
 					     "x''`touch M`\"<b>'\n"));
 	assert_non_null(strstr(e->dat[k + 1], "client CPU: x'`touch M`'<b>"));
