@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "ipclab/experiment.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 #define PLAN_MAX_LIST 64	/* values in one list of a plan_spec */
 #define PLAN_MAX_CELLS 10000	/* cells in one plan */

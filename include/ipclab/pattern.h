@@ -67,7 +67,7 @@ struct pattern {
 	 * once (the busiest counts); false when r holds none */
 	bool (*cycles_of)(const struct result *r, uint64_t *cycles, bool *chain);
 	/* its part of the result record is src/report's (pat_report_of,
-	 * ipclab/report.h), which names the pattern: a pattern never names
+	 * ipclab/result.h), which names the pattern: a pattern never names
 	 * the report layer */
 };
 

@@ -5,9 +5,10 @@
 #ifndef IPCLAB_REPORTER_H
 #define IPCLAB_REPORTER_H
 
+#include <stddef.h>
 #include <stdio.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 struct reporter_args {
 	const char *format;		/* the reporter's name; the pivot's own layout */
@@ -23,5 +24,21 @@ struct reporter {
 
 extern const struct reporter reporters[];	/* NULL-name terminated */
 const struct reporter *reporter_find(const char *name);
+
+/* The formats' own writers (the table's entries call them). */
+int report_table(FILE *f, const struct report *rep);
+/* Rows sorted within each (pattern, size) by the headline metric. */
+int report_table_ranked(FILE *f, const struct report *rep);
+int report_markdown(FILE *f, const struct report *rep);
+int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);
+int report_csv(FILE *f, const struct report *rep);
+/* Figures of a result file into dir (src/report/plot.c); 0 or -errno. */
+int plot_report_file(const char *json_path, const char *dir, char *err, size_t errlen);
+
+/* --pivot ROW,COL,METRIC (src/report/pivot.c): parse into three fields, and
+ * print the metric over rows x columns in format (table, markdown, csv, json). */
+int pivot_parse(const char *spec, const struct field **f, char *err, size_t errlen);
+int report_pivot(FILE *f, const struct report *rep, const struct field *const *spec,
+		 const char *format);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 #define ROWS_MAX_COLS 12
 

@@ -7,7 +7,7 @@
 #include <signal.h>
 
 #include "ipclab/pattern.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* Set by SIGINT/SIGTERM in the parent: the signal number. */
 extern volatile sig_atomic_t runner_interrupted;

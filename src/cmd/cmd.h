@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "ipclab/outdir.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* The command line (commands.c): dispatch by argv[1]. */
 int cmd_main(int argc, char **argv);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipclab/reporter.h"
 #include "cli_opt.h"
 #include "cmd.h"
 #include "dbcmd.h"

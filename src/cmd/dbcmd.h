@@ -11,7 +11,7 @@
 
 #include "../db/db.h"
 #include "../report/rfile.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* What run and suite were asked to store. */
 struct db_args {

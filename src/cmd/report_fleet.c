@@ -21,7 +21,7 @@
 #include "cmd.h"
 #include "history.h"
 #include "ipclab/floors.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "../report/env_json.h"
 #include "../report/html.h"

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "run.h"
 #include "ipclab/outdir.h"
+#include "ipclab/reporter.h"
 #include "ipclab/runner.h"
 #include "ipclab/profile.h"
 #include "ipclab/topology.h"

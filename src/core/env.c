@@ -19,7 +19,7 @@
 #include <cpuid.h>
 #endif
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "env_probe.h"
 

@@ -14,7 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "env_probe.h"
 

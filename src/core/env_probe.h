@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* Copy with runs of blanks squeezed and the ends trimmed. */
 void env_squeeze(char *dst, size_t len, const char *src);

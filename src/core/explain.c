@@ -16,7 +16,7 @@
 #include "traced.h"
 #include "ipclab/idle.h"
 #include "ipclab/placement.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/stats.h"
 #include "ipclab/trace.h"
 #include "ipclab/util.h"

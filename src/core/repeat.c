@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/stats.h"
 
 struct rep_metric {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "ipclab/pattern.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* Shared by the parent and every side, in a MAP_SHARED mapping. */
 struct run_ctl {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 void runs_fold(const struct result *runs, unsigned n, struct result *out)
 {

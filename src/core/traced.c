@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "traced.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 
 static double headline(const struct result *r, bool rtt)

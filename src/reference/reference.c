@@ -24,7 +24,7 @@
 #include "ipclab/experiment.h"
 #include "ipclab/pattern.h"
 #include "ipclab/reference.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/runner.h"
 #include "ref_int.h"
 

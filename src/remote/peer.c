@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "ipclab/netaddr.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/runner.h"
 #include "proto.h"
 

@@ -34,7 +34,7 @@
 #include "ipclab/cleanup.h"
 #include "ipclab/engine.h"
 #include "ipclab/netaddr.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/runner.h"
 #include "../report/env_json.h"
 #include "proto.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ipclab/util.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "compare.h"
 
 /* The metrics compare looks at, in this order. Their label, unit and

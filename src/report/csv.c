@@ -8,7 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "fields.h"
 #include "intf_out.h"

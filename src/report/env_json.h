@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* The scalar keys of the env object, in its order: one table writes them
  * (envcmd.c: JSON and text) and reads them back (rec_env.c). */

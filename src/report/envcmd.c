@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "env_json.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* A field has no value for this result: a metric of a result that is not
  * "ok", or a getter's NAN ("not applicable", e.g. latency without samples). */

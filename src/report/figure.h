@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "rfile.h"
 
 #define FIG_MAX_SERIES 64

@@ -11,7 +11,8 @@
 
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "ipclab/stats.h"
 #include "ipclab/util.h"
 #include "env_json.h"

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* The table and the summary of rep (rep->matrix set): 0 or -EIO. */
 int report_matrix(FILE *f, const struct report *rep);

@@ -6,7 +6,7 @@
  * (and rec_pat_keys_del). Each part lives in its pattern's room,
  * src/pattern/NAME/report/ (src/pattern/README.md). The report layer
  * names the pattern, never the reverse (tests/cli/layers.sh). */
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "rec_cell.h"
 #include "../pattern/cycle/report/out.h"
 

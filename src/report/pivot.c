@@ -7,7 +7,8 @@
 
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "fields.h"
 #include "rfile.h"

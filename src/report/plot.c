@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "plot.h"
 #include "rec_env.h"

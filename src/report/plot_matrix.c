@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "figure.h"
 #include "rec_matrix.h"
 #include "plot.h"

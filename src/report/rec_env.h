@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "rfile.h"
 
 /* ---- the run ---- */

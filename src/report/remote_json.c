@@ -3,7 +3,7 @@
  * and the server host's "remote_env" beside "env" (run --peer). */
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "remote_json.h"
 
 json_t *remote_result_json(const struct remote_result *r)

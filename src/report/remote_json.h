@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 json_t *remote_result_json(const struct remote_result *r);
 /* The server's env object from its text (NULL when none). */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/stats.h"
 #include "fields.h"
 #include "repeat_out.h"

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* The headline's cell of a repeated result: "13.4us ±1.2%", or both modes
  * "10.6us/21.9us" when bimodal. false (buf untouched) for any other cell. */

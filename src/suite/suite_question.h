@@ -9,7 +9,7 @@
 #ifndef IPCLAB_CMD_SUITE_QUESTION_H
 #define IPCLAB_CMD_SUITE_QUESTION_H
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* The five verdicts, one string each (compared by address). */
 extern const char sq_confirmed[], sq_refuted[], sq_same[], sq_not_here[], sq_noisy[];

@@ -13,6 +13,7 @@
 #include "suite_why.h"
 #include "../pattern/cycle/suite/suite.h"
 #include "ipclab/placement.h"
+#include "ipclab/reporter.h"
 #include "ipclab/runner.h"
 
 /* Seeds 000 and 002: a 4 KiB stream over kernel transports, normal

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* A share this much of a figure or more that others took: the machine's. */
 #define WHY_MACHINE_PCT 20.0

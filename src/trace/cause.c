@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ipclab/placement.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
 

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 
 /* Time per unit (message, exchange, cycle) by kind, before it is folded. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 
 void trace_fill(struct trace *t, struct result *res)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ipclab/profile.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 /* transport-pattern-size-endpoints-pin-sched[-cN][-rR][-thinkT], in the
  * characters a file name takes anywhere. */

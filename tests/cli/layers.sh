@@ -52,7 +52,7 @@ hdr topology.h 2
 hdr interference.h 2
 hdr envcheck.h 2
 hdr floors.h 2
-hdr report.h 2
+hdr result.h 2
 hdr trace.h 2
 hdr profile.h 2
 hdr cell_remote.h 2

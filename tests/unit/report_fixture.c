@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "report_fixture.h"
 

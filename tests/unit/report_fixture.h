@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 extern const char skip_reason[];
 extern const uint64_t lat_values[];

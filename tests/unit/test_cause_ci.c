@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
 

@@ -15,7 +15,7 @@
 
 #include "ipclab/placement.h"
 #include "ipclab/profile.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
 #include "../../src/report/profile_out.h"

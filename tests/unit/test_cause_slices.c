@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "ipclab/pattern.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 #include "ipclab/transport.h"
 

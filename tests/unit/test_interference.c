@@ -18,7 +18,8 @@
 #include <jansson.h>
 
 #include "ipclab/interference.h"
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "report_fixture.h"
 
 #define MS 1000000ull

@@ -17,7 +17,7 @@
 
 #include "../../src/pattern/cycle/cycle.h"
 #include "ipclab/engine.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 static _Alignas(16) unsigned char opts_block[512];
 

@@ -14,7 +14,8 @@
 #include <cmocka.h>
 
 #include "../../src/pattern/cycle/cycle.h"
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "../../src/pattern/common.h"
 
 static struct result *make_reps(unsigned n, const double *rate, const uint64_t *p50, const char *kind)

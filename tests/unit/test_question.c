@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "ipclab/reporter.h"
 #include "../../src/suite/suite_question.h"
 
 /* A cell with 6 kept repetitions of msgs_per_s around mid, spread by dev

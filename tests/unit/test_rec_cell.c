@@ -15,7 +15,8 @@
 
 #include <cmocka.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "rec_cell.h"
 #include "rfile.h"
 

@@ -15,7 +15,7 @@
 #include "ipclab/engine.h"
 #include "ipclab/pattern.h"
 #include "ipclab/reference.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 static _Alignas(16) unsigned char opts_block[512];
 

@@ -15,7 +15,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "../../src/report/fields.h"
 #include "report_fixture.h"

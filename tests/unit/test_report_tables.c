@@ -16,7 +16,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "ipclab/report.h"
+#include "ipclab/reporter.h"
+#include "ipclab/result.h"
 #include "ipclab/util.h"
 #include "report_fixture.h"
 

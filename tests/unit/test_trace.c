@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "ipclab/metrics.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "ipclab/trace.h"
 #include "ipclab/util.h"
 

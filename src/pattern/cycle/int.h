@@ -7,7 +7,7 @@
 #define IPCLAB_PATTERN_CYCLE_INT_H
 
 #include "cycle.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 #include "../common.h"
 
 enum { SHAPE_CHAIN, SHAPE_FAN };

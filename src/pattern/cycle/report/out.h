@@ -2,7 +2,7 @@
 /* -p cycle in the reports (out.c): the stages[] of a
  * result's metrics, its completion-time series, and the line the text
  * table prints under a cycle row; the reporters reach them through
- * cycle_report (ipclab/report.h: struct pat_report; src/report/pat_reports.c).
+ * cycle_report (ipclab/result.h: struct pat_report; src/report/pat_reports.c).
  * A result file's are read back through rec.h. */
 #ifndef IPCLAB_PATTERN_CYCLE_REPORT_OUT_H
 #define IPCLAB_PATTERN_CYCLE_REPORT_OUT_H
@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "../cycle.h"
-#include "ipclab/report.h"
+#include "ipclab/result.h"
 
 extern const struct pat_report cycle_report;
 /* The keys its json_result adds to a result beside the configuration. */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Result records and the reporters that print them. One field table
- * (src/report/fields.c) drives the human table, JSON and CSV. */
-#ifndef IPCLAB_REPORT_H
-#define IPCLAB_REPORT_H
+/* The result record: one cell's configuration and what it measured
+ * (struct result), one run's results with the machine's (struct report),
+ * and the field table that names every value of them (src/report/fields.c
+ * drives the human table, JSON and CSV from it). The formats that print a
+ * report: reporter.h. */
+#ifndef IPCLAB_RESULT_H
+#define IPCLAB_RESULT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -299,18 +302,6 @@ struct pat_report {
  * each entry naming its pattern). */
 const struct pat_report *pat_report_of(const struct pattern *p);
 
-int report_table(FILE *f, const struct report *rep);
-int report_json(FILE *f, const struct report *rep, char *err, size_t errlen);
-int report_csv(FILE *f, const struct report *rep);
-/* Figures of a result file into dir (src/report/plot.c); 0 or -errno. */
-int plot_report_file(const char *json_path, const char *dir, char *err, size_t errlen);
-
-/* --pivot ROW,COL,METRIC (src/report/pivot.c): parse into three fields, and
- * print the metric over rows x columns in format (table, markdown, csv, json). */
-int pivot_parse(const char *spec, const struct field **f, char *err, size_t errlen);
-int report_pivot(FILE *f, const struct report *rep, const struct field *const *spec,
-		 const char *format);
-
 /* Fold n repetitions of one cell into reps[0] (src/core/repeat.c): each
  * metric becomes the median, repeat[] gets min/max/spread, the interval,
  * the modes and the values. */
@@ -329,8 +320,5 @@ const struct repeat_stat *result_repeat_stat(const struct result *r, const char 
 double repeat_headline_ci_pct(const struct result *reps, unsigned n);
 /* The same of a folded result (NAN without an interval). */
 double result_headline_ci_pct(const struct result *r);
-int report_markdown(FILE *f, const struct report *rep);
-/* Rows sorted within each (pattern, size) by the headline metric. */
-int report_table_ranked(FILE *f, const struct report *rep);
 
 #endif
