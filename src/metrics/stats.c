@@ -94,9 +94,10 @@ int stats_median_ranks(uint64_t n, double alpha, uint64_t *j)
 		while (r + 1 <= n / 2 && 2 * (below + binom_half_pmf((size_t)n, (size_t)r)) <= alpha)
 			below += binom_half_pmf((size_t)n, (size_t)r++);
 	} else {
-		/* B ~ N(n/2, n/4); the continuity correction keeps the
-		 * coverage at alpha or better */
-		double z = normal_upper_z(alpha / 2), x = (double)n / 2 - z * sqrt((double)n) / 2 - 0.5;
+		/* B ~ N(n/2, n/4) with the continuity correction:
+		 * P(B <= j - 1) ~ Phi((j - 0.5 - n/2) / (sqrt(n)/2)) <= alpha/2
+		 * for j <= n/2 - z sqrt(n)/2 + 0.5 */
+		double z = normal_upper_z(alpha / 2), x = (double)n / 2 - z * sqrt((double)n) / 2 + 0.5;
 
 		r = x >= 1 ? (uint64_t)floor(x) : 0;
 	}

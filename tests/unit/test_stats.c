@@ -123,8 +123,14 @@ static void test_median_ranks(void **state)
 	assert_true(b + 1 >= a && b <= a + 1);
 	/* 10 000 values: the exact j is 4902 (2 P(B <= 4901) = 0.0488) */
 	assert_int_equal(stats_median_ranks(10000, STATS_ALPHA, &j), 0);
-	assert_true(j >= 4900 && j <= 4902);
+	assert_int_equal(j, 4902);
 	assert_true(2 * binom_half_cdf(10000, j - 1) <= STATS_ALPHA);
+	/* the approximation gives the exact rule's rank past the switch */
+	for (uint64_t n = STATS_RANKS_EXACT_N + 1; n <= STATS_RANKS_EXACT_N + 400; n += 37) {
+		assert_int_equal(stats_median_ranks(n, STATS_ALPHA, &j), 0);
+		assert_true(2 * binom_half_cdf(n, j - 1) <= STATS_ALPHA);
+		assert_true(2 * binom_half_cdf(n, j) > STATS_ALPHA);
+	}
 	/* ten million: well inside the range, well away from the middle */
 	assert_int_equal(stats_median_ranks(10000000, STATS_ALPHA, &j), 0);
 	assert_true(j > 4990000 && j < 5000000 - 3000);
