@@ -93,9 +93,15 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 		}
 		if (!stats_mann_whitney(sa->values, values(sa), sb->values, values(sb), &mw))
 			t->p_value = mw.p_value;
-	} else if (!strcmp(key, "lat_p50_ns") && !median_ratio_ci(a, b, &t->lo, &t->hi)) {
-		v = stats_ratio_verdict(t->lo, t->hi, STATS_EQUIV_MARGIN);
+	} else if (values(sa) < 2 && values(sb) < 2 && !strcmp(key, "lat_p50_ns") &&
+		   !median_ratio_ci(a, b, &t->lo, &t->hi)) {
+		/* how well each run measured its median, not how runs differ:
+		 * an interval that holds 1 or stays inside the band leaves the
+		 * pair undecided (never "no difference" from one run each);
+		 * one that leaves it lets the one-run rule below decide */
 		t->ci_basis = "exchanges";
+		if (stats_ratio_verdict(t->lo, t->hi, STATS_EQUIV_MARGIN) != SV_DIFFERENT)
+			v = SV_TOO_NOISY;
 	}
 	if (v == SV_UNKNOWN)
 		v = range_verdict(sa, sb);
