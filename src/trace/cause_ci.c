@@ -157,6 +157,14 @@ int trace_cause_boot(const struct result *r, const int group[TC_NKINDS], unsigne
 	return boot(nb, 1, ngroups, pp_draw, &d, lo, hi);
 }
 
+/* A sum of the tracer's bins as nanoseconds: the bins come from a map
+ * another program writes, so a value past what a u64 holds (or not a
+ * number) is cut, never cast as it is. */
+static uint64_t ns_of(double x)
+{
+	return !(x > 0) ? 0 : x >= 1.8e19 ? (uint64_t)1.8e19 : (uint64_t)x;
+}
+
 /* A sum of bins (v, per row) as the cause's kinds over n units, into q. */
 static void sl_parts(const struct result *r, const struct sl_src *src,
 		     const double v[2][TSL_NPARTS], double n, struct parts *q)
@@ -171,19 +179,19 @@ static void sl_parts(const struct result *r, const struct sl_src *src,
 		       timer = x[TSL_TIMER] < w - idle - other ? x[TSL_TIMER] : w - idle - other,
 		       run = (double)(l->user_ns + l->sys_ns);
 
-		t.user_ns = (uint64_t)x[TSL_USER];
-		t.sys_ns = (uint64_t)x[TSL_KERNEL];
-		t.runnable_ns = (uint64_t)w;
-		t.woken_idle_ns = (uint64_t)idle;
-		t.woken_other_ns = (uint64_t)other;
-		t.woken_timer_ns = (uint64_t)timer;
-		t.preempted_ns = (uint64_t)x[TSL_PREEMPTED];
-		t.sleep_ns = src->no_sleep ? 0 : (uint64_t)x[TSL_SLEEP];
+		t.user_ns = ns_of(x[TSL_USER]);
+		t.sys_ns = ns_of(x[TSL_KERNEL]);
+		t.runnable_ns = ns_of(w);
+		t.woken_idle_ns = ns_of(idle);
+		t.woken_other_ns = ns_of(other);
+		t.woken_timer_ns = ns_of(timer);
+		t.preempted_ns = ns_of(x[TSL_PREEMPTED]);
+		t.sleep_ns = src->no_sleep ? 0 : ns_of(x[TSL_SLEEP]);
 		/* polling: the side's own share of its (user, or all) running time */
 		if (r->trace.syscalls_traced)
-			t.poll_ns = l->user_ns ? (uint64_t)((double)l->poll_ns * x[TSL_USER] / (double)l->user_ns) : 0;
+			t.poll_ns = l->user_ns ? ns_of((double)l->poll_ns * x[TSL_USER] / (double)l->user_ns) : 0;
 		else
-			t.poll_ns = run > 0 ? (uint64_t)((double)l->poll_ns * (x[TSL_USER] + x[TSL_KERNEL]) / run) : 0;
+			t.poll_ns = run > 0 ? ns_of((double)l->poll_ns * (x[TSL_USER] + x[TSL_KERNEL]) / run) : 0;
 		tc_side_parts(r, &t, n, q, src->sleep_is_peer);
 	}
 }
@@ -257,6 +265,8 @@ static int sl_boot(const struct result *r, const struct sl_src *src, const int g
 	for (unsigned b = 0; b < TRACE_SL_BINS; b++)
 		if (sl_time(sl->bin[src->row[0]][b]) > 0)
 			idx[nb++] = b;
+	if (!nb)	/* no slice holds time: no interval, as a record without slices */
+		return -1;
 	*nslices = nb;
 	if (nb < TRACE_CI_MIN_EXCHANGES) {	/* too few */
 		for (unsigned g = 0; g < ngroups; g++) {

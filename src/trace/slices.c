@@ -9,6 +9,10 @@
 
 #include "path_int.h"
 
+/* the record's rows are the tracer's: one side more or fewer on either
+ * side would read past sl_full's rows */
+_Static_assert(TRACE_SL_SIDES == TR_SL_SIDES, "the record's slice rows are the tracer's");
+
 typedef double fine_row[TR_SL_BINS][TSL_NPARTS];
 
 /* What a side's bins miss of its sums, spread over the tracer's slices

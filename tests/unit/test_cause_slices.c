@@ -247,6 +247,25 @@ static void test_no_slices(void **state)
 	free(r);
 }
 
+/* Slices kept but none holding time (a window the tracer saw nothing
+ * of): no interval, and not "over 0 exchanges" or "0 slices". */
+static void test_empty_slices(void **state)
+{
+	struct result *r = traced("stream", LAT_ONE_WAY, 2, 200);
+
+	(void)state;
+	side_slices(r, 0, 200, 0.02, 0, 0.02, 0);
+	side_slices(r, 1, 200, 0.45, 0.40, 0.42, 0.40);
+	r->msgs = 20000;
+	memset(r->trace.slices.bin, 0, sizeof(r->trace.slices.bin));
+	trace_cause_fill(r);
+	assert_true(r->trace.cause.on);
+	assert_false(r->trace.cause.ci_on);
+	assert_true(r->trace.cause.decided);
+	assert_null(strstr(r->trace.cause.sentence, "over 0 "));
+	free(r);
+}
+
 /* Fan-in, three clients: the clients' row; kernel work leads clearly. */
 static void test_fanin(void **state)
 {
@@ -324,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_reproducible),
 		cmocka_unit_test(test_too_few),
 		cmocka_unit_test(test_no_slices),
+		cmocka_unit_test(test_empty_slices),
 		cmocka_unit_test(test_fanin),
 		cmocka_unit_test(test_cycle),
 	};
