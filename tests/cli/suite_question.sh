@@ -5,8 +5,9 @@
 # repetition), prints "Question:", "Hypothesis:", "Answer:" and "Verdict:"
 # lines; the result file's sections[].why holds the same question, answer
 # and verdict (one of the five), hypotheses with claim, conditions,
-# reproduced and evidence, compared {of, ratio, ratio_ci95} and tests with
-# knob, of, ratio, ratio_ci95, p_value and verdict; the page shows the
+# reproduced and evidence, compared {of, ratio, ratio_ci95, ci_basis} and
+# tests with knob, of, ratio, ratio_ci95, ci_basis (what the interval is
+# over, or null with none), p_value and verdict; the page shows the
 # answer in a box of its own, outside the section's scrolled text.
 . "$(dirname "$0")/../lib/common.sh"
 tmp=$(mktemp -d)
@@ -39,10 +40,15 @@ python3 - "$tmp/s.json" "$tmp/answer" "$tmp/verdict" "$tmp/s.html" <<-'PY' || ex
 	for h in w["hypotheses"]:
 	    if set(h) != {"claim", "conditions", "reproduced", "evidence"} or type(h["reproduced"]) is not bool:
 	        sys.exit("FAIL: a hypothesis's fields: %r" % h)
-	if set(w["compared"]) != {"of", "ratio", "ratio_ci95"}:
+	bases = {None, "repetitions", "exchanges"}
+	if set(w["compared"]) != {"of", "ratio", "ratio_ci95", "ci_basis"} or w["compared"]["ci_basis"] not in bases:
 	    sys.exit("FAIL: compared's fields: %r" % w["compared"])
+	if (w["compared"]["ratio_ci95"] is None) != (w["compared"]["ci_basis"] is None):
+	    sys.exit("FAIL: an interval without its basis, or a basis without one: %r" % w["compared"])
 	for t in w["tests"]:
-	    if set(t) != {"knob", "of", "ratio", "ratio_ci95", "p_value", "verdict"} or t["verdict"] not in five:
+	    if set(t) != {"knob", "of", "ratio", "ratio_ci95", "ci_basis", "p_value", "verdict"} or \
+	       t["verdict"] not in five or t["ci_basis"] not in bases or \
+	       (t["ratio_ci95"] is None) != (t["ci_basis"] is None):
 	        sys.exit("FAIL: a test's fields: %r" % t)
 	if open(sys.argv[2]).read().strip() != "Answer: " + w["answer"]:
 	    sys.exit("FAIL: the printed answer is not the file's: %r" % w["answer"])
