@@ -82,6 +82,9 @@ struct result {
 	uint64_t paced_samples, late_samples;
 	uint64_t lat_intended_p50_ns, lat_intended_p99_ns, lat_intended_max_ns;
 	uint64_t send_late_p50_ns, send_late_p99_ns, send_late_max_ns;
+	/* a pattern whose figure runs from each period's intended start (the
+	 * cycle): its timer's mean lateness, inside that figure; 0: none */
+	double timer_late_mean_ns;
 	double cpu_pct_total;		/* all sides, of one CPU (200 = two CPUs busy) */
 	double cpu_ns_per_msg;		/* user+sys of all sides per message */
 	double sys_ctx_switches_per_s;

@@ -343,6 +343,13 @@ static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
 	}
 	for (unsigned k = 0; k < TC_NKINDS && !chain && busiest >= 0; k++)
 		q.ns[k] += fan.ns[k];
+	/* the figure runs from each period's intended start: the driver's
+	 * timer lateness as the pattern measured it (the timer's expiry late,
+	 * by its slack or the host, while the driver slept: no scheduler
+	 * event shows it), of which its woken-to-running after the timer is
+	 * a part; not unattributed */
+	if (r->timer_late_mean_ns > q.ns[TC_TIMER])
+		q.ns[TC_TIMER] = r->timer_late_mean_ns;
 	c->of = "cycle_ns";
 	snprintf(c->whose, sizeof(c->whose), "cycle");
 	/* in the slices: the driver's row, and the stages' (a chain: all of

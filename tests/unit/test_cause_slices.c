@@ -333,6 +333,41 @@ static void test_cycle(void **state)
 	free(r[1]);
 }
 
+/* A cycle whose driver's timer came late by its slack (the pattern's own
+ * measure, no scheduler event of it): that time is timer lateness, not
+ * unattributed; without it, as before. */
+static void test_cycle_timer_late(void **state)
+{
+	static const struct pattern cyc = { .name = "cycle", .cycles_of = chain_cycles };
+	struct result *r = traced("cycle", LAT_RTT, 3, 30);
+	const struct trace_share_ci *ci;
+	const struct trace_share *t, *u;
+
+	(void)state;
+	r->cell.pat = &cyc;
+	side_slices(r, 0, 30, 0.02, 0.01, 0.02, 0.01);
+	side_slices(r, 1, 30, 0.10, 0.09, 0.05, 0.04);
+	side_slices(r, 2, 30, 0.09, 0.08, 0.06, 0.05);
+	r->msgs = 300;
+	r->lat_mean_ns = 4 * SLICE_NS / 10;
+	trace_cause_fill(r);
+	u = share(&r->trace.cause, TC_UNATTRIBUTED, &ci);
+	assert_non_null(u);
+	assert_true(u->pct > 50);
+	/* 70 % of each cycle its timer's lateness */
+	memset(&r->trace.cause, 0, sizeof(r->trace.cause));
+	r->timer_late_mean_ns = 0.7 * r->lat_mean_ns;
+	trace_cause_fill(r);
+	t = share(&r->trace.cause, TC_TIMER, &ci);
+	assert_non_null(t);
+	assert_true(t->pct > 69 && t->pct < 71);
+	assert_true(ci->lo <= t->pct && t->pct <= ci->hi);
+	assert_int_equal(r->trace.cause.shares[0].kind, TC_TIMER);
+	u = share(&r->trace.cause, TC_UNATTRIBUTED, &ci);
+	assert_true(!u || u->pct < 30);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_empty_slices),
 		cmocka_unit_test(test_fanin),
 		cmocka_unit_test(test_cycle),
+		cmocka_unit_test(test_cycle_timer_late),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,7 @@ void cycle_collect(const struct side_stats *sides, unsigned n, struct result *re
 		cr->timer_late_p50_ns = hist_quantile(tl, 0.50);
 		cr->timer_late_p99_ns = hist_quantile(tl, 0.99);
 		cr->timer_late_max_ns = tl->max;
+		res->timer_late_mean_ns = hist_mean(tl);
 	}
 	collect_stages(sides, n, cc->period_ns, cr);
 	collect_causes(d, cr);
