@@ -62,7 +62,10 @@ printf '%s\n' "$out" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["results"][0]
 assert r["duration_ns"] == 100000000 and r["warmup"] == 1000, (r["duration_ns"], r["warmup"])
-assert r["metrics"]["msgs"] > 1000, r["metrics"]["msgs"]' || fail "matrix cell defaults: not 100 ms after 1000 warm-up messages"
+# it ran for its duration, not to a count (how many messages that is
+# depends on the machine: 943 at load 14, 4952 quiet)
+m = r["metrics"]
+assert m["msgs"] > 0 and m["elapsed_ns"] >= 100000000, (m["msgs"], m["elapsed_ns"])' || fail "matrix cell defaults: not 100 ms after 1000 warm-up messages"
 out=$("$IPCLAB" run -t pipe -p pingpong --pin matrix:0 -n 300 --warmup 7 -q -f json 2>"$work/err") ||
 	fail "--pin matrix:0 -n 300: exit $?: $(cat "$work/err")"
 printf '%s\n' "$out" | python3 -c '
