@@ -20,45 +20,7 @@ for i in 1 2; do
 		{ echo "FAIL: run $i did not run: $(head -1 "$work/err")"; exit 1; }
 done
 
-python3 - "$work/run1.json" "$work/run2.json" <<'PY' || exit 1
-import json, sys
-bad, leaders = [], []
-for f in sys.argv[1:]:
-    c = json.load(open(f))["results"][0]["trace"]["cause"]
-    sh = c["shares"]
-    name = f.rsplit("/", 1)[1]
-    for s in sh:
-        ci = s.get("pct_ci95")
-        if not (isinstance(ci, list) and len(ci) == 2 and ci[0] <= s["pct"] <= ci[1]):
-            bad.append("%s: %s %.1f %% has no interval holding it: %r" % (name, s["name"], s["pct"], ci))
-    if not c.get("ci_exchanges") or not 10 <= c["ci_exchanges"] <= 200:
-        bad.append("%s: intervals over %r exchanges" % (name, c.get("ci_exchanges")))
-    if "leading" not in c:
-        bad.append("%s: no 'leading' key" % name)
-        continue
-    lead, sent = c["leading"], c["sentence"]
-    stable = all(sh[0]["pct_ci95"][0] > s["pct_ci95"][1] for s in sh[1:]) if bad == [] else None
-    if lead is None:
-        if not sent.startswith("no single leading cause: ") or "run longer (-d)" not in sent:
-            bad.append("%s: no leader, but the sentence says %r" % (name, sent))
-        if " would change it most" in sent:
-            bad.append("%s: a knob given with no leader: %r" % (name, sent))
-        if stable:
-            bad.append("%s: %s's interval is above every other, but it is not named" % (name, sh[0]["name"]))
-    else:
-        if lead != sh[0]["name"] or stable is False:
-            bad.append("%s: %s named the leader, its interval not above the others: %r" % (name, lead, sh))
-        if not sent.startswith(lead) or " would change it most" not in sent:
-            bad.append("%s: leader %s, sentence %r" % (name, lead, sent))
-    leaders.append(lead)
-    print("     %s: leading %s; %s" % (name, lead, ", ".join(
-        "%s %.0f %% (%.0f-%.0f)" % (s["name"], s["pct"], *s["pct_ci95"]) for s in sh[:3])))
-if len(leaders) == 2 and None not in leaders and leaders[0] != leaders[1]:
-    bad.append("the same cell named two leading causes: %s, then %s" % tuple(leaders))
-for b in bad:
-    print("FAIL:", b)
-sys.exit(1 if bad else 0)
-PY
+python3 "$(dirname "$0")/../lib/leading_rule.py" exchanges 10 200 "$work/run1.json" "$work/run2.json" || exit 1
 
 # the table: each share of the cause line with its interval
 "$IPCLAB" run -t ring-ipc -p pingpong --rate 50/s -d 1s --trace=events "$work/tl3.json" \
