@@ -61,7 +61,9 @@ stop_one() {
 	IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t "$tp" -p "$pat" -d 60s --timeout "$to" -q -f csv \
 		>/dev/null 2>"$dir/err" &
 	pid=$!
-	if ! kids=$(wait_children $pid 2 5000); then
+	# up to 30 s for the endpoints to appear: a start under CI's load took
+	# over 5 s (the run then went on for its 60 s and was read as broken)
+	if ! kids=$(wait_children $pid 2 30000); then
 		wait $pid
 		fault "$what: the endpoints did not start (exit $?): $(head -c 300 "$dir/err")"
 		return
@@ -97,7 +99,7 @@ tag="$$-brief"
 IPCLAB_FAULT_RUN=$tag "$IPCLAB" run -t pipe -p pingpong -d 1500ms --timeout 2s -q -f csv \
 	>/dev/null 2>"$dir/err" &
 pid=$!
-if kids=$(wait_children $pid 2 5000); then
+if kids=$(wait_children $pid 2 30000); then
 	sleep 0.2
 	victim=$(echo "$kids" | tail -1)
 	kill -STOP "$victim"
