@@ -427,6 +427,8 @@ static int undecided(struct trace_cause *c)
 	for (unsigned i = 0; i < c->nshares && np < 3; i++)
 		if (!i || c->ci[i].hi >= c->ci[0].lo)
 			pick[np++] = i;
+	if (np == 1 && c->nshares > 1)	/* user and kernel work the slices never saw apart */
+		pick[np++] = 1;
 	for (unsigned j = 0; j < np && n > 0 && (size_t)n < len; j++) {
 		const struct trace_share *s = &c->shares[pick[j]];
 

@@ -319,4 +319,13 @@ void tc_cause_ci(const struct result *r, const struct sl_src *src, struct trace_
 		hi[i] = c->ci[i].hi;
 	}
 	c->decided = trace_ci_above(c->ci[0].lo, hi, c->nshares, 0);
+	/* without --trace=syscalls a slice's running time is split into user
+	 * and kernel work in the whole window's proportion (getrusage): the
+	 * slices never saw the two apart, so neither leads the other */
+	if (c->decided && c->ci_slices && !r->trace.syscalls_traced && c->nshares > 1) {
+		enum trace_cause_kind a = c->shares[0].kind, b = c->shares[1].kind;
+
+		if ((a == TC_USER && b == TC_KERNEL) || (a == TC_KERNEL && b == TC_USER))
+			c->decided = false;
+	}
 }

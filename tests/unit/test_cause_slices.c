@@ -176,6 +176,29 @@ static void test_clear_leader(void **state)
 	free(r);
 }
 
+/* The same cell without --trace=syscalls: its slices split running time
+ * into user and kernel work in the window's proportion, so user work does
+ * not lead kernel work however narrow their intervals; the sentence names
+ * both and gives no knob. */
+static void test_user_kernel_unseen(void **state)
+{
+	struct result *r = stream(200, 0.70, 0.05, 0.20, 0.05);
+	const struct trace_cause *c;
+
+	(void)state;
+	r->trace.syscalls_traced = false;
+	memset(&r->trace.cause, 0, sizeof(r->trace.cause));
+	trace_cause_fill(r);
+	c = trace_cause(&r->trace);
+	assert_true(c->ci_on);
+	assert_true(c->shares[0].kind == TC_USER && c->shares[1].kind == TC_KERNEL);
+	assert_false(c->decided);
+	assert_non_null(strstr(c->sentence, "no single leading cause: user work"));
+	assert_non_null(strstr(c->sentence, " and kernel work"));
+	assert_null(strstr(c->sentence, "change it most"));
+	free(r);
+}
+
 /* User work 45 %, kernel 42 %, each slice far from the mean, over 20
  * slices: the two overlap, no leader and no knob; the sentence counts the
  * slices. The same cell over 6400 slices decides. */
@@ -374,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_contains),
 		cmocka_unit_test(test_narrows),
 		cmocka_unit_test(test_clear_leader),
+		cmocka_unit_test(test_user_kernel_unseen),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_reproducible),
 		cmocka_unit_test(test_too_few),
