@@ -102,6 +102,13 @@ static struct result *stream(unsigned n, double u, double du, double k, double d
 	return r;
 }
 
+/* The split made again after a change to the record. */
+static void refill(struct result *r)
+{
+	memset(&r->trace.cause, 0, sizeof(r->trace.cause));
+	trace_cause_fill(r);
+}
+
 /* The share of kind k, and its interval. */
 static const struct trace_share *share(const struct trace_cause *c, enum trace_cause_kind k,
 				       const struct trace_share_ci **ci)
@@ -187,8 +194,7 @@ static void test_user_kernel_unseen(void **state)
 
 	(void)state;
 	r->trace.syscalls_traced = false;
-	memset(&r->trace.cause, 0, sizeof(r->trace.cause));
-	trace_cause_fill(r);
+	refill(r);
 	c = trace_cause(&r->trace);
 	assert_true(c->ci_on);
 	assert_true(c->shares[0].kind == TC_USER && c->shares[1].kind == TC_KERNEL);
@@ -255,14 +261,11 @@ static void test_too_few(void **state)
  * named, with no interval, as before. */
 static void test_no_slices(void **state)
 {
-	struct result *r = traced("stream", LAT_ONE_WAY, 2, 200);
+	struct result *r = stream(200, 0.45, 0.40, 0.42, 0.40);
 
 	(void)state;
-	side_slices(r, 0, 200, 0.02, 0, 0.02, 0);
-	side_slices(r, 1, 200, 0.45, 0.40, 0.42, 0.40);
-	r->msgs = 20000;
 	r->trace.has_slices = false;
-	trace_cause_fill(r);
+	refill(r);
 	assert_true(r->trace.cause.on);
 	assert_false(r->trace.cause.ci_on);
 	assert_true(r->trace.cause.decided);
@@ -274,14 +277,11 @@ static void test_no_slices(void **state)
  * of): no interval, and not "over 0 exchanges" or "0 slices". */
 static void test_empty_slices(void **state)
 {
-	struct result *r = traced("stream", LAT_ONE_WAY, 2, 200);
+	struct result *r = stream(200, 0.45, 0.40, 0.42, 0.40);
 
 	(void)state;
-	side_slices(r, 0, 200, 0.02, 0, 0.02, 0);
-	side_slices(r, 1, 200, 0.45, 0.40, 0.42, 0.40);
-	r->msgs = 20000;
 	memset(r->trace.slices.bin, 0, sizeof(r->trace.slices.bin));
-	trace_cause_fill(r);
+	refill(r);
 	assert_true(r->trace.cause.on);
 	assert_false(r->trace.cause.ci_on);
 	assert_true(r->trace.cause.decided);
@@ -378,9 +378,8 @@ static void test_cycle_timer_late(void **state)
 	assert_non_null(u);
 	assert_true(u->pct > 50);
 	/* 70 % of each cycle its timer's lateness */
-	memset(&r->trace.cause, 0, sizeof(r->trace.cause));
 	r->timer_late_mean_ns = 0.7 * r->lat_mean_ns;
-	trace_cause_fill(r);
+	refill(r);
 	t = share(&r->trace.cause, TC_TIMER, &ci);
 	assert_non_null(t);
 	assert_true(t->pct > 69 && t->pct < 71);
