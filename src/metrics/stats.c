@@ -50,16 +50,11 @@ static double binom_half_pmf(size_t n, size_t i)
 
 int stats_median_ci(const double *s, size_t n, double *lo, double *hi)
 {
-	double below = 0;	/* P(B <= j - 1) */
-	size_t j = 0;
+	uint64_t j;
 
-	if (n < STATS_CI_MIN_N)
-		return -EDOM;
 	/* coverage of [s(j), s(n+1-j)] is 1 - 2 P(B <= j-1): the largest j
-	 * that keeps it at 95 % or more */
-	while (j + 1 <= n / 2 && 2 * (below + binom_half_pmf(n, j)) <= STATS_ALPHA)
-		below += binom_half_pmf(n, j++);
-	if (!j)
+	 * that keeps it at 95 % or more (exact: n <= STATS_MAX_N) */
+	if (n < STATS_CI_MIN_N || stats_median_ranks(n, STATS_ALPHA, &j))
 		return -EDOM;
 	*lo = s[j - 1];
 	*hi = s[n - j];
