@@ -79,32 +79,43 @@ static int rep_ratio(const struct repeat_stat *st_a, const struct repeat_stat *s
 
 /* From the repetitions' values: the same within the margin ("no
  * difference", a finding) or too noisy to tell, said: 1; 0 when the
- * interval says the cells differ; -1 when there is none. */
+ * interval says the cells differ; -1 when there is none. The ratio is
+ * said as the larger cell over the smaller (as a section's tests say
+ * theirs), each cell named. */
 static int why_verdict(char *buf, size_t len, size_t *n, const struct repeat_stat *st_a,
-			const struct repeat_stat *st_b, const char *key)
+		       const struct repeat_stat *st_b, const char *key, const char *a_name,
+		       const char *b_name)
 {
-	double est, lo, hi;
+	double est, lo, hi, t;
 	enum stats_verdict v;
+	const char *na = a_name, *nb = b_name;
 
 	if (rep_ratio(st_a, st_b, &est, &lo, &hi))
 		return -1;
 	v = stats_ratio_verdict(lo, hi, STATS_EQUIV_MARGIN);
+	if (v != SV_NO_DIFFERENCE && v != SV_TOO_NOISY)
+		return 0;
+	if (est < 1 && est > 0 && lo > 0) {	/* b over a, then */
+		t = lo;
+		lo = 1 / hi;
+		hi = 1 / t;
+		est = 1 / est;
+		na = b_name;
+		nb = a_name;
+	}
 	if (v == SV_NO_DIFFERENCE) {
-		why_add(buf, len, n, "no difference: %s is %.3gx between the cells, 95 %% interval %.3g-%.3gx over %u and %u repetitions, within +-%.0f %%",
-			key, est, lo, hi, st_a->n_values, st_b->n_values, 100 * STATS_EQUIV_MARGIN);
+		why_add(buf, len, n, "no difference: %s of the %s over the %s is %.3gx, 95 %% interval %.3g-%.3gx over %u and %u repetitions, within +-%.0f %%",
+			key, na, nb, est, lo, hi, st_a->n_values, st_b->n_values, 100 * STATS_EQUIV_MARGIN);
 		return 1;
 	}
-	if (v == SV_TOO_NOISY) {
-		why_add(buf, len, n, "too noisy to tell: %s is %.3gx between the cells, but its 95 %% interval %.3g-%.3gx over %u and %u repetitions holds 1 and reaches past +-%.0f %%%s",
-			key, est, lo, hi, st_a->n_values, st_b->n_values, 100 * STATS_EQUIV_MARGIN,
-			st_a->bimodal || st_b->bimodal ? " (the repetitions fell in two clusters)" : "");
-		return 1;
-	}
-	return 0;
+	why_add(buf, len, n, "too noisy to tell: %s of the %s over the %s is %.3gx, but its 95 %% interval %.3g-%.3gx over %u and %u repetitions holds 1 and reaches past +-%.0f %%%s",
+		key, na, nb, est, lo, hi, st_a->n_values, st_b->n_values, 100 * STATS_EQUIV_MARGIN,
+		st_a->bimodal || st_b->bimodal ? " (the repetitions fell in two clusters)" : "");
+	return 1;
 }
 
-bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const struct result *b,
-	       const char *key)
+bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const char *a_name,
+	       const struct result *b, const char *b_name, const char *key)
 {
 	const struct repeat_stat *st_a = result_repeat_stat(a, key), *st_b = result_repeat_stat(b, key);
 	double va = figure(a, key), vb = figure(b, key), gap, ca, cb;
@@ -113,7 +124,7 @@ bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const s
 	if (!(va > 0) || !(vb > 0) || !st_a || !st_b)
 		return false;
 	/* the repetitions themselves, where they were kept: the ratio's interval */
-	switch (why_verdict(buf, len, n, st_a, st_b, key)) {
+	switch (why_verdict(buf, len, n, st_a, st_b, key, a_name, b_name)) {
 	case 1:
 		return true;
 	case 0:
@@ -382,7 +393,7 @@ size_t why_pair(char *buf, size_t len, const struct why_pair *p)
 	if (!ca && !cb)
 		return 0;
 	why_add(buf, len, &n, "Why (trace): ");
-	if (!(ca && cb && why_noise(buf, len, &n, p->a, p->b, p->key)))
+	if (!(ca && cb && why_noise(buf, len, &n, p->a, p->a_name, p->b, p->b_name, p->key)))
 		why_split(buf, len, &n, p);
 	why_add(buf, len, &n, "; ");
 	why_others(buf, len, &n, p);

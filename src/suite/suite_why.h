@@ -57,8 +57,10 @@ size_t why_end(char *buf, size_t len, size_t *n);
  * within +-10 % ("no difference", from the interval of their ratio over the
  * kept repetitions), or too noisy to tell (that interval holds 1 and reaches
  * past the margin; without kept repetitions, the medians' intervals overlap
- * or their spread is wider than the difference); false when they differ; */
-bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const struct result *b,
+ * or their spread is wider than the difference); false when they differ;
+ * the ratio said as the larger cell over the smaller, each by its name; */
+bool why_noise(char *buf, size_t len, size_t *n, const struct result *a, const char *a_name,
+	       const struct result *b, const char *b_name,
 	       const char *key);
 /* the machine's share of r's figure, when WHY_MACHINE_PCT or more, and who
  * took it (comm, pid): true when said; */

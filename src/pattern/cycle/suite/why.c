@@ -209,7 +209,7 @@ size_t why_000_cycle(char *buf, size_t len, const struct result *best, const str
 	p.key = more ? "xruns" : "cycle_p99_ns";
 	traced = (worst->trace.on && trace_cause(&worst->trace)) || (best->trace.on && trace_cause(&best->trace));
 	why_add(buf, len, &n, traced ? "Why (trace): " : "Why: ");
-	if (why_noise(buf, len, &n, worst, best, p.key)) {
+	if (why_noise(buf, len, &n, worst, an, best, bn, p.key)) {
 		why_add(buf, len, &n, "; ");
 	} else {
 		if (more)
