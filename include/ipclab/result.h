@@ -196,7 +196,7 @@ struct report_section {
  * of b over a (its "of" says which); lo, hi NAN without a 95 % interval,
  * p_value NAN without a test. */
 #define WHY_MAX_HYP 6
-#define WHY_MAX_TESTS 4
+#define WHY_MAX_TESTS 6
 struct why_ratio {
 	char of[128];
 	double ratio, lo, hi;

@@ -43,10 +43,14 @@ struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *cond
 /* The question lines into f. */
 void sq_print(FILE *f, const struct report_why *w);
 
-/* Seed 004: pp, pt processes and threads over a pipe unpinned; ps, pts
- * both on one CPU; psplit processes on two CPUs. */
-void sq_004(struct report_why *w, const struct result *pp, const struct result *pt,
-	    const struct result *ps, const struct result *pts, const struct result *psplit);
+/* Seed 004: processes and threads over a pipe, each [0] unpinned, [1]
+ * both on one CPU, [2] on two CPUs (NULL where not run). The thread's
+ * claim, processes ahead of threads, is tested in each placement; the
+ * headline pair is the first that decides of unpinned, two CPUs, one CPU
+ * (unpinned when none does); the verdict is confirmed where any placement confirms it. */
+#define SQ_004_PLACES 3
+void sq_004(struct report_why *w, const struct result *const procs[SQ_004_PLACES],
+	    const struct result *const threads[SQ_004_PLACES]);
 /* Seed 000: the pipe's cells under normal scheduling (po) and SCHED_FIFO
  * (pf), unpinned [0], on one CPU [1] and on two [2] (NULL where not run);
  * posix-mq's (qo, qf), unpinned; fifo_why: why SCHED_FIFO did not run (or

@@ -446,16 +446,21 @@ static void print_004(const struct suite_opts *o, const struct seed_cells *c)
 		rows_line(stdout, &table_004, &row);
 	}
 	if (seed_ok(pp) && seed_ok(pt))
-		printf("Reading: unpinned, threads exchanged %.2fx as often as processes over a pipe",
-		       pt->msgs_per_s / pp->msgs_per_s);
+		printf("Reading: unpinned, processes exchanged %.2fx as often as threads over a pipe",
+		       pp->msgs_per_s / pt->msgs_per_s);
 	if (seed_ok(pp) && seed_ok(ps))
 		printf("; pinning both processes to one CPU gave %.2fx the unpinned rate",
 		       ps->msgs_per_s / pp->msgs_per_s);
 	if (seed_ok(pp))
 		printf(".\n");
 	if (c->why) {
-		sq_004(c->why, pp, pt, ps, cell_004(c, pipe, EP_THREAD, P004_SAME),
-		       cell_004(c, pipe, EP_PROCESS, P004_SPLIT));
+		const struct result *procs[SQ_004_PLACES], *threads[SQ_004_PLACES];
+
+		for (unsigned k = P004_NONE; k <= P004_SPLIT; k++) {
+			procs[k] = cell_004(c, pipe, EP_PROCESS, k);
+			threads[k] = cell_004(c, pipe, EP_THREAD, k);
+		}
+		sq_004(c->why, procs, threads);
 		sq_print(stdout, c->why);
 	}
 	print_004_trace(c, pp, pt);
