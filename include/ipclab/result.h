@@ -216,7 +216,7 @@ struct why_test {
 	const char *ci_basis;
 };
 struct report_why {
-	char question[240], answer[768];
+	char question[240], answer[1024];
 	const char *verdict;		/* confirmed, refuted, no difference,
 					 * not reproduced here, too noisy */
 	struct why_ratio compared;	/* the section's headline pair */

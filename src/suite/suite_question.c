@@ -65,27 +65,17 @@ static int median_ratio_ci(const struct result *a, const struct result *b, doubl
 	return 0;
 }
 
-const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
-		    const struct result *b, const char *key, bool more)
+/* The verdict on b's figure vb over a's va, from their repetitions (sa,
+ * sb; NULL without), the one-run median rule for lat_p50_ns (key). */
+static const char *judge(struct why_test *t, const struct result *a, const struct result *b, double va,
+			 double vb, const struct repeat_stat *sa, const struct repeat_stat *sb, const char *key,
+			 bool more)
 {
-	const struct repeat_stat *sa, *sb;
 	enum stats_verdict v = SV_UNKNOWN;
-	double va, vb, est;
+	double est;
 	struct stats_mw mw;
 
-	snprintf(t->knob, sizeof(t->knob), "%s", knob);
-	t->ratio = t->lo = t->hi = t->p_value = NAN;
-	t->ci_basis = NULL;
-	t->verdict = SQ_NOT_HERE;
-	if (!sq_ran(a) || !sq_ran(b))
-		return t->verdict;
-	va = figure(a, key);
-	vb = figure(b, key);
-	if (!(va > 0) || !(vb > 0))
-		return t->verdict;
 	t->ratio = vb / va;
-	sa = result_repeat_stat(a, key);
-	sb = result_repeat_stat(b, key);
 	if (values(sa) >= 2 && values(sb) >= 2) {
 		if (!stats_ratio_ci(sa->values, values(sa), sb->values, values(sb), &est, &t->lo, &t->hi)) {
 			v = stats_ratio_verdict(t->lo, t->hi, STATS_EQUIV_MARGIN);
@@ -128,6 +118,68 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 		break;
 	}
 	return t->verdict;
+}
+
+static void test_start(struct why_test *t, const char *knob)
+{
+	snprintf(t->knob, sizeof(t->knob), "%s", knob);
+	t->ratio = t->lo = t->hi = t->p_value = NAN;
+	t->ci_basis = NULL;
+	t->verdict = SQ_NOT_HERE;
+}
+
+const char *sq_test(struct why_test *t, const char *knob, const struct result *a,
+		    const struct result *b, const char *key, bool more)
+{
+	double va, vb;
+
+	test_start(t, knob);
+	if (!sq_ran(a) || !sq_ran(b))
+		return t->verdict;
+	va = figure(a, key);
+	vb = figure(b, key);
+	if (!(va > 0) || !(vb > 0))
+		return t->verdict;
+	return judge(t, a, b, va, vb, result_repeat_stat(a, key), result_repeat_stat(b, key), key, more);
+}
+
+/* The system's context switches per message of each repetition (its
+ * switches/s over its msgs/s, the two kept in the order they ran), into
+ * st; the median into *med. False without them. */
+static bool cs_reps(const struct result *r, struct repeat_stat *st, double *med)
+{
+	const struct repeat_stat *cs = result_repeat_stat(r, "sys_ctx_switches_per_s");
+	const struct repeat_stat *rate = result_repeat_stat(r, "msgs_per_s");
+	double sorted[REPEAT_MAX_VALUES];
+	unsigned n;
+
+	if (!cs || !rate || cs->n_values != rate->n_values || cs->n_values < 1)
+		return false;
+	n = cs->n_values < REPEAT_MAX_VALUES ? cs->n_values : REPEAT_MAX_VALUES;
+	*st = (struct repeat_stat){ .key = "cs_per_msg", .n_values = n, .min = INFINITY, .max = -INFINITY };
+	for (unsigned i = 0; i < n; i++) {
+		if (!(rate->values[i] > 0) || !(cs->values[i] > 0))
+			return false;
+		st->values[i] = sorted[i] = cs->values[i] / rate->values[i];
+		st->min = fmin(st->min, st->values[i]);
+		st->max = fmax(st->max, st->values[i]);
+	}
+	*med = stats_median(sorted, n);
+	return true;
+}
+
+/* Context switches per message (the system's, as vmstat counts them) of
+ * b over a, over their repetitions: the claim that b switches more. */
+static const char *sq_test_cs(struct why_test *t, const char *knob, const struct result *a,
+			      const struct result *b)
+{
+	struct repeat_stat sa, sb;
+	double va, vb;
+
+	test_start(t, knob);
+	if (!sq_ran(a) || !sq_ran(b) || !cs_reps(a, &sa, &va) || !cs_reps(b, &sb, &vb))
+		return t->verdict;
+	return judge(t, a, b, va, vb, &sa, &sb, "cs_per_msg", true);
 }
 
 /* "1.57x (95 % 1.50-1.63x, p = 0.008)" */
@@ -416,8 +468,8 @@ void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
 	    const struct result *const pf[SQ_000_PLACES], const struct result *qo,
 	    const struct result *qf, const char *fifo_why)
 {
-	struct why_test *tp = sq_add_test(w), *tq = sq_add_test(w);
-	char where[96] = "", notwhere[96] = "", figs[160] = "", batch[320] = "";
+	struct why_test *tp = sq_add_test(w), *tq = sq_add_test(w), *cs[SQ_000_PLACES] = { NULL }, *head = NULL;
+	char where[96] = "", notwhere[96] = "", figs[160] = "", batch[320] = "", hl[360] = "";
 	unsigned measured = 0, yes = 0;
 
 	if (!tp || !tq)
@@ -428,7 +480,25 @@ void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
 	sq_test(tp, "policy", po[0], pf[0], "msgs_per_s", true);
 	snprintf(tq->of, sizeof(tq->of), "msgs/s of posix-mq, SCHED_FIFO over normal, unpinned");
 	sq_test(tq, "policy", qo, qf, "msgs_per_s", false);
-	sq_compared(w, tp);
+	/* the thread's claim, its switches per message, with an interval over
+	 * the repetitions: the system's count, as vmstat gave the thread; the
+	 * headline the first that decides of one CPU (where a woken FIFO
+	 * reader could preempt its writer), unpinned, two CPUs */
+	for (unsigned k = 0; k < SQ_000_PLACES; k++) {
+		cs[k] = sq_add_test(w);
+		if (!cs[k])
+			break;
+		snprintf(cs[k]->of, sizeof(cs[k]->of),
+			 "context switches per message (system-wide) of pipe, SCHED_FIFO over normal, %s", place_000[k]);
+		sq_test_cs(cs[k], "policy", po[k], pf[k]);
+	}
+	for (unsigned i = 0; i < SQ_000_PLACES && !head; i++) {
+		static const unsigned order[SQ_000_PLACES] = { 1, 0, 2 };
+
+		if (cs[order[i]] && decided(cs[order[i]]->verdict))
+			head = cs[order[i]];
+	}
+	sq_compared(w, head ? head : tp);
 	/* the thread's effect, placement by placement: a woken SCHED_FIFO
 	 * reader preempts its writer only where both share a CPU */
 	for (unsigned k = 0; k < SQ_000_PLACES && w->nhyp < WHY_MAX_HYP; k++) {
@@ -466,18 +536,24 @@ void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
 	}
 	w->verdict = yes ? SQ_CONFIRMED : SQ_REFUTED;
 	fifo_batching(batch, sizeof(batch), pf[1]);
+	if (head) {
+		char r[96];
+
+		ratio_text(r, sizeof(r), head);
+		snprintf(hl, sizeof(hl), " Over the repetitions, %s: %s, %s.", head->of, r, head->verdict);
+	}
 	if (yes && notwhere[0])
 		snprintf(w->answer, sizeof(w->answer),
-			 "Under SCHED_FIFO the pipe switched context on about every message in these placements: %s; not in: %s (switches per message, FIFO against normal: %s): a woken FIFO reader preempts its writer at each write only on the writer's CPU. Keep normal scheduling for bulk streams there, or put the ends on two CPUs. The rates: pipe %.3gx (%s), queue %.3gx (%s), unpinned.",
-			 where, notwhere, figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict);
+			 "Under SCHED_FIFO the pipe switched context on about every message in these placements: %s; not in: %s (switches per message, FIFO against normal: %s): a woken FIFO reader preempts its writer at each write only on the writer's CPU. Keep normal scheduling for bulk streams there, or put the ends on two CPUs. The rates: pipe %.3gx (%s), queue %.3gx (%s), unpinned.%s",
+			 where, notwhere, figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, hl);
 	else if (yes)
 		snprintf(w->answer, sizeof(w->answer),
-			 "Under SCHED_FIFO the pipe switched context on about every message in every placement measured (%s): keep normal scheduling for bulk streams, or batch the writes. The rates: pipe %.3gx (%s), queue %.3gx (%s), unpinned.",
-			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict);
+			 "Under SCHED_FIFO the pipe switched context on about every message in every placement measured (%s): keep normal scheduling for bulk streams, or batch the writes. The rates: pipe %.3gx (%s), queue %.3gx (%s), unpinned.%s",
+			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, hl);
 	else
 		snprintf(w->answer, sizeof(w->answer),
-			 "SCHED_FIFO did not make the pipe switch per message in any placement measured here (%s); it changed the pipe's rate %.3gx (%s) and the queue's %.3gx (%s), unpinned.%s",
-			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, batch);
+			 "SCHED_FIFO did not make the pipe switch per message in any placement measured here (%s); it changed the pipe's rate %.3gx (%s) and the queue's %.3gx (%s), unpinned.%s%s",
+			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, batch, hl);
 }
 
 

@@ -45,6 +45,20 @@ static struct result *cell(const char *tp, double mid, double dev)
 	return r;
 }
 
+/* The system's context switches/s of r's repetitions, in the order they
+ * ran beside its msgs/s: cs (+-2 %). */
+static void cs_reps(struct result *r, double cs)
+{
+	struct repeat_stat *st = &r->repeat[r->n_repeat_stats++];
+
+	r->sys_ctx_switches_per_s = cs;
+	*st = (struct repeat_stat){ .key = "sys_ctx_switches_per_s", .ci_lo = NAN, .ci_hi = NAN, .n_values = 6 };
+	for (unsigned i = 0; i < 6; i++)
+		st->values[i] = cs * (1 + 0.02 * (-1 + 2.0 * ((i + 3) % 6) / 5));
+	st->min = cs * 0.98;
+	st->max = cs * 1.02;
+}
+
 static bool one_of_five(const char *v)
 {
 	static const char *const five[] = { "confirmed", "refuted", "no difference", "not reproduced here",
@@ -201,11 +215,22 @@ static void test_000(void **state)
 	for (int k = 0; k < 3; k++) {
 		po[k] = cell("pipe", 100000, 0.01);
 		pf[k] = cell("pipe", 120000, 0.01);
-		po[k]->sys_ctx_switches_per_s = 5000;
-		pf[k]->sys_ctx_switches_per_s = k == 1 ? 120000 : 6000;
+		cs_reps(po[k], 5000);
+		cs_reps(pf[k], k == 1 ? 120000 : 6000);
 	}
 	sq_000(w, (const struct result *const *)po, (const struct result *const *)pf, qo, qf, NULL);
 	assert_string_equal(w->verdict, "confirmed");
+	/* the switches per message, FIFO over normal, with an interval over
+	 * the repetitions in each placement; the headline one CPU's */
+	assert_int_equal(w->ntests, 5);
+	assert_non_null(strstr(w->tests[3].of, "context switches per message (system-wide) of pipe, SCHED_FIFO over normal, one CPU"));
+	assert_true(fabs(w->tests[3].ratio - 20) < 0.5);
+	assert_true(w->tests[3].lo > 15 && w->tests[3].hi < 25);
+	assert_string_equal(w->tests[3].verdict, "confirmed");
+	assert_string_equal(w->tests[2].verdict, "no difference");	/* unpinned 0.05 both */
+	assert_non_null(strstr(w->compared.of, "one CPU"));
+	assert_true(fabs(w->compared.ratio - 20) < 0.5);
+	assert_non_null(strstr(w->answer, "Over the repetitions, context switches per message"));
 	assert_int_equal(w->nhyp, 5);
 	assert_false(w->hyp[0].reproduced);	/* unpinned */
 	assert_true(w->hyp[1].reproduced);	/* one CPU */
@@ -217,9 +242,14 @@ static void test_000(void **state)
 	assert_string_equal(w->tests[1].verdict, "confirmed");	/* the queue slower */
 	assert_true(w->hyp[4].reproduced);
 	memset(w, 0, sizeof(*w));
-	pf[1]->sys_ctx_switches_per_s = 6000;
+	pf[1]->n_repeat_stats = 1;
+	cs_reps(pf[1], 5000);
 	sq_000(w, (const struct result *const *)po, (const struct result *const *)pf, qo, qf, NULL);
 	assert_string_equal(w->verdict, "refuted");
+	/* FIFO 5000/s at 120k msgs/s against 5000/s at 100k: fewer a message */
+	assert_string_equal(w->tests[3].verdict, "refuted");
+	assert_non_null(strstr(w->compared.of, "one CPU"));
+	assert_true(fabs(w->compared.ratio - 100.0 / 120) < 0.01 && w->compared.hi < 1);
 	assert_non_null(strstr(w->answer, "in any placement"));
 	assert_null(strstr(w->answer, "pipe-full"));
 	/* 4 KiB messages through a 64 KiB pipe, 0.125 switches a message on
