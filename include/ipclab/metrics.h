@@ -21,8 +21,9 @@
 
 /* What a result's latencies measure ("lat_kind" in the result record): no
  * pattern ran, a round trip (send to reply), one way (send to receive), or
- * a periodic pattern's cycle (intended start to the graph's end). */
-enum lat_kind { LAT_NONE, LAT_RTT, LAT_ONE_WAY, LAT_CYCLE };
+ * a periodic pattern's period (its intended start to its work's end; its
+ * key and words are those of the one periodic pattern, "cycle"). */
+enum lat_kind { LAT_NONE, LAT_RTT, LAT_ONE_WAY, LAT_PERIOD };
 /* Its key in JSON and CSV ("" for LAT_NONE), its word in the text table
  * and its figures' title: one table (src/metrics/lat_kind.c). */
 const char *lat_kind_key(enum lat_kind k);

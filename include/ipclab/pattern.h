@@ -66,6 +66,9 @@ struct pattern {
 	 * one after another each cycle (a chain: their shares add up) or at
 	 * once (the busiest counts); false when r holds none */
 	bool (*cycles_of)(const struct result *r, uint64_t *cycles, bool *chain);
+	/* ... and what that split is of: one period's name (the split's
+	 * "whose", the reading's unit) and its figure's key */
+	const char *period_name, *period_figure;
 	/* its part of the result record is src/report's (pat_report_of,
 	 * ipclab/result.h), which names the pattern: a pattern never names
 	 * the report layer */

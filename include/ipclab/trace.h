@@ -208,10 +208,11 @@ struct trace_cause {
 	bool on;			/* split (a traced cell with a figure to split) */
 	const char *of;			/* the figure: "rtt_mean_ns" (ping-pong, fan-in: per
 					 * exchange), "ns_per_msg" (stream: the bottleneck's
-					 * window per message), "cycle_ns" (cycle: its mean) */
+					 * window per message), a periodic pattern's mean
+					 * period (struct pattern.period_figure) */
 	double total_ns;		/* that figure, per message / exchange / cycle */
 	char whose[32];			/* "round trip", "receiver", "sender", "clients",
-					 * "cycle" */
+					 * a periodic pattern's period_name */
 	unsigned nshares;		/* the shares, largest first, zero ones left out */
 	struct trace_share shares[TC_NKINDS];
 	enum trace_cause_kind largest;	/* = shares[0].kind */

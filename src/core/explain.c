@@ -386,9 +386,9 @@ int trace_explain(const struct cell *c, struct result *res,
 	}
 	p = explain_pick_placed(&res->trace, !one_cpu(&c->pin) && c->pin.mode != PIN_NONE);
 	timer_late(c, res, &p);
-	/* a cycle's rate is its period's: its figure is the p99 completion,
-	 * what keeps or misses the deadline */
-	e->of = res->lat_kind == LAT_CYCLE ? "lat_p99_ns" :	/* its timer's lateness is in it */
+	/* a periodic pattern's rate is its period's: its figure is the p99
+	 * completion, what keeps or misses the deadline */
+	e->of = res->lat_kind == LAT_PERIOD ? "lat_p99_ns" :	/* its timer's lateness is in it */
 		p.cause == EX_TIMER_LATE ? "send_late_p50_ns" :
 		res->lat_kind == LAT_RTT ? "lat_p50_ns" : "msgs_per_s";
 	e->cause = explain_cause_name(p.cause);

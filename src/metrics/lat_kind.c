@@ -14,7 +14,7 @@ static const struct {
 	[LAT_NONE] = { "", "", "latency" },
 	[LAT_RTT] = { "rtt", "RTT", "round-trip latency" },
 	[LAT_ONE_WAY] = { "one_way", "1-way", "one-way latency" },
-	[LAT_CYCLE] = { "cycle", "cycle", "cycle latency" },
+	[LAT_PERIOD] = { "cycle", "cycle", "cycle latency" },
 };
 
 static unsigned kind_index(enum lat_kind k)

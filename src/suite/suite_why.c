@@ -289,7 +289,8 @@ static double share_of(const struct trace_cause *c, enum trace_cause_kind k, boo
 
 static const char *unit_of(const struct trace_cause *c)
 {
-	return !strcmp(c->of, "cycle_ns") ? "cycle" : !strcmp(c->of, "ns_per_msg") ? "message" : "exchange";
+	/* a periodic pattern's split is per its period, named in whose */
+	return !strcmp(c->of, "ns_per_msg") ? "message" : !strcmp(c->of, "rtt_mean_ns") ? "exchange" : c->whose;
 }
 
 static void value(char *buf, size_t len, size_t *n, double v, bool by_pct)

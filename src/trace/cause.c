@@ -310,12 +310,13 @@ static void cause_stream(const struct result *r, struct trace_cause *c, struct s
 	fold(c, &q, (double)r->elapsed_ns / (double)r->msgs);
 }
 
-/* Cycle: per cycle, the driver's timer lateness and each side's work,
- * wakeups and preemption; a chain's stages run one after another (summed),
- * a fan's at once (the busiest one). */
-static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
-			struct trace_cause *c, struct sl_src *src)
+/* A periodic pattern: per period, the driver's timer lateness and each
+ * side's work, wakeups and preemption; a chain's stages run one after
+ * another (summed), a fan's at once (the busiest one). */
+static void cause_periodic(const struct result *r, uint64_t cycles, bool chain,
+			   struct trace_cause *c, struct sl_src *src)
 {
+	const struct pattern *pat = r->cell.pat;
 	const struct trace_result *tr = &r->trace;
 	double n = (double)cycles, busiest = -1;
 	unsigned fan_side = 0;
@@ -350,8 +351,8 @@ static void cause_cycle(const struct result *r, uint64_t cycles, bool chain,
 	 * a part; not unattributed */
 	if (r->timer_late_mean_ns > q.ns[TC_TIMER])
 		q.ns[TC_TIMER] = r->timer_late_mean_ns;
-	c->of = "cycle_ns";
-	snprintf(c->whose, sizeof(c->whose), "cycle");
+	c->of = pat && pat->period_figure ? pat->period_figure : "period_ns";
+	snprintf(c->whose, sizeof(c->whose), "%s", pat && pat->period_name ? pat->period_name : "period");
 	/* in the slices: the driver's row, and the stages' (a chain: all of
 	 * them summed; a fan: the busiest one's), asleep no part */
 	*src = (struct sl_src){ .nrows = 2, .row = { 0, chain ? TRACE_SL_SIDES : fan_side },
@@ -484,7 +485,7 @@ void trace_cause_fill(struct result *r)
 	if (!r->trace.on)
 		return;
 	if (pat && pat->cycles_of && pat->cycles_of(r, &cycles, &chain))
-		cause_cycle(r, cycles, chain, c, &src);
+		cause_periodic(r, cycles, chain, c, &src);
 	else if (rtt && r->trace.has_cpath)
 		cause_pingpong(r, c);
 	else if (rtt && r->trace.nsides > 2)

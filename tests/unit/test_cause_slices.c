@@ -326,7 +326,7 @@ static bool chain_cycles(const struct result *r, uint64_t *cycles, bool *chain)
 
 static void test_cycle(void **state)
 {
-	static const struct pattern cyc = { .name = "cycle", .cycles_of = chain_cycles };
+	static const struct pattern cyc = { .name = "cycle", .cycles_of = chain_cycles, .period_name = "cycle", .period_figure = "cycle_ns" };
 	struct result *r[2];
 
 	(void)state;
@@ -361,7 +361,7 @@ static void test_cycle(void **state)
  * unattributed; without it, as before. */
 static void test_cycle_timer_late(void **state)
 {
-	static const struct pattern cyc = { .name = "cycle", .cycles_of = chain_cycles };
+	static const struct pattern cyc = { .name = "cycle", .cycles_of = chain_cycles, .period_name = "cycle", .period_figure = "cycle_ns" };
 	struct result *r = traced("cycle", LAT_RTT, 3, 30);
 	const struct trace_share_ci *ci;
 	const struct trace_share *t, *u;

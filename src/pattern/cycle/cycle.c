@@ -488,7 +488,7 @@ static bool cycle_cycles_of(const struct result *r, uint64_t *cycles, bool *chai
 const struct pattern pat_cycle = {
 	.name = "cycle",
 	.summary = "a periodic graph with a deadline, as an audio server runs it (xruns, completion time, per-stage wait and busy)",
-	.lat_kind = LAT_CYCLE,
+	.lat_kind = LAT_PERIOD,
 	.reference = PAT_REF_NONE,
 	.options = cycle_options,
 	.opts_size = sizeof(struct cycle_opts),
@@ -507,4 +507,6 @@ const struct pattern pat_cycle = {
 	.collect_trace = cycle_collect_trace,
 	.live = cycle_live,
 	.cycles_of = cycle_cycles_of,
+	.period_name = "cycle",
+	.period_figure = "cycle_ns",
 };
