@@ -14,12 +14,22 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 before=$(leftovers)
-"$IPCLAB" run -t pipe -p pingpong -n 500 --pin split --explain -f json -o "$tmp/r.json" 2>"$tmp/err" ||
+# 5000 exchanges: the causes' intervals over them are narrow enough to
+# name one on a quiet machine; on a loaded one they may overlap, and then
+# the record must say so and test no knob
+"$IPCLAB" run -t pipe -p pingpong -n 5000 --pin split --explain -f json -o "$tmp/r.json" 2>"$tmp/err" ||
 	fail "--explain did not run: $(cat "$tmp/err")"
 python3 - "$tmp/r.json" <<'PY' || fail "--explain's record"
 import json, sys
 t = json.load(open(sys.argv[1]))["results"][0]["trace"]
 e = t["explain"]
+if e["cause"] == "none":
+    # no single cause: the overlap is said, with the advice to run longer,
+    # and nothing was measured again
+    assert "no single cause" in e["note"] and "run longer" in e["note"], e
+    assert e["knob"] is None and not e["applied"] and e["pairs"] == 0 and e["ratio"] is None, e
+    print("ok   --explain: no single cause on this machine now (said, no knob tested): " + e["note"])
+    sys.exit(0)
 causes = {"preempted by other tasks": "--sched fifo:10", "cross-CPU wakeups": "--pin same",
           "idle exits": "--keep-awake", "sharing a CPU with its peer": "--pin split",
           "timer lateness": "--sched fifo:10"}
@@ -37,9 +47,10 @@ assert e["confirmed"] == (hi < 1 and e["ratio"] <= 0.95), e
 PY
 [ -z "$(new_leftovers "$before" "$(leftovers)")" ] || fail "--explain left behind: $(new_leftovers "$before" "$(leftovers)")"
 
-"$IPCLAB" run -t pipe -p pingpong -n 500 --pin split --explain >"$tmp/table.txt" 2>"$tmp/err" ||
+"$IPCLAB" run -t pipe -p pingpong -n 5000 --pin split --explain >"$tmp/table.txt" 2>"$tmp/err" ||
 	fail "--explain table run: $(cat "$tmp/err")"
 grep -Eq '^    explain: .* \([0-9.]+% of the (figure|windows)\) -> --.*: lat_p50_ns .* -> .*, [0-9.]+x \([0-9.]+-[0-9.]+ over 3 pairs\): (confirmed|not confirmed)$' "$tmp/table.txt" ||
+	grep -Eq '^    explain: none: no single cause a knob acts on: .* overlap over [0-9]+ exchanges; run longer' "$tmp/table.txt" ||
 	fail "no explain line in the table: $(cat "$tmp/table.txt")"
 
 # a cycle's rate is its period's: its figure is the p99 completion, also
