@@ -204,7 +204,7 @@ static const char *const commands[] = { "set", "unset", "plot", "do", "if", "arr
 static const char *const variables[] = { "W", "H", "cls", NULL };
 static const char *const set_what[] = {
 	"terminal", "output", "datafile", "grid", "key", "title", "xlabel", "ylabel", "cblabel",
-	"logscale", "xrange", "yrange", "cbrange", "xtics", "style", "palette", "arrow", "label", "boxwidth", NULL,
+	"logscale", "xrange", "yrange", "cbrange", "xtics", "style", "palette", "arrow", "label", "boxwidth", "object", NULL,
 };
 static const char *const banned[] = {
 	"system", "load", "call", "eval", "evaluate", "shell", "cd", "save", "print", "printerr",

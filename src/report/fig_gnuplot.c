@@ -195,7 +195,11 @@ static void heat_script(FILE *gp, const struct figure *f)
 
 	axis_script(gp, 'x', &f->x);
 	axis_script(gp, 'y', &f->y);
-	fputs("unset grid\nset key off\nset yrange [] reverse\nset palette defined (", gp);
+	fputs("unset grid\nset key off\nset yrange [] reverse\n", gp);
+	/* a square without a value is NaN, which the image leaves out: the
+	 * page's colour for it shows from behind */
+	fputs("set object 1 rectangle from graph 0, graph 0 to graph 1, graph 1 behind fillcolor rgb \"" FIG_NO_COLOUR
+	      "\" fillstyle solid 1.0 noborder\nset palette defined (", gp);
 	for (size_t i = 0; i < FIG_STOPS; i++)
 		fprintf(gp, "%s%g '#%02x%02x%02x'", i ? ", " : "", (double)i / (FIG_STOPS - 1),
 			fig_stops[i][0], fig_stops[i][1], fig_stops[i][2]);

@@ -498,6 +498,10 @@ static void test_matrix(void **state)
 	 * value (in us), not gnuplot's rounded ones */
 	assert_non_null(strstr(e->gp[k], "\nset cbrange [5:7]\n"));
 	assert_non_null(strstr(e->gp[k + 1], "\nset cbrange [9:9.5]\n"));
+	/* a square without a value (NaN, left out of the image) in the
+	 * page's grey, from behind */
+	assert_non_null(strstr(e->gp[k], "\nset object 1 rectangle from graph 0, graph 0 to graph 1, graph 1 "
+					 "behind fillcolor rgb \"#eeeeee\" fillstyle solid 1.0 noborder\n"));
 	assert_non_null(strstr(e->gp[k + 1], "\nset title 'lat_p50_ns, server CPU x client CPU: "
 					     "x''`touch M`\"<b>'\n"));
 	assert_non_null(strstr(e->dat[k + 1], "client CPU: x'`touch M`'<b>"));
