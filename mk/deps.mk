@@ -2,7 +2,7 @@
 # `make deps`: install missing Debian build dependencies (apt-get, as root),
 # or say exactly what to install.
 
-DEB_PKGS := build-essential pkg-config libjansson-dev libcmocka-dev libqb-dev gnuplot-nox libbpf-dev clang libzmq3-dev libnng-dev liburing-dev libsystemd-dev dbus-daemon libdw-dev libelf-dev spin libsqlite3-dev libpq-dev postgresql sqlite3 chromium ansible-core openssh-server openssh-client
+DEB_PKGS := build-essential pkg-config libjansson-dev libcmocka-dev libqb-dev gnuplot-nox libbpf-dev clang libzmq3-dev libnng-dev liburing-dev libsystemd-dev dbus-daemon libdw-dev libelf-dev spin libsqlite3-dev libpq-dev postgresql sqlite3 chromium ansible-core openssh-server openssh-client ccache
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
