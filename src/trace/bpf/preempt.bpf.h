@@ -15,7 +15,7 @@ static __always_inline __u32 task_cpu(struct task_struct *p)
 	return BPF_CORE_READ((struct task_struct___cpu *)p, cpu);
 }
 
-/* Side i is runnable on cpu's runqueue from now (or from t, moved). */
+/* Side i is runnable on cpu's runqueue from t (now, or when it moved there). */
 static __always_inline void wait_on(int i, __u32 cpu, __u64 t)
 {
 	__u64 c = cpu;

@@ -488,11 +488,15 @@ int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 		return 0;
 	if (j >= 0 && in_win(bpf_ktime_get_ns(), &wins[j]))
 		__sync_fetch_and_add(&sides[j].migrations, 1);
-	if (j >= 0 && sides[j].wait_cpu) {	/* a runnable side moved: it waits there now */
-		__u64 t = sides[j].wait_t;
-
+	/* a runnable side moved: it waits there from now. Not from when it
+	 * began to wait: the task running on the new CPU since before the move
+	 * would be charged for time the side spent waiting elsewhere, and the
+	 * side lose more than it waited. What ran on the old CPU since its
+	 * last switch goes uncharged (its task is not known here): the
+	 * charges stay within the time the side was runnable. */
+	if (j >= 0 && sides[j].wait_cpu) {
 		wait_off(j);
-		wait_on(j, (__u32)dest_cpu, t);
+		wait_on(j, (__u32)dest_cpu, bpf_ktime_get_ns());
 	}
 	return 0;
 }
