@@ -28,6 +28,10 @@
 # given, a tab, and the reason (`#` starts a comment). Each is reported as
 # SKIP with that reason. The sanitizer builds use tests/sanitizer-skip.
 #
+# TEST_GCOV=DIR (a --coverage build, tests/cover-select.sh) gives each test
+# its own GCOV_PREFIX, DIR/<the test's path with / as _>, so that what each
+# test ran can be told apart.
+#
 # TEST_WAITING="PATH ..." names tests that mostly wait (on ssh, daemons,
 # timeouts) rather than compute: each runs beside the TEST_JOBS others
 # instead of holding one of their places, so the CPUs stay busy while it
@@ -131,7 +135,8 @@ start() {
 	own=$(head -n 20 "$t" 2>/dev/null | sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' | head -n 1)
 	[ -n "$own" ] && [ "$own" -gt "$limit" ] && limit=$own
 	# the subshell's `times` is the CPU of the test and all it waited for
-	( timeout -k 10 "$limit" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
+	( [ -z "${TEST_GCOV:-}" ] || export GCOV_PREFIX="$TEST_GCOV/${t//\//_}" GCOV_PREFIX_STRIP=0
+	  timeout -k 10 "$limit" "$t" >"$log" 2>&1 </dev/null; rc=$?; times >"$log.cpu"; exit $rc ) &
 	job_name[$!]=$(basename "$t")
 	job_path[$!]=$t
 	job_log[$!]=$log

@@ -87,6 +87,15 @@ TEST_JOBS=1 TEST_WAITING="$T/waits.sh" "$runner" "$T/waits.sh" "$T/other.sh" "$T
 	fail "TEST_WAITING: waits.sh did not run beside the others: $(grep -A3 '^FAIL' "$T/out6")"
 [ "$(tail -n 1 "$T/out6")" = "3 passed, 0 failed, 0 flaky, 0 skipped" ] || fail "TEST_WAITING: '$(tail -n 1 "$T/out6")'"
 
+# ---- TEST_GCOV: each test its own GCOV_PREFIX ---------------------------------
+fake gcov.sh 'echo "$GCOV_PREFIX|$GCOV_PREFIX_STRIP" >"$0.prefix"'
+GCOV_PREFIX=/elsewhere TEST_GCOV=$T/g "$runner" "$T/gcov.sh" >"$T/out7" 2>&1 || fail "TEST_GCOV: the test failed"
+[ "$(cat "$T/gcov.sh.prefix" 2>/dev/null)" = "$T/g/${T//\//_}_gcov.sh|0" ] ||
+	fail "TEST_GCOV: GCOV_PREFIX '$(cat "$T/gcov.sh.prefix" 2>/dev/null)', not $T/g/<the test's path>"
+unset GCOV_PREFIX
+"$runner" "$T/gcov.sh" >"$T/out8" 2>&1
+[ "$(cat "$T/gcov.sh.prefix")" = "|" ] || fail "without TEST_GCOV a test got GCOV_PREFIX '$(cat "$T/gcov.sh.prefix")'"
+
 # ---- bad input ---------------------------------------------------------------
 TEST_RETRY=yes "$runner" "$T/ok.sh" >"$T/out5" 2>&1
 rc=$?
