@@ -129,15 +129,9 @@ void fig_axis_title(const struct fig_axis *a, char *buf, size_t len)
  * counts as a value of its own)? */
 static bool varies(const struct rcell *const *cells, size_t n, const char *name)
 {
-	char first[FIG_LABEL], v[FIG_LABEL];
-	int have = n ? rcell_param(cells[0], name, first, sizeof(first)) : 0;
-
-	for (size_t i = 1; i < n; i++) {
-		int ret = rcell_param(cells[i], name, v, sizeof(v));
-
-		if (ret != have || (!ret && strcmp(v, first)))
+	for (size_t i = 1; i < n; i++)
+		if (!rcell_same_label(cells[0], cells[i], &name, 1, NULL))
 			return true;
-	}
 	return false;
 }
 
@@ -386,6 +380,7 @@ int figure_vs_size(struct figure *f, const struct fig_in *in, const char *metric
 	const struct field *fd = field_find(metric);
 	size_t n, k = 0;
 	const struct rcell **cells = cells_where(in, &n, has_size_and, metric);
+	const struct rcell *rep[FIG_MAX_SERIES] = { NULL };	/* each series' first cell */
 	struct names nm = { .n = 0 };
 	bool two = false;
 	int ret = cells ? 0 : -ENOMEM;
@@ -409,12 +404,17 @@ int figure_vs_size(struct figure *f, const struct fig_in *in, const char *metric
 		char label[FIG_LABEL], t[64];
 		struct fig_series *s = NULL;
 
-		label_of(&nm, cells[i], NULL, label);
+		/* a series per configuration, told by the whole values (its
+		 * label is cut to FIG_LABEL bytes) */
 		for (size_t j = 0; !s && j < f->ns; j++)
-			if (!strcmp(f->s[j].label, label))
+			if (rcell_same_label(rep[j], cells[i], nm.v, nm.n, NULL))
 				s = &f->s[j];
-		if (!s && !(s = figure_series(f, label)))
-			continue;
+		if (!s) {
+			label_of(&nm, cells[i], NULL, label);
+			if (!(s = figure_series(f, label)))
+				continue;
+			rep[f->ns - 1] = cells[i];
+		}
 		rcell_param(cells[i], "size_bytes", t, sizeof(t));
 		ret = point_sorted(s, strtod(t, NULL), rcell_metric(cells[i], metric));
 		two |= s->n > 1;
@@ -463,6 +463,7 @@ int figure_cpu(struct figure *f, const struct fig_in *in)
 	const struct rcell **cells = cells_where(in, &n, has_metric, key);
 	char (*lab)[FIG_LABEL] = calloc(n + 1, FIG_LABEL);
 	const char **keys = calloc(n + 1, sizeof(*keys));
+	const struct rcell *rep[FIG_MAX_SERIES] = { NULL };	/* each series' first cell */
 	struct names nm = { .n = 0 };
 	int ret = 0;
 
@@ -487,11 +488,14 @@ int figure_cpu(struct figure *f, const struct fig_in *in)
 		size_t a = index_of(keys, f->cats, &f->ncat, cells[i]->transport), b = 0;
 		struct fig_series *s;
 
-		while (b < f->ns && strcmp(f->s[b].label, lab[i]))
+		/* a bar per configuration, told by the whole values (its label
+		 * is cut to FIG_LABEL bytes) */
+		while (b < f->ns && !rcell_same_label(rep[b], cells[i], nm.v, nm.n, NULL))
 			b++;
 		if (b == f->ns) {
 			if (!(s = figure_series(f, lab[i])))
 				continue;
+			rep[b] = cells[i];
 			for (size_t c = 0; !ret && c < f->ncat; c++)
 				ret = figure_point(s, (double)c, NAN);
 		}

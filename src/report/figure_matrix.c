@@ -122,14 +122,16 @@ static void squares_text(struct figure *f, const struct rmatrix *m)
 		f->z.lo = f->z.hi = 0;
 }
 
-/* The figure of one group of cells (their label: group), number no of ng. */
-static int matrix_one(struct figure *f, const struct mx_in *in, const char *group, size_t no,
+/* The figure of one group of cells (those of rep's configuration, less
+ * the pin), number no of ng. */
+static int matrix_one(struct figure *f, const struct mx_in *in, const struct rcell *rep, size_t no,
 		      size_t ng)
 {
 	const struct rmatrix *m = &in->m;
-	char word[80];
+	char word[80], group[MX_LABEL];
 
 	memset(f, 0, sizeof(*f));
+	rcell_label(rep, in->names, in->nnames, "pin", group, sizeof(group));
 	f->kind = FIG_HEAT;
 	fig_name(word, sizeof(word), m->metric);
 	if (ng > 1)
@@ -150,38 +152,38 @@ static int matrix_one(struct figure *f, const struct mx_in *in, const char *grou
 	}
 	for (size_t k = 0; k < in->rf->n; k++) {
 		const struct rcell *c = &in->rf->cells[k];
-		char s[32], cl[32], lab[MX_LABEL];
+		char s[32], cl[32];
 		int i, j;
 
 		if (!c->ok || rcell_param(c, "server_cpu", s, sizeof(s)) ||
 		    rcell_param(c, "client_cpu", cl, sizeof(cl)))
 			continue;
-		rcell_label(c, in->names, in->nnames, "pin", lab, sizeof(lab));
 		i = rmatrix_cpu_at(m, s);
 		j = rmatrix_cpu_at(m, cl);
-		if (i >= 0 && j >= 0 && !strcmp(lab, group))
+		if (i >= 0 && j >= 0 && rcell_same_label(c, rep, in->names, in->nnames, "pin"))
 			f->grid.v[(size_t)i * m->ncpus + (size_t)j] = rcell_metric(c, m->metric);
 	}
 	squares_text(f, m);
 	return 0;
 }
 
-/* The groups: the labels of the ok cells, less their pin, in file order. */
-static size_t groups_of(const struct mx_in *in, char (*groups)[MX_LABEL])
+/* The groups: the configurations of the ok cells, less their pin, in file
+ * order, each by its first cell; told apart by their whole values (a
+ * label is cut to MX_LABEL bytes). */
+static size_t groups_of(const struct mx_in *in, const struct rcell **groups)
 {
 	size_t ng = 0;
 
 	for (size_t k = 0; k < in->rf->n; k++) {
-		char lab[MX_LABEL];
+		const struct rcell *c = &in->rf->cells[k];
 		size_t g = 0;
 
-		if (!in->rf->cells[k].ok)
+		if (!c->ok)
 			continue;
-		rcell_label(&in->rf->cells[k], in->names, in->nnames, "pin", lab, sizeof(lab));
-		while (g < ng && strcmp(groups[g], lab))
+		while (g < ng && !rcell_same_label(c, groups[g], in->names, in->nnames, "pin"))
 			g++;
 		if (g == ng && ng < MX_GROUPS)
-			snprintf(groups[ng++], MX_LABEL, "%s", lab);
+			groups[ng++] = c;
 	}
 	return ng;
 }
@@ -190,7 +192,7 @@ int figure_matrix(const struct rfile *rf, struct figure **figs, size_t *n)
 {
 	const struct rfile *files[1] = { rf };
 	struct mx_in *in = calloc(1, sizeof(*in));
-	char (*groups)[MX_LABEL] = calloc(MX_GROUPS, MX_LABEL);
+	const struct rcell **groups = calloc(MX_GROUPS, sizeof(*groups));
 	size_t ng;
 	int ret = 0;
 

@@ -301,21 +301,53 @@ static int pin_cpu(const struct rcell *c, bool server, char *buf, size_t len)
 	return 0;
 }
 
-int rcell_param(const struct rcell *c, const char *name, char *buf, size_t len)
+/* The value of parameter name in c, as rcell_param finds it; NULL: none. */
+static json_t *param_value(const struct rcell *c, const char *name)
 {
 	json_t *v = json_object_get(c->obj, rf_metric_alias(name));
 	json_t *opts = json_object_get(c->obj, "options");
 
-	if (!strcmp(name, "server_cpu") || !strcmp(name, "client_cpu"))
-		return pin_cpu(c, name[0] == 's', buf, len);
 	if (!v || json_is_object(v) || json_is_array(v))
 		v = json_object_get(json_object_get(opts, "transport"), name);
 	if (!v)
 		v = json_object_get(json_object_get(opts, "pattern"), name);
-	if (!v || json_is_object(v) || json_is_array(v))
+	return !v || json_is_object(v) || json_is_array(v) ? NULL : v;
+}
+
+int rcell_param(const struct rcell *c, const char *name, char *buf, size_t len)
+{
+	json_t *v;
+
+	if (!strcmp(name, "server_cpu") || !strcmp(name, "client_cpu"))
+		return pin_cpu(c, name[0] == 's', buf, len);
+	if (!(v = param_value(c, name)))
 		return -ENOENT;
 	rf_scalar_text(v, buf, len);
 	return 0;
+}
+
+bool rcell_same_label(const struct rcell *a, const struct rcell *b, const char *const *names, size_t n,
+		      const char *skip)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *va, *vb;
+
+		if (skip && !strcmp(names[i], skip))
+			continue;
+		if (!strcmp(names[i], "server_cpu") || !strcmp(names[i], "client_cpu")) {
+			char x[32], y[32];
+			int ra = rcell_param(a, names[i], x, sizeof(x)), rb = rcell_param(b, names[i], y, sizeof(y));
+
+			if (ra != rb || (!ra && strcmp(x, y)))
+				return false;
+			continue;
+		}
+		va = param_value(a, names[i]);
+		vb = param_value(b, names[i]);
+		if (!va != !vb || (va && !json_equal(va, vb)))
+			return false;
+	}
+	return true;
 }
 
 bool rcell_spread(const struct rcell *c, const char *key, double *min, double *max,
@@ -417,19 +449,23 @@ static bool has_name(const char **names, size_t n, const char *name)
 }
 
 /* Does name take two values among the cells that have it? */
+/* Whether name takes two values among the cells that have it, each value
+ * whole (not as cut to a label's buffer). */
 static bool param_varies(const struct rfile *const *files, size_t nfiles, const char *name)
 {
-	char first[256] = "", val[256];
-	bool seen = false;
+	const struct rcell *first = NULL;
+	char val[32];
 
 	for (size_t f = 0; f < nfiles; f++)
 		for (size_t i = 0; i < files[f]->n; i++) {
-			if (rcell_param(&files[f]->cells[i], name, val, sizeof(val)))
+			const struct rcell *c = &files[f]->cells[i];
+
+			if (rcell_param(c, name, val, sizeof(val)))
 				continue;
-			if (seen && strcmp(first, val))
+			if (first && !rcell_same_label(first, c, &name, 1, NULL))
 				return true;
-			snprintf(first, sizeof(first), "%s", val);
-			seen = true;
+			if (!first)
+				first = c;
 		}
 	return false;
 }

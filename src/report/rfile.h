@@ -60,6 +60,11 @@ double rcell_metric(const struct rcell *c, const char *key);
  * client_cpu (from pin S:C), or a transport or pattern option. -ENOENT when
  * the cell has none. */
 int rcell_param(const struct rcell *c, const char *name, char *buf, size_t len);
+/* Do a and b have the same value of each of names but skip (NULL: none),
+ * whole, as rcell_label would name them: whether two cells are one series
+ * or group (a label is cut to its buffer, two values are not). */
+bool rcell_same_label(const struct rcell *a, const struct rcell *b, const char *const *names, size_t n,
+		      const char *skip);
 
 /* Run-to-run spread of a metric ("repeat" object, --repeat): false when the
  * file has none for it. */

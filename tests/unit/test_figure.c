@@ -425,6 +425,61 @@ static char *matrix_text(const char *raw)
 	return text;
 }
 
+/* Two configurations whose labels agree past the labels' bytes (an
+ * option's value of 300 equal bytes, then 1 or 2) are two series, two
+ * bars and two heatmaps, not one. */
+static json_t *tagged(const char *pin, int size, int lat, char last)
+{
+	char tag[302];
+	json_t *c = cell("pipe", "pingpong", size, "rtt", lat, 1e6 * lat / 1000, lat / 10, false);
+
+	memset(tag, 'a', 300);
+	tag[300] = last;
+	tag[301] = '\0';
+	json_object_set_new(c, "pin", json_string(pin));
+	json_object_set_new(json_object_get(c, "options"), "transport", json_pack("{s:s}", "tag", tag));
+	return c;
+}
+
+static void test_long_labels(void **state)
+{
+	struct rfile rf;
+	const struct rcell **cells;
+	struct fig_in in;
+	struct figure f, *figs;
+	size_t n;
+
+	(void)state;
+	load(&rf, &cells, &in, json_pack("[o,o,o,o]", tagged("0:0", 64, 5000, '1'), tagged("0:0", 1024, 6000, '1'),
+				       tagged("0:0", 64, 7000, '2'), tagged("0:0", 1024, 8000, '2')));
+	assert_int_equal(figure_build(&f, FIG_THROUGHPUT, &in), 0);
+	assert_int_equal(f.ns, 2);
+	assert_true(f.s[0].n == 2 && f.s[1].n == 2);
+	figure_free(&f);
+	assert_int_equal(figure_build(&f, FIG_CPU, &in), 0);
+	assert_int_equal(f.ns, 4);	/* a bar per size and tag */
+	figure_free(&f);
+	free(cells);
+	rfile_free(&rf);
+	{
+		json_t *root = json_pack("{s:i, s:s, s:[o,o], s:{s:s, s:[i], s:{s:s}}}", "schema_version", 1,
+					 "cmdline", "ipclab run --pin matrix", "results",
+					 tagged("0:0", 64, 5000, '1'), tagged("0:0", 64, 7000, '2'), "matrix", "metric",
+					 "lat_p50_ns", "cpus", 0, "pairs", "0:0", "same_cpu");
+		char *text = json_dumps(root, 0), err[256];
+
+		json_decref(root);
+		if (rfile_load_text(&rf, "made-up.json", text, strlen(text), NULL, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(figure_matrix(&rf, &figs, &n), 0);
+		assert_int_equal(n, 2);
+		assert_true(figs[0].grid.v[0] == 5000 && figs[1].grid.v[0] == 7000);
+		figure_free_n(figs, n);
+		rfile_free(&rf);
+		free(text);
+	}
+}
+
 static void test_matrix(void **state)
 {
 	static const char raw[] = "x'`touch M`\"<b>";
@@ -566,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_label),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_long_labels),
 		cmocka_unit_test(test_history_text),
 	};
 
