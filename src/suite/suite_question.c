@@ -170,7 +170,7 @@ static bool cs_reps(const struct result *r, struct repeat_stat *st, double *med)
 
 /* Context switches per message (the system's, as vmstat counts them) of
  * b over a, over their repetitions: the claim that b switches more. */
-static const char *sq_test_cs(struct why_test *t, const char *knob, const struct result *a,
+const char *sq_test_cs(struct why_test *t, const char *knob, const struct result *a,
 			      const struct result *b)
 {
 	struct repeat_stat sa, sb;
@@ -183,7 +183,7 @@ static const char *sq_test_cs(struct why_test *t, const char *knob, const struct
 }
 
 /* "1.57x (95 % 1.50-1.63x, p = 0.008)" */
-static void ratio_text(char *buf, size_t len, const struct why_test *t)
+void sq_ratio_text(char *buf, size_t len, const struct why_test *t)
 {
 	int k = snprintf(buf, len, "%.3gx", t->ratio);
 
@@ -219,10 +219,15 @@ struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *cond
 			 t->of, extra ? "; " : "", extra ? extra : "");
 		return h;
 	}
-	ratio_text(r, sizeof(r), t);
+	sq_ratio_text(r, sizeof(r), t);
 	snprintf(h->evidence, sizeof(h->evidence), "%s %s, %s%s%s", t->of, r, t->verdict,
 		 extra ? "; " : "", extra ? extra : "");
 	return h;
+}
+
+bool sq_decided(const char *v)
+{
+	return v == SQ_CONFIRMED || v == SQ_REFUTED || v == SQ_SAME;
 }
 
 struct why_test *sq_add_test(struct report_why *w)
@@ -254,308 +259,12 @@ void sq_print(FILE *f, const struct report_why *w)
 			fprintf(f, "Test: %s: %s: %s\n", w->tests[i].knob, w->tests[i].of, w->tests[i].verdict);
 			continue;
 		}
-		ratio_text(r, sizeof(r), &w->tests[i]);
+		sq_ratio_text(r, sizeof(r), &w->tests[i]);
 		fprintf(f, "Test: %s: %s %s: %s\n", w->tests[i].knob, w->tests[i].of, r, w->tests[i].verdict);
 	}
 	fprintf(f, "Answer: %s\n", w->answer);
 	fprintf(f, "Verdict: %s\n", w->verdict);
 }
-
-/* ---- seed 004 ---------------------------------------------------------------- */
-
-enum { UNPINNED, ONE_CPU, TWO_CPUS };	/* sq_004's placements, in order */
-static const char *const place_004[SQ_004_PLACES] = { "unpinned", "one CPU", "two CPUs" };
-static const char *const where_004[SQ_004_PLACES] = { "unpinned", "on one CPU", "on two CPUs" };
-
-/* The spread of a cell's exchange rate over its repetitions (NAN
- * without them). */
-static double rate_spread(const struct result *r)
-{
-	const struct repeat_stat *st = sq_ran(r) ? result_repeat_stat(r, "msgs_per_s") : NULL;
-
-	return st && r->repeat_n >= 2 ? st->spread_pct : NAN;
-}
-
-/* The widest spread of the pinned cells, NAN when none has one. */
-static double pinned_spread(const struct result *const procs[SQ_004_PLACES],
-			    const struct result *const threads[SQ_004_PLACES])
-{
-	double m = NAN;
-
-	for (unsigned k = 1; k < SQ_004_PLACES; k++) {
-		double a = rate_spread(procs[k]), b = rate_spread(threads[k]);
-
-		if (!isnan(a) && !(a <= m))
-			m = a;
-		if (!isnan(b) && !(b <= m))
-			m = b;
-	}
-	return m;
-}
-
-static bool decided(const char *v)
-{
-	return v == SQ_CONFIRMED || v == SQ_REFUTED || v == SQ_SAME;
-}
-
-void sq_004(struct report_why *w, const struct result *const procs[SQ_004_PLACES],
-	    const struct result *const threads[SQ_004_PLACES])
-{
-	struct why_test *ep[SQ_004_PLACES], *cpu, *cput, *two;
-	const struct why_test *head = NULL;
-	const char *where_yes[SQ_004_PLACES], *where_no[SQ_004_PLACES];
-	unsigned nyes = 0, nno = 0, nsame = 0, nnoisy = 0;
-	char e[160] = "";
-	size_t n = 0;
-
-	snprintf(w->question, sizeof(w->question),
-		 "Is it cheaper to synchronise two processes with a pipe than two threads of one process, and does the exchange run faster with both on one CPU?");
-	/* the thread's claim, in each of its placements: processes exchange
-	 * more often than threads unpinned, "as before" on two CPUs, and
-	 * stayed ahead on one */
-	for (unsigned k = 0; k < SQ_004_PLACES; k++) {
-		ep[k] = sq_add_test(w);
-		if (!ep[k])
-			return;
-		snprintf(ep[k]->of, sizeof(ep[k]->of), "exchanges/s, processes over threads, %s", place_004[k]);
-		sq_test(ep[k], "endpoints", threads[k], procs[k], "msgs_per_s", true);
-	}
-	cpu = sq_add_test(w);
-	cput = sq_add_test(w);
-	two = sq_add_test(w);
-	if (!cpu || !cput || !two)
-		return;
-	snprintf(cpu->of, sizeof(cpu->of), "exchanges/s of processes, one CPU over unpinned");
-	sq_test(cpu, "placement", procs[UNPINNED], procs[ONE_CPU], "msgs_per_s", true);
-	snprintf(cput->of, sizeof(cput->of), "exchanges/s of threads, one CPU over unpinned");
-	sq_test(cput, "placement", threads[UNPINNED], threads[ONE_CPU], "msgs_per_s", true);
-	snprintf(two->of, sizeof(two->of), "exchanges/s of processes, one CPU over two CPUs");
-	sq_test(two, "placement", procs[TWO_CPUS], procs[ONE_CPU], "msgs_per_s", true);
-	for (unsigned k = 0; k < SQ_004_PLACES; k++) {
-		char cond[64];
-
-		snprintf(cond, sizeof(cond), "pipe, 16 B, %s", place_004[k]);
-		sq_hyp(w, "processes synchronised by a pipe exchange more often than threads", cond, ep[k], NULL);
-		if (ep[k]->verdict == SQ_CONFIRMED)
-			where_yes[nyes++] = where_004[k];
-		else if (ep[k]->verdict == SQ_REFUTED || ep[k]->verdict == SQ_SAME)
-			where_no[nno++] = where_004[k];
-		nsame += ep[k]->verdict == SQ_SAME;
-		nnoisy += ep[k]->verdict == SQ_NOISY;
-	}
-	/* the headline: the thread's first claim (unpinned), else its "as
-	 * before" (two CPUs), else one CPU: the first of them that decided,
-	 * unpinned when none did */
-	for (unsigned i = 0; i < SQ_004_PLACES && !head; i++) {
-		static const unsigned order[SQ_004_PLACES] = { UNPINNED, TWO_CPUS, ONE_CPU };
-
-		if (decided(ep[order[i]]->verdict))
-			head = ep[order[i]];
-	}
-	if (sq_ran(threads[ONE_CPU]) && sq_ran(procs[ONE_CPU]) && threads[ONE_CPU]->msgs_per_s > 0)
-		snprintf(e, sizeof(e), "on one CPU processes/threads %.3gx",
-			 procs[ONE_CPU]->msgs_per_s / threads[ONE_CPU]->msgs_per_s);
-	sq_hyp(w, "both ends on one CPU make the exchange faster", "processes, pipe, one CPU vs unpinned", cpu,
-	       e[0] ? e : NULL);
-	sq_hyp(w, "one CPU beats two CPUs (the wakeup crosses CPUs)", "processes, pipe, one CPU vs two CPUs", two, NULL);
-	sq_compared(w, head ? head : ep[UNPINNED]);
-	if (nyes + nno + nnoisy == 0) {
-		snprintf(w->answer, sizeof(w->answer), "The pipe's process and thread cells did not both run here: nothing to compare.");
-		w->verdict = SQ_NOT_HERE;
-		return;
-	}
-	/* processes/threads in each placement, with its verdict */
-	n += (size_t)snprintf(w->answer, sizeof(w->answer), "Processes over threads on a pipe:");
-	for (unsigned k = 0; k < SQ_004_PLACES && n < sizeof(w->answer); k++) {
-		if (isnan(ep[k]->ratio))
-			continue;
-		n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n, "%s %s %.3gx", k ? ";" : "",
-				      place_004[k], ep[k]->ratio);
-		if (!isnan(ep[k]->lo) && n < sizeof(w->answer))
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n, " (%.3g-%.3gx)", ep[k]->lo,
-					      ep[k]->hi);
-		if (n < sizeof(w->answer))
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n, " %s", ep[k]->verdict);
-	}
-	if (n < sizeof(w->answer)) {
-		if (nyes)
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n,
-					      ". Processes exchange more often than threads %s%s%s, as the thread found%s",
-					      where_yes[0], nyes > 1 ? " and " : "", nyes > 1 ? where_yes[1] : "",
-					      nno ? ", but not everywhere" : "");
-		else if (nno && nsame == nno)
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n,
-					      ". Threads and processes exchange at the same rate %s%s%s (within +-%.0f %%): choose either for speed",
-					      where_no[0], nno > 1 ? " and " : "", nno > 1 ? where_no[1] : "",
-					      100 * STATS_EQUIV_MARGIN);
-		else if (nno)
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n,
-					      ". Processes are not ahead of threads %s%s%s: the thread's finding does not hold here",
-					      where_no[0], nno > 1 ? " or " : "", nno > 1 ? where_no[1] : "");
-		else
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n,
-					      ". The repetitions spread too widely to tell threads from processes");
-	}
-	/* unpinned, the scheduler draws the placement for each run: on few
-	 * CPUs some repetitions share a CPU and others do not */
-	if (n < sizeof(w->answer) && ep[UNPINNED]->verdict == SQ_NOISY) {
-		double su = fmax(rate_spread(procs[UNPINNED]), rate_spread(threads[UNPINNED]));
-		double sp = pinned_spread(procs, threads);
-
-		if (su > 0 && sp >= 0 && su > 2 * sp)
-			n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n,
-					      "; unpinned the repetitions spread %.0f %% against at most %.0f %% pinned: the scheduler put the two ends on one CPU in some runs and on two in others, so compare them pinned",
-					      su, sp);
-	}
-	if (n < sizeof(w->answer))
-		n += (size_t)snprintf(w->answer + n, sizeof(w->answer) - n, ".");
-	if (n < sizeof(w->answer) && cpu->verdict == SQ_CONFIRMED)
-		snprintf(w->answer + n, sizeof(w->answer) - n,
-			 " Pinning both ends to one CPU is the knob that matters: %.3gx the unpinned rate%s.", cpu->ratio,
-			 two->verdict == SQ_CONFIRMED ? ", and faster than two CPUs" : "");
-	else if (n < sizeof(w->answer) && two->verdict == SQ_CONFIRMED)
-		snprintf(w->answer + n, sizeof(w->answer) - n,
-			 " Both ends on one CPU: %.3gx the rate on two CPUs (the wakeup no longer crosses CPUs); against unpinned %.3gx, %s.",
-			 two->ratio, cpu->ratio, cpu->verdict);
-	else if (n < sizeof(w->answer) && !isnan(cpu->ratio))
-		snprintf(w->answer + n, sizeof(w->answer) - n, " One CPU against unpinned: %.3gx, %s.", cpu->ratio,
-			 cpu->verdict);
-	w->verdict = nyes ? SQ_CONFIRMED : nno && nsame == nno ? SQ_SAME : nno ? SQ_REFUTED : SQ_NOISY;
-}
-
-/* ---- seed 000 ---------------------------------------------------------------- */
-
-/* Context switches per message: the trace's where traced, else the
- * system's count over the messages. */
-static double cs_per_msg(const struct result *r)
-{
-	if (!sq_ran(r))
-		return NAN;
-	if (r->trace.on && r->trace.per_msg.ctx_switches > 0)
-		return r->trace.per_msg.ctx_switches;
-	return r->msgs_per_s > 0 ? r->sys_ctx_switches_per_s / r->msgs_per_s : NAN;
-}
-
-/* The pipe's capacity as the cell read it back (pipe_size_bytes), 0
- * when not known. */
-static double pipe_bytes(const struct result *r)
-{
-	const char *v = r ? tp_setting_get(&r->settings, "pipe_size_bytes") : NULL;
-
-	return v ? strtod(v, NULL) : 0;
-}
-
-/* On one CPU under SCHED_FIFO, the writer and reader at one priority do
- * not preempt each other: the writer fills the pipe, blocks, the reader
- * empties it - one switch each way per pipe-full, 2 x size / capacity
- * per message. Said when the measured figure is within 25 % of that. */
-static void fifo_batching(char *buf, size_t len, const struct result *pf)
-{
-	double cap = pipe_bytes(pf), cf = cs_per_msg(pf), want;
-
-	if (!(cap > 0) || !sq_ran(pf) || !pf->cell.size || isnan(cf))
-		return;
-	want = 2.0 * (double)pf->cell.size / cap;
-	if (fabs(cf / want - 1) <= 0.25)
-		snprintf(buf, len,
-			 " On one CPU under SCHED_FIFO it switched %.3g times a message: one switch each way per pipe-full (2 x %llu B / %.0f B = %.3g); tasks of one FIFO priority do not preempt each other, so the writer fills the pipe first.",
-			 cf, (unsigned long long)pf->cell.size, cap, want);
-}
-
-static const char *const place_000[SQ_000_PLACES] = { "unpinned", "one CPU", "two CPUs" };
-
-void sq_000(struct report_why *w, const struct result *const po[SQ_000_PLACES],
-	    const struct result *const pf[SQ_000_PLACES], const struct result *qo,
-	    const struct result *qf, const char *fifo_why)
-{
-	struct why_test *tp = sq_add_test(w), *tq = sq_add_test(w), *cs[SQ_000_PLACES] = { NULL }, *head = NULL;
-	char where[96] = "", notwhere[96] = "", figs[160] = "", batch[320] = "", hl[360] = "";
-	unsigned measured = 0, yes = 0;
-
-	if (!tp || !tq)
-		return;
-	snprintf(w->question, sizeof(w->question),
-		 "Does SCHED_FIFO make a pipe switch context on every 4 KiB message (almost 100x the switches), and does it speed pipes up and slow POSIX message queues down?");
-	snprintf(tp->of, sizeof(tp->of), "msgs/s of pipe, SCHED_FIFO over normal, unpinned");
-	sq_test(tp, "policy", po[0], pf[0], "msgs_per_s", true);
-	snprintf(tq->of, sizeof(tq->of), "msgs/s of posix-mq, SCHED_FIFO over normal, unpinned");
-	sq_test(tq, "policy", qo, qf, "msgs_per_s", false);
-	/* the thread's claim, its switches per message, with an interval over
-	 * the repetitions: the system's count, as vmstat gave the thread; the
-	 * headline the first that decides of one CPU (where a woken FIFO
-	 * reader could preempt its writer), unpinned, two CPUs */
-	for (unsigned k = 0; k < SQ_000_PLACES; k++) {
-		cs[k] = sq_add_test(w);
-		if (!cs[k])
-			break;
-		snprintf(cs[k]->of, sizeof(cs[k]->of),
-			 "context switches per message (system-wide) of pipe, SCHED_FIFO over normal, %s", place_000[k]);
-		sq_test_cs(cs[k], "policy", po[k], pf[k]);
-	}
-	for (unsigned i = 0; i < SQ_000_PLACES && !head; i++) {
-		static const unsigned order[SQ_000_PLACES] = { 1, 0, 2 };
-
-		if (cs[order[i]] && decided(cs[order[i]]->verdict))
-			head = cs[order[i]];
-	}
-	sq_compared(w, head ? head : tp);
-	/* the thread's effect, placement by placement: a woken SCHED_FIFO
-	 * reader preempts its writer only where both share a CPU */
-	for (unsigned k = 0; k < SQ_000_PLACES && w->nhyp < WHY_MAX_HYP; k++) {
-		double co = cs_per_msg(po[k]), cf = cs_per_msg(pf[k]);
-		struct why_hyp *h = &w->hyp[w->nhyp++];
-		size_t n;
-
-		snprintf(h->claim, sizeof(h->claim), "SCHED_FIFO makes the pipe switch context per message");
-		snprintf(h->conditions, sizeof(h->conditions), "pipe, 4 KiB stream, %s", place_000[k]);
-		if (isnan(co) || isnan(cf)) {
-			snprintf(h->evidence, sizeof(h->evidence), "%s",
-				 fifo_why ? fifo_why : "a pipe cell is missing or did not run");
-			continue;
-		}
-		measured++;
-		h->reproduced = cf >= SQ_CS_PER_MSG && cf >= 2 * co;
-		yes += h->reproduced;
-		snprintf(h->evidence, sizeof(h->evidence),
-			 "%.3g context switches per message under SCHED_FIFO against %.3g under normal (%.3gx; the thread: about 100x)",
-			 cf, co, co > 0 ? cf / co : NAN);
-		n = strlen(h->reproduced ? where : notwhere);
-		snprintf((h->reproduced ? where : notwhere) + n, sizeof(where) - n, "%s%s",
-			 n ? ", " : "", place_000[k]);
-		n = strlen(figs);
-		snprintf(figs + n, sizeof(figs) - n, "%s%s %.2g against %.2g", n ? "; " : "", place_000[k], cf, co);
-	}
-	sq_hyp(w, "SCHED_FIFO makes pipes a bit faster", "pipe, 4 KiB stream, unpinned", tp, NULL);
-	sq_hyp(w, "SCHED_FIFO makes POSIX message queues dramatically slower", "posix-mq, 4 KiB stream, unpinned",
-	       tq, NULL);
-	if (!measured) {
-		snprintf(w->answer, sizeof(w->answer), "SCHED_FIFO's cells did not run here (%s): nothing to compare.",
-			 fifo_why ? fifo_why : "a pipe cell is missing or failed");
-		w->verdict = SQ_NOT_HERE;
-		return;
-	}
-	w->verdict = yes ? SQ_CONFIRMED : SQ_REFUTED;
-	fifo_batching(batch, sizeof(batch), pf[1]);
-	if (head) {
-		char r[96];
-
-		ratio_text(r, sizeof(r), head);
-		snprintf(hl, sizeof(hl), " Over the repetitions, %s: %s, %s.", head->of, r, head->verdict);
-	}
-	if (yes && notwhere[0])
-		snprintf(w->answer, sizeof(w->answer),
-			 "Under SCHED_FIFO the pipe switched context on about every message in these placements: %s; not in: %s (switches per message, FIFO against normal: %s): a woken FIFO reader preempts its writer at each write only on the writer's CPU. Keep normal scheduling for bulk streams there, or put the ends on two CPUs. The rates: pipe %.3gx (%s), queue %.3gx (%s), unpinned.%s",
-			 where, notwhere, figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, hl);
-	else if (yes)
-		snprintf(w->answer, sizeof(w->answer),
-			 "Under SCHED_FIFO the pipe switched context on about every message in every placement measured (%s): keep normal scheduling for bulk streams, or batch the writes. The rates: pipe %.3gx (%s), queue %.3gx (%s), unpinned.%s",
-			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, hl);
-	else
-		snprintf(w->answer, sizeof(w->answer),
-			 "SCHED_FIFO did not make the pipe switch per message in any placement measured here (%s); it changed the pipe's rate %.3gx (%s) and the queue's %.3gx (%s), unpinned.%s%s",
-			 figs, tp->ratio, tp->verdict, tq->ratio, tq->verdict, batch, hl);
-}
-
 
 /* ---- seed 001 ---------------------------------------------------------------- */
 

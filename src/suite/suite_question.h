@@ -35,6 +35,15 @@ const char *sq_test(struct why_test *t, const char *knob, const struct result *a
 bool sq_ran(const struct result *r);
 struct why_test *sq_add_test(struct report_why *w);
 void sq_compared(struct report_why *w, const struct why_test *t);
+/* Context switches per message (the system's, each repetition's
+ * switches/s over its msgs/s) of b over a, with its interval over the
+ * repetitions: the claim that b switches more. */
+const char *sq_test_cs(struct why_test *t, const char *knob, const struct result *a,
+		       const struct result *b);
+/* A verdict that decides (confirmed, refuted, no difference); a test's
+ * ratio as text: "1.57x (95 % 1.50-1.63x, p = 0.008)". */
+bool sq_decided(const char *v);
+void sq_ratio_text(char *buf, size_t len, const struct why_test *t);
 /* Add a hypothesis from a test: reproduced when confirmed; its evidence
  * the ratio, interval, p-value and extra (or NULL). */
 struct why_hyp *sq_hyp(struct report_why *w, const char *claim, const char *conditions,
