@@ -101,3 +101,12 @@ check-threads: check-threads-build
 check-build: deps
 	@$(MAKE) $(SUBMAKE_J) --no-print-directory $(filter-out ipclab,$(ALL_TARGETS)) tests
 .PHONY: check-build
+
+# cover-select: which lines of ipclab's code each test of make check runs
+# (a --coverage build in build-cov/, the tests as under a sanitizer), and
+# which shell tests the sanitizer stages need to run all of them
+# (tests/cover-select.sh; docs/testing.md: tests/sanitizer-skip is made
+# from it). Minutes: every test runs once.
+cover-select: deps
+	tests/cover-select.sh
+.PHONY: cover-select

@@ -13,7 +13,7 @@ runner=$(cd "$(dirname "$0")/.." && pwd)/run-tests.sh
 # this test runs under the runner it tests: what the outer one was given
 # (CI's TEST_RETRY=1, make check's TEST_TIMES, whose file the inner one
 # would start anew) must not reach the inner runs
-unset TEST_RETRY TEST_TIMES TEST_SKIP TEST_JOBS TEST_TIMEOUT TEST_WAITING
+unset TEST_RETRY TEST_TIMES TEST_SKIP TEST_JOBS TEST_TIMEOUT TEST_WAITING TEST_GCOV GCOV_PREFIX
 T=$TMPDIR/fake
 mkdir -p "$T"
 
