@@ -123,6 +123,9 @@ with open(os.path.join(out, "..", "sanitizer-skip"), "w") as f:
             "# kept ones do not, or adds fewer than %g lines a CPU second (the unit\n"
             "# programs, fuzz replays, fault scripts and conformance run always run).\n"
             % (time.strftime("%Y-%m-%d"), commit, len(union), len(have), MIN_RATE))
+    for t in os.environ.get("COVER_NOT_RUN", "").split():
+        f.write("%s\truns no line of this build: its hosts build a plain ipclab of their own (not run by "
+                "make cover-select)\n" % t)
     for t in tests:
         if t in kept:
             continue
