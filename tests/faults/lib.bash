@@ -33,8 +33,9 @@ fault() {
 # (FAULT_TRANSPORTS=dbus FAULT_OPTS="-O via=bus": through the bus daemon).
 read -r -a fault_opts <<<"${FAULT_OPTS:-}"
 
-# Nanoseconds, monotonic enough for 2-second bounds.
-now_ns() { date +%s%N; }
+# Nanoseconds, monotonic enough for 2-second bounds (bash's own clock: the
+# helpers below start no program, they run in every step's wait loops).
+now_ns() { local t=${EPOCHREALTIME/./}; echo $(( 10#$t * 1000 )); }
 
 # rand_between LO HI: a uniform integer in [LO, HI].
 rand_between() { echo $(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) )); }
@@ -42,7 +43,7 @@ rand_between() { echo $(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) )); }
 # Process state letter (R, S, T, Z...), or nothing when the pid is gone.
 proc_state() {
 	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 0
 	s=${s##*) }
 	echo "${s%% *}"
 }
@@ -50,32 +51,51 @@ proc_state() {
 # Alive and not a zombie.
 proc_alive() {
 	local s
-	s=$(proc_state "$1")
+	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+	s=${s##*) }
+	s=${s%% *}
 	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
 }
 
 # Processes whose environment holds IPCLAB_FAULT_RUN=$1: every process of
 # the ipclab run started with that tag, however deep, reparented or not.
 tagged_procs() {
-	grep -lsxzF "IPCLAB_FAULT_RUN=$1" /proc/[0-9]*/environ 2>/dev/null |
-		sed 's|/proc/\([0-9]*\)/environ|\1|' | while read -r p; do
-			proc_alive "$p" && echo "$p"
-		done
+	local f p
+	while read -r f; do
+		p=${f#/proc/}
+		p=${p%/environ}
+		proc_alive "$p" && echo "$p"
+	done < <(grep -lsxzF "IPCLAB_FAULT_RUN=$1" /proc/[0-9]*/environ 2>/dev/null)
 }
 
 # Everything a run could leave behind. In the private namespaces every entry
 # of /dev/shm, /dev/mqueue and ipcs is this test's; outside them only the
 # ipclab-named ones are (common.sh's view).
 strict_leftovers() {
+	local f n k key id
 	if [ "$IPCLAB_TEST_NS" = 1 ]; then
-		ls -1A /dev/shm 2>/dev/null | sed 's|^|shm |'
-		ls -1A /dev/mqueue 2>/dev/null | sed 's|^|mq |'
-		ipcs -q -s -m 2>/dev/null | awk '$2 ~ /^[0-9]+$/ {print "sysv " $1 " " $2}'
+		for f in /dev/shm/* /dev/shm/.[!.]* /dev/mqueue/* /dev/mqueue/.[!.]*; do
+			[ -e "$f" ] || [ -L "$f" ] || continue
+			n=${f##*/}
+			case $f in /dev/shm/*) echo "shm $n" ;; *) echo "mq $n" ;; esac
+		done
+		for k in msg sem shm; do
+			while read -r key id _; do
+				case $key in '' | *[!0-9-]*) continue ;; esac
+				printf 'sysv 0x%08x %s\n' $((key & 0xffffffff)) "$id"
+			done 2>/dev/null </proc/sysvipc/$k
+		done
 	else
-		ls -1 /dev/shm 2>/dev/null | grep -i 'ipclab\|ipcring\|qb-' | sed 's|^|shm |'
-		ls -1 /dev/mqueue 2>/dev/null | grep -i 'ipclab' | sed 's|^|mq |'
+		for f in /dev/shm/* /dev/mqueue/*; do
+			n=${f##*/}
+			case $f:${n,,} in /dev/shm/*:*ipclab* | /dev/shm/*:*ipcring* | /dev/shm/*:*qb-*) echo "shm $n" ;;
+			/dev/mqueue/*:*ipclab*) echo "mq $n" ;;
+			esac
+		done
 	fi
-	ls -1d "$TMPDIR"/ipclab-* 2>/dev/null | sed 's|^|dir |'
+	for f in "$TMPDIR"/ipclab-*; do
+		[ -e "$f" ] || [ -L "$f" ] && echo "dir $f"
+	done
 }
 
 # wait_exit PID LIMIT_MS: poll until the process has exited (a zombie counts:
