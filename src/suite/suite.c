@@ -170,7 +170,8 @@ static void print_section(void *arg)
 /* Run one seed; append its results and text to out. Returns 0, 2 or 128+N. */
 static int run_seed(struct suite_opts *o, const struct seed *sd, struct suite_out *out)
 {
-	struct session_opts so = { .repeat = o->dry_run ? 1 : o->quick ? sd->repeat_quick : sd->repeat,
+	struct session_opts so = { .repeat = o->dry_run ? 1 : o->repeat_set ? (unsigned)o->repeat :
+					      o->quick ? sd->repeat_quick : sd->repeat,
 				   .dry_run = o->dry_run, .pm_qos_us = -1 };
 	struct report rep = { .cmdline = o->cmdline };
 	struct plan_spec *s = calloc(2, sizeof(*s));
@@ -225,13 +226,13 @@ static int suite_usage(const struct cli_opt *opt, char *arg, void *args, struct 
 {
 	(void)opt, (void)arg, (void)args, (void)ctx;
 	fputs("usage: ipclab suite seeds [--quick] [--dry-run] [--section seed-00N] [--trace] [--explain]\n"
-	      "                          [--profile[=DIR]]\n"
+	      "                          [--repeat N] [--profile[=DIR]]\n"
 	      "                          [-f table|json|csv] [-o FILE] [--html FILE] [-q]\n"
 	      "                          [--db[=URL] [--label K=V] [--db-failed]]\n"
 	      "  runs each seed's experiment and prints one section per seed, shaped like the seed's\n"
 	      "  own output, with its question tested. Cells repeat 5 times, --quick too where the\n"
-	      "  answer is a ratio with its interval (seeds 000, 002, 004); the seed-001 grid 3 (1\n"
-	      "  with --quick), the cycle once, seed-003 once, 6 s paced at 1/s (1 s at 20/s).\n"
+	      "  answer is a ratio with its interval (seeds 000, 001, 002, 004), the cycle once,\n"
+	      "  seed-003 once, 6 s paced at 1/s (1 s at 20/s).\n"
 	      "  --quick with --trace --explain: about 7-9 minutes on 2 quiet cores.\n", stdout);
 	cli_help(stdout, suite_options, FMT_SUITE);
 	fputs("       ipclab suite fidelity [--quick] [--repeat N]: ipclab against its references;\n"
@@ -276,6 +277,11 @@ static int suite_trace(const struct cli_opt *opt, char *arg, void *args, struct 
 const struct cli_opt suite_options[] = {
 	SU_FLAG("quick", o.quick, "shorter cells, fewer repetitions where no interval needs them"),
 	SU_FLAG("dry-run", o.dry_run, "list each section's cells without running them"),
+	{ .name = "repeat", .has_arg = required_argument, .metavar = "N", .kind = CLI_NUMBER,
+	  .type = OPT_UINT, .offset = SU(o.repeat), .min = 1, .max = 30, .set_offset = SU(o.repeat_set),
+	  .flags = CLI_MARK_SET, .bad = "expected 1 to 30 repetitions, e.g. --repeat 5",
+	  .help = "every section's cells N times instead (under 4: no headline\n"
+		  "interval, the answer says too few repetitions)", .values = "1 5 10" },
 	{ .name = "section", .has_arg = required_argument, .metavar = "seed-00N",
 	  .help = "only this section", .kind = CLI_TEXT, .offset = SU(only),
 	  .values = "seed-000 seed-001 seed-002 seed-003 seed-004" },

@@ -14,6 +14,8 @@ struct suite_opts {
 	bool quick, dry_run, quiet;
 	bool trace, profile;		/* --trace, --profile: on every spec */
 	bool explain;			/* --explain: the cell each reading explains, tested */
+	uint64_t repeat;		/* --repeat N: every section's repetitions */
+	bool repeat_set;
 	const char *profile_dir;	/* --profile=DIR */
 	const char *format, *output;
 	const char *html;		/* --html FILE: the page beside the sections */

@@ -173,14 +173,19 @@ static unsigned plan_001(const struct suite_opts *o, struct plan_spec *s, char *
 	static const uint64_t think[] = { 1, 2, 4, 16, 32, 64, 128, 256, 1024, 2048 };
 	static const uint64_t think_quick[] = { 1, 16, 256 };
 	static const char *const pins[] = { "none", NULL };
+	static const uint64_t size_quick[] = { 1024, 4096, 16384 };
 
 	seed_spec(o, s, "seed-001");
 	spec_pattern(s, "stream");
-	spec_sizes(s, 1024, o->quick ? 16384 : 131072);
-	if (o->quick)
+	if (o->quick) {
+		/* 3 x 3 cells, 5 times each (their headline's interval) */
+		memcpy(s->size, size_quick, sizeof(size_quick));
+		s->nsize = ARRAY_SIZE(size_quick);
 		spec_thinks(s, think_quick, ARRAY_SIZE(think_quick));
-	else
+	} else {
+		spec_sizes(s, 1024, 131072);
 		spec_thinks(s, think, ARRAY_SIZE(think));
+	}
 	s->duration_ns = (o->quick ? 60 : 150) * NSEC_PER_MSEC;
 	s->warmup = 2;
 	s->warmup_set = true;
@@ -481,16 +486,19 @@ static const char *const tp_003[] = { "ring-ipc", "libqb-ipc", "ring", "libqb-rb
 static const char *const tp_004[] = { "pipe", "barrier", NULL };
 
 /* Repetitions: 5, --quick too where a section's answer is a ratio that
- * needs its interval (5 and 5 are the fewest that give one); the seed-001
- * grid 3 (1); the cycle 1; seed-003's paced cells take seconds each: one
- * long run instead. */
+ * needs its interval (4 and 4 give one, their extremes; 5 and 5 the third
+ * from each end); seed 001's
+ * headline (the busiest cell over the least busy) too, its quick grid 3 x
+ * 3 cells of 60 ms;
+ * the cycle 1; seed-003's paced cells take seconds each: one long run
+ * instead. */
 const struct seed seeds[] = {
 	{ "seed-000", "pipes vs POSIX message queues vs unix sockets, 4 KiB, normal vs SCHED_FIFO",
 	  plan_000, tp_000, 5, 5, print_000, pick_000 },
 	{ "seed-000-cycle", "what seed 000 asked for: a JACK-like graph of wakeups against a deadline (xruns)",
 	  plan_000_cycle, tp_000_cycle, 1, 1, print_000_cycle, pick_000_cycle },
 	{ "seed-001", "two processes piping data with compute between writes: CPU % over size x think",
-	  plan_001, tp_001, 3, 1, print_001, pick_001 },
+	  plan_001, tp_001, 5, 5, print_001, pick_001 },
 	{ "seed-002", "pipe / socket / queue, same CPU vs different CPUs, realtime and not",
 	  plan_002, tp_002, 5, 5, print_002, pick_002 },
 	{ "seed-003", "shared-memory ring latency: 1 msg/s vs flood, 1 vs 4 clients, wakeup kinds",

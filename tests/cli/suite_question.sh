@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `ipclab suite seeds`: a seed section tests its thread's own question.
-# The cheapest section, seed-001 --quick (a pipe grid of 60 ms cells, one
-# repetition), prints "Question:", "Hypothesis:", "Answer:" and "Verdict:"
+# The cheapest section, seed-001 --quick (a pipe grid of 60 ms cells, three
+# repetitions each), prints "Question:", "Hypothesis:", "Answer:" and "Verdict:"
 # lines; the result file's sections[].why holds the same question, answer
 # and verdict (one of the five), hypotheses with claim, conditions,
 # reproduced and evidence, compared {of, ratio, ratio_ci95, ci_basis} and
 # tests with knob, of, ratio, ratio_ci95, ci_basis (what the interval is
 # over, or null with none), p_value and verdict; the page shows the
-# answer in a box of its own, outside the section's scrolled text.
+# answer in a box of its own, outside the section's scrolled text. The
+# headline (the busiest cell over the least busy) has its interval over
+# the repetitions at --quick too.
 . "$(dirname "$0")/../lib/common.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -45,6 +47,8 @@ python3 - "$tmp/s.json" "$tmp/answer" "$tmp/verdict" "$tmp/s.html" <<-'PY' || ex
 	    sys.exit("FAIL: compared's fields: %r" % w["compared"])
 	if (w["compared"]["ratio_ci95"] is None) != (w["compared"]["ci_basis"] is None):
 	    sys.exit("FAIL: an interval without its basis, or a basis without one: %r" % w["compared"])
+	if w["compared"]["ci_basis"] != "repetitions" or len(w["compared"]["ratio_ci95"]) != 2:
+	    sys.exit("FAIL: the headline has no interval over the repetitions: %r" % w["compared"])
 	for t in w["tests"]:
 	    if set(t) != {"knob", "of", "ratio", "ratio_ci95", "ci_basis", "p_value", "verdict"} or \
 	       t["verdict"] not in five or t["ci_basis"] not in bases or \

@@ -15,14 +15,16 @@ set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-out=$("$IPCLAB" suite seeds --quick --section seed-001 --explain -q -f json -o "$tmp/s.json" 2>&1) ||
-	{ echo "FAIL: suite seeds --quick --section seed-001 --explain exited $?: $out"; exit 1; }
+out=$("$IPCLAB" suite seeds --quick --section seed-001 --explain --repeat 1 -q -f json -o "$tmp/s.json" 2>&1) ||
+	{ echo "FAIL: suite seeds --quick --section seed-001 --explain --repeat 1 exited $?: $out"; exit 1; }
 line=$(printf '%s\n' "$out" | grep '^Why (trace): ')
 [ -n "$line" ] || { echo "FAIL: no 'Why (trace):' reading in: $out"; exit 1; }
 printf '%s\n' "$line" >"$tmp/why"
 python3 - "$tmp/s.json" "$tmp/why" <<-'PY' || exit 1
 	import json, re, sys
 	rs = [r for r in json.load(open(sys.argv[1]))["results"] if r["status"] == "ok"]
+	if not rs or any(r.get("repeat_n", 1) != 1 or "repeat" in r for r in rs):
+	    sys.exit("FAIL: --repeat 1 did not reach every cell: %r" % [r.get("repeat_n") for r in rs])
 	why = open(sys.argv[2]).read().strip()
 	m = re.search(r"in the worst cell \((\d+) B, think (\d+)\) the (\w+) took [^:]+: (.*?)(;|\.$)", why)
 	if not m:
