@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # --trace through the whole binary (issue 13), behaviour only: a pinned
 # same-CPU pipe ping-pong (SCHED_BATCH, so a woken side never preempts its
-# waker) has two switches and two wakeups per exchange and no migration;
+# waker) has two switches per exchange, a wakeup for each sleep (two an
+# exchange on an idle CPU, at most) and no migration;
 # each side's partition adds up to its window; the trace's voluntary
 # switches agree with getrusage's (also on the null transport, whose waits
 # are futex sleeps); a spinning cell (shm-spin, two CPUs) barely sleeps; as
@@ -34,7 +35,13 @@ measure() {
 	t = r["trace"]
 	pm = t["per_msg"]
 	check(abs(pm["ctx_switches"] - 2) <= 0.1, "cs/exchange %s" % pm["ctx_switches"])
-	check(abs(pm["wakeups"] - 2) <= 0.1, "wakeups/exchange %s" % pm["wakeups"])
+	# each side sleeps once an exchange on an idle CPU (2 wakeups); where
+	# another task holds the CPU a side can be preempted before it sleeps,
+	# and finds its data without a wakeup: each sleep still ends in one
+	vol = sum(s["vol_ctx_switches"] for s in t["sides"])
+	wk = sum(s["wakeups"] for s in t["sides"])
+	check(pm["wakeups"] <= 2.1 and abs(wk - vol) <= 0.05 * vol,
+	      "wakeups/exchange %s: %d wakeups against %d sleeps" % (pm["wakeups"], wk, vol))
 	check(pm["migrations"] == 0, "migrations/exchange %s" % pm["migrations"])
 	check(t["lost_events"] == 0 and t["complete"], "lost %s" % t["lost_events"])
 	check(t["perturbation"] and t["perturbation"] > 0, "no perturbation ratio")
