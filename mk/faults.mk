@@ -4,7 +4,7 @@
 # valgrind:
 #   make soak      SOAK_KILLS (500) SIGKILLs for every transport x pattern,
 #                  SOAK_SIGNALS (500) SIGINT/SIGTERMs, SOAK_STOPS (100) SIGSTOPs
-#   make valgrind  memcheck on one short run of every transport and pattern:
+#   make valgrind  memcheck on one short run of every transport, each pattern a cell:
 #                  zero errors (installs Debian's valgrind as root if missing)
 # FAULT_SEED=N repeats a fault run's random choices.
 
