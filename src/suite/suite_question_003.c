@@ -85,6 +85,47 @@ static void no_leader(char *buf, size_t len, const double g[G_N], double total, 
 			 (unsigned long long)n);
 }
 
+/* " Its kernel time went most to ppoll in the server (24.4 us of CPU a call,
+ * asleep in each) and write in the client (16.8 us of CPU a call).": the two
+ * syscalls of both sides that took the most CPU, with syscall probes
+ * only (getrusage's tick-sampled split names no call). Empty without. */
+static void kernel_calls(char *buf, size_t len, const struct result *r)
+{
+	const struct trace_syscall *top[2] = { NULL, NULL };
+	const struct trace_side *who[2] = { NULL, NULL };
+	int w;
+
+	buf[0] = '\0';
+	if (!sq_ran(r) || !r->trace.syscalls_traced)
+		return;
+	for (unsigned i = 0; i < r->trace.nsides; i++) {
+		const struct trace_side *sd = &r->trace.sides[i];
+
+		for (unsigned j = 0; j < sd->ntop && j < TRACE_TOP_SYSCALLS; j++) {
+			const struct trace_syscall *c = &sd->top[j];
+
+			if (!c->count || !c->cpu_ns)
+				continue;
+			if (!top[0] || c->cpu_ns > top[0]->cpu_ns) {
+				top[1] = top[0], who[1] = who[0];
+				top[0] = c, who[0] = sd;
+			} else if (!top[1] || c->cpu_ns > top[1]->cpu_ns) {
+				top[1] = c, who[1] = sd;
+			}
+		}
+	}
+	w = snprintf(buf, len, " Its kernel time went most to");
+	for (unsigned k = 0; k < 2 && top[k] && w >= 0 && (size_t)w < len; k++)
+		w += snprintf(buf + w, len - (size_t)w, "%s %s in the %s (%.3g us of CPU a call%s)",
+			      k ? " and" : "", top[k]->name, who[k]->server ? "server" : "client",
+			      (double)top[k]->cpu_ns / (double)top[k]->count / 1e3,
+			      top[k]->wall_ns >= 10 * top[k]->cpu_ns ? ", asleep in each" : "");
+	if (!top[0])
+		buf[0] = '\0';
+	else if (w >= 0 && (size_t)w < len)
+		snprintf(buf + w, len - (size_t)w, ".");
+}
+
 static unsigned largest_group(const double g[G_N])
 {
 	unsigned best = 0;
@@ -99,7 +140,7 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 	    const struct result *p4, double rate)
 {
 	struct why_test *tr = sq_add_test(w), *tc = sq_add_test(w);
-	char cond[96], e[160] = "", why[400] = "";
+	char cond[96], e[160] = "", why[640] = "";
 	double g[G_N], total = 0;
 	bool split;
 
@@ -150,6 +191,11 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 			snprintf(why, sizeof(why),
 				 " Its time went most to running (%.0f %%, %.3g us), but a flood exchange ran %.3g us: not the message's own work, but running slowed after a sleep (cold caches and TLB) or time the guest did not see taken; --profile would say where.",
 				 100 * g[big] / total, g[big] / 1e3, gf[G_WORK] / 1e3);
+		if (big == G_WORK) {
+			size_t n = strlen(why);
+
+			kernel_calls(why + n, sizeof(why) - n, p1);
+		}
 		else
 			snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
 				 group_name[big], 100 * g[big] / total, group_knob[big]);

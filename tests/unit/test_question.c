@@ -343,6 +343,22 @@ static void test_003(void **state)
 	assert_false(w->hyp[2].reproduced);
 	assert_non_null(strstr(w->answer, "but a flood exchange ran 0.46 us: not the message's own work"));
 	assert_null(strstr(w->answer, "a cheaper transport"));
+	assert_null(strstr(w->answer, "kernel time went"));	/* no syscall probes */
+	/* with syscall probes: the two calls of both sides that took the
+	 * most kernel CPU are named, with their CPU a call and whether the
+	 * side slept in each (wall at least 10x the CPU) */
+	memset(w, 0, sizeof(*w));
+	p1->trace.syscalls_traced = true;
+	p1->trace.nsides = 2;
+	p1->trace.sides[0] = (struct trace_side){ .server = true, .ntop = 2 };
+	p1->trace.sides[0].top[0] = (struct trace_syscall){ "ppoll", 21, 511735, 998883485 };
+	p1->trace.sides[0].top[1] = (struct trace_syscall){ "write", 3, 58259, 58259 };
+	p1->trace.sides[1] = (struct trace_side){ .server = false, .ntop = 1 };
+	p1->trace.sides[1].top[0] = (struct trace_syscall){ "write", 21, 352914, 352914 };
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_non_null(strstr(w->answer, " Its kernel time went most to ppoll in the server (24.4 us of CPU a call, asleep in each) and write in the client (16.8 us of CPU a call)."));
+	p1->trace.syscalls_traced = false;
+	p1->trace.nsides = 0;
 	/* the paced cell's 60 exchanges: work and the wake path about even
 	 * and each exchange far from the mean: their intervals overlap, no
 	 * leading cause is named and no advice given */
