@@ -425,6 +425,17 @@ static int undecided(struct trace_cause *c)
 	int n = snprintf(c->sentence, len, "no single leading cause:");
 	unsigned pick[3], np = 0;
 
+	if (c->nshares > 1 && c->shares[0].kind == TC_UNATTRIBUTED) {
+		/* the largest is time the trace did not place: said, with the
+		 * largest share it did place */
+		const struct trace_share *u = &c->shares[0], *s = &c->shares[1];
+
+		return snprintf(c->sentence, len,
+				"no single leading cause: %s %.0f %% (%.0f-%.0f) is time the trace did not place; the largest it placed, %s %.0f %% (%.0f-%.0f), over %llu %s; run longer (-d) for a decision",
+				u->name, u->pct, c->ci[0].lo, c->ci[0].hi, s->name, s->pct, c->ci[1].lo,
+				c->ci[1].hi, (unsigned long long)(c->ci_slices ? c->ci_slices : c->ci_exchanges),
+				c->ci_slices ? "slices of the window" : "exchanges");
+	}
 	for (unsigned i = 0; i < c->nshares && np < 3; i++)
 		if (!i || c->ci[i].hi >= c->ci[0].lo)
 			pick[np++] = i;

@@ -318,7 +318,11 @@ void tc_cause_ci(const struct result *r, const struct sl_src *src, struct trace_
 		c->ci[i].hi = hi[i] > c->shares[i].pct ? hi[i] : c->shares[i].pct;
 		hi[i] = c->ci[i].hi;
 	}
-	c->decided = trace_ci_above(c->ci[0].lo, hi, c->nshares, 0);
+	/* what the trace did not place is no cause: its interval comes from
+	 * the client's marks alone (no spread of its own, 71-71 %), and a
+	 * second run of the cell names what the first could not see */
+	c->decided = trace_ci_above(c->ci[0].lo, hi, c->nshares, 0) &&
+		     c->shares[0].kind != TC_UNATTRIBUTED;
 	/* without --trace=syscalls a slice's running time is split into user
 	 * and kernel work in the whole window's proportion (getrusage): the
 	 * slices never saw the two apart, so neither leads the other */

@@ -3,8 +3,9 @@
 more than once (tests/cli/trace_leading*.sh): every share has a 95 %
 interval that holds it; the intervals are over UNIT (exchanges or slices)
 counted between LO and HI, the other unit's count null; a leader is named
-only where its interval lies above every other share's, with its knob in
-the sentence; otherwise the sentence says there is no single leading cause
+only where its interval lies above every other share's and it is not
+"unattributed" (time the trace did not place), with its knob in the
+sentence; otherwise the sentence says there is no single leading cause
 (over the unit, "run longer (-d)") and gives no knob; two runs never name
 two different leaders.
 
@@ -37,6 +38,9 @@ def main(unit, lo, hi, files):
             continue
         lead, sent = c["leading"], c["sentence"]
         stable = all(sh[0]["pct_ci95"][0] > s["pct_ci95"][1] for s in sh[1:]) if bad == [] else None
+        # what the trace did not place never leads
+        if stable and sh[0]["name"] == "unattributed":
+            stable = False
         # user and kernel work split in the window's proportion (no
         # syscalls traced): over slices neither leads the other
         pair = {"user work", "kernel work"}

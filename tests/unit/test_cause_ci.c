@@ -153,6 +153,32 @@ static void test_clear_leader(void **state)
 	free(r);
 }
 
+/* The client measured 70 us a round trip, the trace placed 19: what it
+ * did not place (unattributed, 73 %) is the largest share, its interval
+ * above the others', and still no cause: no leader, no knob; the
+ * sentence names the largest share it did place. */
+static void test_unattributed(void **state)
+{
+	struct result *r = exchanges(60, 10000, 2000, 5000, 1000);
+	const struct trace_cause *c;
+
+	(void)state;
+	r->trace.cpath.measured_ns = 70000;
+	memset(&r->trace.cause, 0, sizeof(r->trace.cause));
+	trace_cause_fill(r);
+	c = trace_cause(&r->trace);
+	assert_non_null(c);
+	assert_int_equal(c->shares[0].kind, TC_UNATTRIBUTED);
+	assert_true(c->shares[0].pct > 70);
+	assert_true(c->ci[0].lo > c->ci[1].hi);
+	assert_false(c->decided);
+	assert_non_null(strstr(c->sentence, "no single leading cause: unattributed 73 % ("));
+	assert_non_null(strstr(c->sentence, "is time the trace did not place; the largest it placed, user work 14 % ("));
+	assert_non_null(strstr(c->sentence, "over 60 exchanges; run longer (-d)"));
+	assert_null(strstr(c->sentence, "change it most"));
+	free(r);
+}
+
 /* User work 50 %, kernel 46 %, each exchange far from the mean: the two
  * overlap over 60 exchanges: no leader, no knob; run longer decides. */
 static void test_overlap(void **state)
@@ -295,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_contains),
 		cmocka_unit_test(test_narrows),
 		cmocka_unit_test(test_clear_leader),
+		cmocka_unit_test(test_unattributed),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_reproducible),
 		cmocka_unit_test(test_marks),
