@@ -191,14 +191,15 @@ void sq_003(struct report_why *w, const char *tp, const struct result *f1, const
 			snprintf(why, sizeof(why),
 				 " Its time went most to running (%.0f %%, %.3g us), but a flood exchange ran %.3g us: not the message's own work, but running slowed after a sleep (cold caches and TLB) or time the guest did not see taken; --profile would say where.",
 				 100 * g[big] / total, g[big] / 1e3, gf[G_WORK] / 1e3);
+		else
+			snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
+				 group_name[big], 100 * g[big] / total, group_knob[big]);
+		/* running the largest: which calls its kernel time went to */
 		if (big == G_WORK) {
 			size_t n = strlen(why);
 
 			kernel_calls(why + n, sizeof(why) - n, p1);
 		}
-		else
-			snprintf(why, sizeof(why), " Its time went most to %s (%.0f %% of the paced round trip, traced): %s.",
-				 group_name[big], 100 * g[big] / total, group_knob[big]);
 	} else if (tr->verdict == SQ_CONFIRMED) {
 		snprintf(why, sizeof(why), " Where its time goes needs the trace: --trace.");
 	}

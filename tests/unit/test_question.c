@@ -386,6 +386,22 @@ static void test_003(void **state)
 	assert_non_null(strstr(w->answer, "overlap over 60 exchanges; run longer (-d)"));
 	assert_null(strstr(w->answer, "most to"));
 	assert_null(strstr(w->answer, "not the message's own work"));
+	/* the wake path the larger, the intervals still overlapping: no
+	 * leader said, and nothing else said in its place */
+	memset(w, 0, sizeof(*w));
+	for (unsigned i = 0; i < 60; i++) {
+		float *b = p1->trace.cpath.bin[i];
+
+		b[TCP_SERVER_USER] = i % 2 ? 4000 : 54000;
+		b[TCP_CLIENT_WAKEUP] = b[TCP_CLIENT_IDLE] = i % 2 ? 56000 : 6000;
+	}
+	p1->trace.cpath.server_user_ns = 29000;
+	p1->trace.cpath.client_wakeup_ns = p1->trace.cpath.wakeup_idle_ns = 31000;
+	memset(&p1->trace.cause, 0, sizeof(p1->trace.cause));
+	trace_cause_fill(p1);
+	sq_003(w, "ring-ipc", f1, p1, p4, 1);
+	assert_non_null(strstr(w->answer, "No single leading cause: the wake path 52 % ("));
+	assert_null(strstr(w->answer, "most to"));
 	p1->trace.has_cpath = false;
 	f1->trace.on = false;
 	p1->trace.on = false;
