@@ -72,19 +72,14 @@ tagged_procs() {
 # of /dev/shm, /dev/mqueue and ipcs is this test's; outside them only the
 # ipclab-named ones are (common.sh's view).
 strict_leftovers() {
-	local f n k key id
+	local f n
 	if [ "$IPCLAB_TEST_NS" = 1 ]; then
 		for f in /dev/shm/* /dev/shm/.[!.]* /dev/mqueue/* /dev/mqueue/.[!.]*; do
 			[ -e "$f" ] || [ -L "$f" ] || continue
 			n=${f##*/}
 			case $f in /dev/shm/*) echo "shm $n" ;; *) echo "mq $n" ;; esac
 		done
-		for k in msg sem shm; do
-			while read -r key id _; do
-				case $key in '' | *[!0-9-]*) continue ;; esac
-				printf 'sysv 0x%08x %s\n' $((key & 0xffffffff)) "$id"
-			done 2>/dev/null </proc/sysvipc/$k
-		done
+		sysv_objects
 	else
 		for f in /dev/shm/* /dev/mqueue/*; do
 			n=${f##*/}

@@ -80,7 +80,7 @@ wait_handler() {
 # and queues by name, its private directories, every System V object (as
 # ipcs shows them: key in hex, id) and this test's processes.
 leftovers() {
-	local f n k key id
+	local f n
 	for f in /dev/shm/*; do
 		n=${f##*/}
 		case ${n,,} in *ipclab* | *ipcring*) echo "shm $n" ;; esac
@@ -92,13 +92,20 @@ leftovers() {
 	for f in "$TMPDIR"/ipclab-*; do
 		[ -e "$f" ] || [ -L "$f" ] && echo "dir $f"
 	done
+	sysv_objects
+	test_procs "proc "
+}
+
+# Every System V queue, semaphore set and segment, as ipcs shows them
+# (key in hex, id), one "sysv KEY ID" line each, from /proc/sysvipc.
+sysv_objects() {
+	local k key id
 	for k in msg sem shm; do
 		while read -r key id _; do
 			case $key in '' | *[!0-9-]*) continue ;; esac
 			printf 'sysv 0x%08x %s\n' $((key & 0xffffffff)) "$id"
 		done 2>/dev/null </proc/sysvipc/$k
 	done
-	test_procs "proc "
 }
 
 # Lines in $2 that are not in $1 (what a step left behind); false if none.
