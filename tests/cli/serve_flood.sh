@@ -108,7 +108,9 @@ phase() {
 	serve_listening "$dir/serve.log" $srv || { fail "$what: serve did not listen: $(cat "$dir/serve.log")"; return; }
 	python3 "$dir/flood.py" $port "$tok" 60 "$dir/stop" $nets $silent >"$dir/flood" 2>&1 &
 	fl=$!
-	for _ in $(seq 1 200); do grep -q '^flooding' "$dir/flood" && break; sleep 0.05; done
+	# (30 s at most: Python's start and a served ASan build under CI's load
+	# took more than 10 once, with nothing printed yet)
+	for _ in $(seq 1 600); do grep -q '^flooding' "$dir/flood" && break; sleep 0.05; done
 	grep -q '^flooding' "$dir/flood" || fail "$what: the flood did not start: $(head -3 "$dir/flood")"
 	t0=$(python3 -c 'import time; print(time.monotonic())')
 	for i in 1 2 3; do
