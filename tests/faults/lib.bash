@@ -40,21 +40,25 @@ now_ns() { local t=${EPOCHREALTIME/./}; echo $(( 10#$t * 1000 )); }
 # rand_between LO HI: a uniform integer in [LO, HI].
 rand_between() { echo $(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) )); }
 
-# Process state letter (R, S, T, Z...), or nothing when the pid is gone.
-proc_state() {
+# The state letter (R, S, T, Z...) of /proc/PID/stat into proc_st, without a
+# subshell; false, proc_st empty, when the pid is gone.
+stat_state() {
 	local s
-	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 0
+	proc_st=
+	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
 	s=${s##*) }
-	echo "${s%% *}"
+	proc_st=${s%% *}
+}
+
+# Process state letter, or nothing when the pid is gone.
+proc_state() {
+	stat_state "$1"
+	echo "$proc_st"
 }
 
 # Alive and not a zombie.
 proc_alive() {
-	local s
-	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
-	s=${s##*) }
-	s=${s%% *}
-	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+	stat_state "$1" && [ -n "$proc_st" ] && [ "$proc_st" != Z ] && [ "$proc_st" != X ]
 }
 
 # Processes whose environment holds IPCLAB_FAULT_RUN=$1: every process of

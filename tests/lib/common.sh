@@ -68,7 +68,7 @@ wait_handler() {
 		cgt=
 		while read -r k v; do
 			[ "$k" = SigCgt: ] && { cgt=$v; break; }
-		done 2>/dev/null <"/proc/$pid/status" || [ -n "$cgt" ] || return 1
+		done 2>/dev/null <"/proc/$pid/status"
 		[ -n "$cgt" ] || return 1
 		(( 0x$cgt & bit )) && return 0
 		sleep 0.005
