@@ -485,12 +485,11 @@ static const char *const tp_003[] = { "ring-ipc", "libqb-ipc", "ring", "libqb-rb
 				      "shm-eventfd", "shm-sem", "unix-stream", NULL };
 static const char *const tp_004[] = { "pipe", "barrier", NULL };
 
-/* Repetitions: 5, --quick too where a section's answer is a ratio that
+/* Repetitions: 5, --quick too, where a section's answer is a ratio that
  * needs its interval (4 and 4 give one, their extremes; 5 and 5 the third
- * from each end); seed 001's
- * headline (the busiest cell over the least busy) too, its quick grid 3 x
- * 3 cells of 60 ms;
- * the cycle 1; seed-003's paced cells take seconds each: one long run
+ * from each end): seeds 000, 002, 004, and 001's headline (the busiest
+ * cell over the least busy; its quick grid 3 x 3 cells of 60 ms). The
+ * cycle 1; seed-003's paced cells take seconds each: one long run
  * instead. */
 const struct seed seeds[] = {
 	{ "seed-000", "pipes vs POSIX message queues vs unix sockets, 4 KiB, normal vs SCHED_FIFO",
