@@ -424,33 +424,26 @@ static int undecided(struct trace_cause *c)
 	size_t len = sizeof(c->sentence);
 	int n = snprintf(c->sentence, len, "no single leading cause:");
 	unsigned pick[3], np = 0;
+	/* the largest is time the trace did not place: said, with the
+	 * largest share it did place */
+	bool unplaced = c->nshares > 1 && c->shares[0].kind == TC_UNATTRIBUTED;
 
-	if (c->nshares > 1 && c->shares[0].kind == TC_UNATTRIBUTED) {
-		/* the largest is time the trace did not place: said, with the
-		 * largest share it did place */
-		const struct trace_share *u = &c->shares[0], *s = &c->shares[1];
-
-		return snprintf(c->sentence, len,
-				"no single leading cause: %s %.0f %% (%.0f-%.0f) is time the trace did not place; the largest it placed, %s %.0f %% (%.0f-%.0f), over %llu %s; run longer (-d) for a decision",
-				u->name, u->pct, c->ci[0].lo, c->ci[0].hi, s->name, s->pct, c->ci[1].lo,
-				c->ci[1].hi, (unsigned long long)(c->ci_slices ? c->ci_slices : c->ci_exchanges),
-				c->ci_slices ? "slices of the window" : "exchanges");
-	}
 	for (unsigned i = 0; i < c->nshares && np < 3; i++)
-		if (!i || c->ci[i].hi >= c->ci[0].lo)
+		if (!i || (!unplaced && c->ci[i].hi >= c->ci[0].lo))
 			pick[np++] = i;
 	if (np == 1 && c->nshares > 1)	/* user and kernel work the slices never saw apart */
 		pick[np++] = 1;
 	for (unsigned j = 0; j < np && n > 0 && (size_t)n < len; j++) {
 		const struct trace_share *s = &c->shares[pick[j]];
 
-		n += snprintf(c->sentence + n, len - (size_t)n, "%s %s %.0f %% (%.0f-%.0f)",
+		n += snprintf(c->sentence + n, len - (size_t)n, "%s %s %.0f %% (%.0f-%.0f)%s",
+			      unplaced ? (j ? "; the largest it placed," : "") :
 			      !j ? "" : j + 1 < np ? "," : " and", s->name, s->pct, c->ci[pick[j]].lo,
-			      c->ci[pick[j]].hi);
+			      c->ci[pick[j]].hi, unplaced ? (j ? "," : " is time the trace did not place") : "");
 	}
 	if (n > 0 && (size_t)n < len)
 		n += snprintf(c->sentence + n, len - (size_t)n,
-			      " overlap over %llu %s; run longer (-d) for a decision",
+			      "%s over %llu %s; run longer (-d) for a decision", unplaced ? "" : " overlap",
 			      (unsigned long long)(c->ci_slices ? c->ci_slices : c->ci_exchanges),
 			      c->ci_slices ? "slices of the window" : "exchanges");
 	return n;
